@@ -1,0 +1,4 @@
+"""Prefect flows: wiring of testaug's stage functions, no business logic.
+
+Filled by the flows issue; nothing here yet.
+"""

@@ -1,0 +1,5 @@
+"""`python -m testaug` runs the command-line tool."""
+
+from testaug.cli import main
+
+main()

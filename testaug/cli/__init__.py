@@ -1,0 +1,55 @@
+"""The `testaug` command: argument parsing around the library, rich output, one-line errors."""
+
+from __future__ import annotations
+
+import sys
+
+import typer
+
+from testaug import __version__
+from testaug.cli.console import err_console
+from testaug.cli.expand import expand_command
+from testaug.cli.suite import suite_app
+from testaug.errors import TestAugError
+
+app = typer.Typer(
+    name="testaug",
+    help="Grow capability-based NLP test suites: expand templates, generate, triage, evaluate.",
+    no_args_is_help=True,
+    pretty_exceptions_enable=False,
+    add_completion=False,
+)
+app.add_typer(suite_app, name="suite")
+app.command("expand")(expand_command)
+
+
+def _version(value: bool) -> None:
+    if value:
+        typer.echo(f"testaug {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _root(
+    version: bool = typer.Option(
+        False, "--version", callback=_version, is_eager=True, help="Print the version."
+    ),
+) -> None:
+    """testaug: make NLP test suites bigger, more diverse and cheaper to validate."""
+
+
+def main() -> None:
+    """Entry point: run the app; a TestAugError or I/O error is one line and exit code 1."""
+    try:
+        app()
+    except TestAugError as exc:
+        err_console.print(f"[bold red]error:[/] {exc}", highlight=False, soft_wrap=True)
+        sys.exit(1)
+    except OSError as exc:
+        err_console.print(
+            f"[bold red]error:[/] {exc.strerror or exc}: {exc.filename or ''}", highlight=False
+        )
+        sys.exit(1)
+    except KeyboardInterrupt:
+        err_console.print("[yellow]interrupted[/]")
+        sys.exit(130)

@@ -1,0 +1,21 @@
+"""The CLI's two consoles: results on stdout, messages and progress on stderr."""
+
+from __future__ import annotations
+
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+console = Console()
+err_console = Console(stderr=True)
+
+
+def progress() -> Progress:
+    """A progress bar on stderr that stays quiet when stderr is not a terminal."""
+    return Progress(
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=err_console,
+        transient=True,
+    )

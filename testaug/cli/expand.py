@@ -1,0 +1,70 @@
+"""`testaug expand`: a suite's templates filled into test cases (JSONL)."""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterator
+from pathlib import Path
+
+import typer
+from rich.table import Table
+
+from testaug.bundled import resolve_suite
+from testaug.cases import expand_suite, suite_stats
+from testaug.cli.console import console, progress
+from testaug.jsonl import write_jsonl
+from testaug.records import TestCase
+from testaug.suites import load_suite
+
+
+def expand_command(
+    suite: str = typer.Argument(
+        ..., help="A suite YAML file, a folder holding suite.yaml, or a shipped suite's name."
+    ),
+    output: Path = typer.Option(..., "-o", "--output", help="Where to write the cases (JSONL)."),
+    per_template: int | None = typer.Option(
+        None,
+        "--per-template",
+        min=1,
+        help="Sample this many cases per template (default: every case).",
+    ),
+    seed: int = typer.Option(0, help="Seed of the per-template samples."),
+) -> None:
+    """Fill the suite's templates with its lexicons: every case, or a seeded sample per template."""
+    loaded = load_suite(resolve_suite(suite))
+    stats = suite_stats(loaded)
+    total = sum(min(row.cases, per_template or row.cases) for row in stats.per_description)
+    per_capability: Counter[str] = Counter()
+    duplicates = 0
+
+    def unique_cases(bar: Iterator[TestCase]) -> Iterator[TestCase]:
+        nonlocal duplicates
+        seen: set[str] = set()
+        for case in bar:
+            if case.id in seen:
+                duplicates += 1
+                continue
+            seen.add(case.id)
+            per_capability[case.capability] += 1
+            yield case
+
+    with progress() as bar:
+        task = bar.add_task("expanding", total=total)
+
+        def advancing() -> Iterator[TestCase]:
+            for case in expand_suite(loaded, per_template=per_template, seed=seed):
+                bar.advance(task)
+                yield case
+
+        written = write_jsonl(output, unique_cases(advancing()))
+
+    table = Table(title=f"{written:,} cases written to {output}", title_justify="left")
+    table.add_column("capability")
+    table.add_column("cases", justify="right")
+    for capability, count in per_capability.items():
+        table.add_row(capability, f"{count:,}")
+    console.print(table)
+    if duplicates:
+        console.print(
+            f"[yellow]{duplicates:,} duplicate cases skipped[/] (same text from two templates)"
+        )

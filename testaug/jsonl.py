@@ -1,0 +1,76 @@
+"""Reading and writing records as JSONL: atomic writes, errors that name file and line."""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+from typing import TypeVar
+
+from pydantic import BaseModel, ValidationError
+
+from testaug.errors import InputError, Problem
+
+RecordT = TypeVar("RecordT", bound=BaseModel)
+
+
+def format_loc(loc: tuple[int | str, ...]) -> str:
+    """A pydantic error location as a field path: `fills.name` or `seed_case_ids[2]`."""
+    out = ""
+    for part in loc:
+        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
+    return out
+
+
+def write_jsonl(path: Path | str, records: Iterable[BaseModel]) -> int:
+    """Write records one per line, atomically: the file appears whole or not at all.
+
+    Returns the number of records written. A failure midway leaves any earlier
+    file at `path` untouched.
+    """
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    count = 0
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as out:
+            for record in records:
+                out.write(record.model_dump_json(exclude_defaults=False))
+                out.write("\n")
+                count += 1
+            out.flush()
+            os.fsync(out.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    return count
+
+
+def read_jsonl(path: Path | str, model: type[RecordT]) -> Iterator[RecordT]:
+    """Yield records from a JSONL file; raise InputError naming file, line and field."""
+    path = Path(path)
+    try:
+        handle = path.open(encoding="utf-8")
+    except OSError as exc:
+        raise InputError(Problem(f"cannot read: {exc.strerror}", file=path)) from exc
+    with handle:
+        for number, line in enumerate(handle, start=1):
+            if not line.strip():
+                continue
+            try:
+                data = json.loads(line)
+            except json.JSONDecodeError as exc:
+                raise InputError(
+                    Problem(f"not valid JSON ({exc.msg}, column {exc.colno})", path, number)
+                ) from exc
+            try:
+                yield model.model_validate(data)
+            except ValidationError as exc:
+                problems = [
+                    Problem(err["msg"], path, number, format_loc(err["loc"]) or None)
+                    for err in exc.errors()
+                ]
+                raise InputError(problems) from exc

@@ -1,0 +1,198 @@
+"""Typed records that flow between the stages, written one per line as JSONL.
+
+Records are frozen pydantic models that forbid unknown fields. Ids are content
+hashes, so deduplication and joins are set operations.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from datetime import UTC, datetime
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+TestType = Literal["MFT", "INV", "DIR"]
+Source = Literal["template", "llm", "expansion"]
+# One label, or a set of acceptable labels such as ("positive", "neutral").
+Label = str | tuple[str, ...]
+InvalidReason = Literal["capability", "label", "private_or_offensive", "malformed"]
+
+
+def content_id(*parts: object) -> str:
+    """A stable 16-hex-digit id for content: the same parts always give the same id."""
+    payload = json.dumps(parts, ensure_ascii=False, separators=(",", ":"), default=str)
+    return hashlib.sha256(payload.encode("utf-8")).hexdigest()[:16]
+
+
+def case_id(task: str, text: str, text_pair: str | None = None) -> str:
+    """The id of a test case or candidate: a hash of its task and input text(s)."""
+    return content_id("case", task, text, text_pair)
+
+
+def description_id(task: str, capability: str, description: str) -> str:
+    """The id of a test-case description within its task and capability."""
+    return content_id("description", task, capability, description)
+
+
+def label_options(label: Label) -> tuple[str, ...]:
+    """The acceptable labels of an expected label, as a tuple."""
+    return (label,) if isinstance(label, str) else label
+
+
+def normalize_label(value: Any) -> Any:
+    """A list of one label becomes the label; a list of several a tuple without repeats."""
+    if isinstance(value, list | tuple):
+        unique = tuple(dict.fromkeys(value))
+        return unique[0] if len(unique) == 1 else unique
+    return value
+
+
+class Record(BaseModel):
+    """Base of all records: frozen, unknown fields rejected."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class Lexicon(Record):
+    """A named list of words or phrases that fill a template slot."""
+
+    name: str
+    words: tuple[str, ...]
+
+
+class Template(Record):
+    """A template with slots; `text_pair` is set for pair tasks (paraphrase, NLI)."""
+
+    id: str
+    description_id: str
+    text: str
+    text_pair: str | None = None
+    label: Label
+    distinct_copies: bool = True
+
+
+class Description(Record):
+    """A test-case description inside a capability, with its templates."""
+
+    id: str
+    capability: str
+    text: str
+    test_type: TestType = "MFT"
+    label: Label
+    templates: tuple[Template, ...]
+
+
+class Capability(Record):
+    """A linguistic capability and the test-case descriptions that probe it."""
+
+    name: str
+    descriptions: tuple[Description, ...]
+
+
+class Suite(Record):
+    """A template suite: a task, its label set, capabilities and lexicons."""
+
+    name: str
+    task: str
+    labels: tuple[str, ...]
+    capabilities: tuple[Capability, ...]
+    lexicons: dict[str, Lexicon]
+
+    def descriptions(self) -> list[Description]:
+        """Every description, in suite order."""
+        return [d for c in self.capabilities for d in c.descriptions]
+
+
+class _CaseFields(Record):
+    """Fields shared by test cases and generated candidates."""
+
+    id: str = ""
+    task: str
+    capability: str
+    description_id: str
+    description: str
+    text: str
+    text_pair: str | None = None
+    label: Label
+    test_type: TestType = "MFT"
+
+    _normalize_label = field_validator("label", mode="before")(normalize_label)
+
+    @model_validator(mode="after")
+    def _check_id(self) -> _CaseFields:
+        expected = case_id(self.task, self.text, self.text_pair)
+        if not self.id:
+            object.__setattr__(self, "id", expected)
+        elif self.id != expected:
+            raise ValueError(f"id {self.id!r} does not match the content (expected {expected!r})")
+        return self
+
+
+class TestCase(_CaseFields):
+    """A labelled test case; template cases keep the template and slot fills behind them."""
+
+    __test__ = False
+
+    source: Source = "template"
+    template_id: str | None = None
+    template: str | None = None
+    template_pair: str | None = None
+    fills: dict[str, str] = Field(default_factory=dict)
+    meta: dict[str, Any] = Field(default_factory=dict)
+
+
+class Candidate(_CaseFields):
+    """A generated case not yet accepted, with the prompt and seed cases behind it."""
+
+    prompt_id: str
+    seed_case_ids: tuple[str, ...]
+    backend: str
+    model: str
+    sample_index: int = 0
+
+
+class RankedCandidate(Record):
+    """A candidate with every ranker's invalidity score, its Borda points and rank."""
+
+    candidate: Candidate
+    scores: dict[str, float]
+    borda_points: float
+    rank: int
+
+
+class Annotation(Record):
+    """A verdict on a candidate: by a person, or by the ranker under a stated rule."""
+
+    candidate_id: str
+    valid: bool
+    reason: InvalidReason | None = None
+    corrected_label: str | None = None
+    annotator: str
+    origin: Literal["label-studio", "terminal", "ranker"]
+    rule: str | None = None
+    created_at: datetime = Field(default_factory=lambda: datetime.now(UTC))
+
+
+class Prediction(Record):
+    """A model's probabilities over the task labels for one case."""
+
+    case_id: str
+    model: str
+    probabilities: dict[str, float]
+    label: str
+
+
+class RunManifest(Record):
+    """What produced a run directory: command, arguments, seeds, models, versions."""
+
+    run_id: str
+    command: str
+    created_at: datetime = Field(default_factory=lambda: datetime.now(UTC))
+    arguments: dict[str, Any] = Field(default_factory=dict)
+    seed: int | None = None
+    model_ids: dict[str, str] = Field(default_factory=dict)
+    prompt_hashes: dict[str, str] = Field(default_factory=dict)
+    token_usage: dict[str, int] = Field(default_factory=dict)
+    package_version: str
