@@ -196,9 +196,10 @@ class _SuiteReader:
             if text is not None:
                 seen.setdefault(text, self.doc.line_of((*at, "description")))
             label = self._label(entry.get("label"), (*at, "label"))
-            if text is None or label is None:
+            did = description_id(self.task, capability, text or "")
+            if text is None or label is None:  # still check its templates
+                self._templates(entry.get("templates"), (*at, "templates"), did, None, distinct)
                 continue
-            did = description_id(self.task, capability, text)
             templates = self._templates(
                 entry.get("templates"), (*at, "templates"), did, label, distinct
             )
@@ -232,7 +233,10 @@ class _SuiteReader:
                 self.problem(at, "duplicate template in this description")
                 continue
             seen.add((text, text_pair))
-            if not self._check_slots(text, text_pair, at, template_distinct):
+            if (
+                not self._check_slots(text, text_pair, at, template_distinct)
+                or template_label is None
+            ):
                 continue
             tid = content_id("template", did, text, text_pair)
             out.append(
@@ -263,7 +267,7 @@ class _SuiteReader:
             text_pair = self._string(entry, (*at, "text_pair"), required=False)
             own_label = self._label(entry["label"], (*at, "label")) if "label" in entry else label
             own_distinct = self._bool(entry, (*at, "distinct_copies"), distinct)
-            if text is None or own_label is None:
+            if text is None:
                 return None
             return self._arity(text, text_pair, at, own_label, own_distinct)
         self.problem(

@@ -58,12 +58,13 @@ def expand_command(
 
         written = write_jsonl(output, unique_cases(advancing()))
 
-    table = Table(title=f"{written:,} cases written to {output}", title_justify="left")
+    table = Table(title_justify="left")
     table.add_column("capability")
     table.add_column("cases", justify="right")
     for capability, count in per_capability.items():
         table.add_row(capability, f"{count:,}")
     console.print(table)
+    console.print(f"[green]wrote[/] {written:,} cases to {output}", highlight=False)
     if duplicates:
         console.print(
             f"[yellow]{duplicates:,} duplicate cases skipped[/] (same text from two templates)"

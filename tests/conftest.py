@@ -1,0 +1,30 @@
+"""Shared fixtures: paths to the tiny suites in tests/data and a suite-writing helper."""
+
+from __future__ import annotations
+
+import textwrap
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+DATA = Path(__file__).parent / "data"
+
+
+@pytest.fixture
+def tiny_suite_path() -> Path:
+    return DATA / "tiny" / "suite.yaml"
+
+
+@pytest.fixture
+def write_suite(tmp_path: Path) -> Callable[..., Path]:
+    """Write a suite (and lexicon files) into tmp_path; returns the suite path."""
+
+    def write(suite: str, **lexicon_files: str) -> Path:
+        for name, text in lexicon_files.items():
+            (tmp_path / f"{name}.yaml").write_text(textwrap.dedent(text).lstrip("\n"))
+        path = tmp_path / "suite.yaml"
+        path.write_text(textwrap.dedent(suite).lstrip("\n"))
+        return path
+
+    return write

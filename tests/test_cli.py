@@ -1,0 +1,152 @@
+"""The command-line tool, run as a user runs it: real processes, real files, exit codes."""
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+
+def cli(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "testaug", *args],
+        capture_output=True,
+        text=True,
+        cwd=cwd,
+        timeout=120,
+    )
+
+
+def test_version_prints_the_package_version():
+    from testaug import __version__
+
+    result = cli("--version")
+    assert result.returncode == 0 and result.stdout.strip() == f"testaug {__version__}"
+
+
+def test_help_imports_neither_torch_nor_prefect():
+    code = (
+        "import sys; sys.argv = ['testaug', '--help']\n"
+        "from testaug.cli import main\n"
+        "try:\n    main()\nexcept SystemExit:\n    pass\n"
+        "heavy = [m for m in ('torch', 'prefect', 'transformers', 'pandas') if m in sys.modules]\n"
+        "print('HEAVY', heavy)\n"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=60
+    )
+    assert "HEAVY []" in result.stdout
+
+
+def test_suite_validate_accepts_a_good_suite(tiny_suite_path):
+    result = cli("suite", "validate", str(tiny_suite_path))
+    assert result.returncode == 0
+    assert "2 capabilities, 2 descriptions, 4 templates" in result.stdout
+
+
+def test_suite_validate_lists_every_problem_and_exits_1(write_suite):
+    path = write_suite(
+        "task: sentiment\nlabels: [negative, positive]\nlexicons: [lexicons.yaml]\n"
+        "capabilities:\n  - name: Negation\n    descriptions:\n      - description: d\n"
+        "        label: neutral\n        templates: ['{nope} is {adj}']\n",
+        lexicons="adj: []\n",
+    )
+    result = cli("suite", "validate", str(path))
+    assert result.returncode == 1
+    assert "Traceback" not in result.stderr
+    assert "lexicons.yaml:1: adj: lexicon 'adj' is empty" in result.stderr
+    assert "suite.yaml:8: capabilities[0].descriptions[0].label: label 'neutral'" in result.stderr
+    assert (
+        "suite.yaml:9: capabilities[0].descriptions[0].templates[0]: unknown slot {nope}"
+        in result.stderr
+    )
+    assert result.stderr.strip().splitlines()[-1].endswith("3 problems found")
+
+
+def test_suite_stats_json_counts_the_suite(tiny_suite_path):
+    result = cli("suite", "stats", str(tiny_suite_path), "--json")
+    assert result.returncode == 0
+    stats = json.loads(result.stdout)
+    assert (stats["capabilities"], stats["descriptions"], stats["templates"], stats["cases"]) == (
+        2,
+        2,
+        4,
+        180,
+    )
+    assert [row["cases"] for row in stats["per_description"]] == [72, 108]
+
+
+def test_suite_stats_table_and_stats_of_a_case_file(tiny_suite_path, tmp_path):
+    table = cli("suite", "stats", str(tiny_suite_path))
+    assert table.returncode == 0 and "2 descriptions" in table.stdout
+    out = tmp_path / "cases.jsonl"
+    assert (
+        cli("expand", str(tiny_suite_path), "-o", str(out), "--per-template", "3").returncode == 0
+    )
+    stats = json.loads(cli("suite", "stats", str(out), "--json").stdout)
+    assert (stats["templates"], stats["cases"]) == (4, 12)
+
+
+def test_expand_writes_seeded_samples_and_full_products(tiny_suite_path, tmp_path):
+    first, second, full = tmp_path / "a.jsonl", tmp_path / "b.jsonl", tmp_path / "all.jsonl"
+    for out in (first, second):
+        result = cli(
+            "expand", str(tiny_suite_path), "-o", str(out), "--per-template", "4", "--seed", "3"
+        )
+        assert result.returncode == 0 and "16 cases" in result.stdout
+    assert first.read_text() == second.read_text()
+    assert cli("expand", str(tiny_suite_path), "-o", str(full)).returncode == 0
+    assert len(full.read_text().splitlines()) == 180
+
+
+def test_expand_of_an_unknown_suite_is_one_line_and_exit_1(tmp_path):
+    result = cli("expand", "no-such-suite", "-o", str(tmp_path / "x.jsonl"))
+    assert result.returncode == 1
+    assert result.stderr.strip().startswith("error: no-such-suite: no such file")
+    assert len(result.stderr.strip().splitlines()) == 1
+    assert not (tmp_path / "x.jsonl").exists()
+
+
+def test_suite_import_writes_cases_and_a_rejects_file(tmp_path):
+    table = tmp_path / "table.csv"
+    table.write_text(
+        "capability,description,text,label\nVocabulary,d,Great.,1\nVocabulary,d,Awful.,0\nVocabulary,d,Hm.,7\n"
+    )
+    out = tmp_path / "cases.jsonl"
+    result = cli(
+        "suite",
+        "import",
+        str(table),
+        "-o",
+        str(out),
+        "--task",
+        "sentiment",
+        "--label-map",
+        "0=negative,1=positive",
+    )
+    assert result.returncode == 0
+    assert "imported 2 cases" in result.stdout and "1 rows rejected" in result.stdout
+    assert f"{table}:4: label '7' is a number" in result.stderr
+    assert len(out.read_text().splitlines()) == 2
+    rejects = [
+        json.loads(line) for line in (tmp_path / "cases.rejects.jsonl").read_text().splitlines()
+    ]
+    assert rejects[0]["line"] == 4 and rejects[0]["row"]["text"] == "Hm."
+
+
+def test_bad_label_map_option_is_a_one_line_error(tmp_path):
+    table = tmp_path / "table.csv"
+    table.write_text("capability,description,text,label\nVocabulary,d,Great.,1\n")
+    result = cli(
+        "suite", "import", str(table), "-o", str(tmp_path / "o.jsonl"), "--label-map", "0negative"
+    )
+    assert result.returncode == 1 and "--label-map: expected RAW=LABEL" in result.stderr
+
+
+@pytest.mark.parametrize(
+    "command",
+    [["suite", "validate", "--help"], ["expand", "--help"], ["suite", "import", "--help"]],
+)
+def test_every_command_has_help(command):
+    assert cli(*command).returncode == 0
