@@ -10,9 +10,9 @@ _PACKAGE = Path(__file__).resolve().parent
 
 
 def bundled_dir(kind: str) -> Path:
-    """The folder of shipped `data` or `prompts`: the checkout's, else the wheel's copy."""
-    checkout = _PACKAGE.parent / kind
-    return checkout if checkout.is_dir() else _PACKAGE / "_bundled" / kind
+    """The folder of shipped `data` or `prompts`: the wheel's copy, else the checkout's."""
+    installed = _PACKAGE / "_bundled" / kind
+    return installed if installed.is_dir() else _PACKAGE.parent / kind
 
 
 def bundled_suites() -> list[str]:

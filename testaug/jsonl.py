@@ -7,7 +7,7 @@ import os
 import tempfile
 from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import TypeVar
+from typing import Any, TextIO, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
@@ -49,23 +49,35 @@ def write_jsonl(path: Path | str, records: Iterable[BaseModel]) -> int:
     return count
 
 
+def open_input(path: Path, newline: str | None = None) -> TextIO:
+    """Open a text file for reading; raise InputError naming it when it cannot be read."""
+    try:
+        return path.open(encoding="utf-8", newline=newline)
+    except OSError as exc:
+        raise InputError(Problem(f"cannot read: {exc.strerror}", file=path)) from exc
+
+
+def json_lines(handle: TextIO) -> Iterator[tuple[int, Any]]:
+    """(line number, parsed value) for each non-blank line; a line that is not JSON
+    comes as its json.JSONDecodeError."""
+    for number, line in enumerate(handle, start=1):
+        if not line.strip():
+            continue
+        try:
+            yield number, json.loads(line)
+        except json.JSONDecodeError as exc:
+            yield number, exc
+
+
 def read_jsonl(path: Path | str, model: type[RecordT]) -> Iterator[RecordT]:
     """Yield records from a JSONL file; raise InputError naming file, line and field."""
     path = Path(path)
-    try:
-        handle = path.open(encoding="utf-8")
-    except OSError as exc:
-        raise InputError(Problem(f"cannot read: {exc.strerror}", file=path)) from exc
-    with handle:
-        for number, line in enumerate(handle, start=1):
-            if not line.strip():
-                continue
-            try:
-                data = json.loads(line)
-            except json.JSONDecodeError as exc:
+    with open_input(path) as handle:
+        for number, data in json_lines(handle):
+            if isinstance(data, json.JSONDecodeError):
                 raise InputError(
-                    Problem(f"not valid JSON ({exc.msg}, column {exc.colno})", path, number)
-                ) from exc
+                    Problem(f"not valid JSON ({data.msg}, column {data.colno})", path, number)
+                )
             try:
                 yield model.model_validate(data)
             except ValidationError as exc:

@@ -11,7 +11,7 @@ from typing import Any
 from pydantic import BaseModel, ValidationError
 
 from testaug.errors import InputError, Problem
-from testaug.jsonl import format_loc
+from testaug.jsonl import format_loc, json_lines, open_input
 from testaug.records import TestCase, description_id
 
 # Column names accepted for each field, the first being ours.
@@ -77,21 +77,13 @@ def read_table(
 
 def _rows(path: Path) -> Iterator[tuple[int, dict[str, Any] | str]]:
     """(line, row) pairs; a row that is not a record comes as the reason string."""
-    try:
-        handle = path.open(encoding="utf-8", newline="")
-    except OSError as exc:
-        raise InputError(Problem(f"cannot read: {exc.strerror}", path)) from exc
-    with handle:
+    with open_input(path, newline="") as handle:
         if path.suffix.lower() in (".jsonl", ".ndjson", ".json"):
-            for line, text in enumerate(handle, start=1):
-                if not text.strip():
-                    continue
-                try:
-                    row = json.loads(text)
-                except json.JSONDecodeError as exc:
-                    yield line, f"not valid JSON ({exc.msg})"
-                    continue
-                yield line, row if isinstance(row, dict) else "expected a JSON object"
+            for line, row in json_lines(handle):
+                if isinstance(row, json.JSONDecodeError):
+                    yield line, f"not valid JSON ({row.msg})"
+                else:
+                    yield line, row if isinstance(row, dict) else "expected a JSON object"
         elif path.suffix.lower() in (".csv", ".tsv"):
             reader = csv.DictReader(
                 handle, delimiter="\t" if path.suffix.lower() == ".tsv" else ","
