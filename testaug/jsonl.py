@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import os
-import tempfile
+import uuid
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any, TextIO, TypeVar
@@ -32,19 +32,20 @@ def write_jsonl(path: Path | str, records: Iterable[BaseModel]) -> int:
     """
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    # A fresh name opened exclusively (not mkstemp), so the file gets the usual umask mode.
+    tmp = path.with_name(f".{path.name}.{uuid.uuid4().hex}.tmp")
     count = 0
     try:
-        with os.fdopen(fd, "w", encoding="utf-8") as out:
+        with tmp.open("x", encoding="utf-8") as out:
             for record in records:
-                out.write(record.model_dump_json(exclude_defaults=False))
+                out.write(record.model_dump_json())
                 out.write("\n")
                 count += 1
             out.flush()
             os.fsync(out.fileno())
         os.replace(tmp, path)
     except BaseException:
-        Path(tmp).unlink(missing_ok=True)
+        tmp.unlink(missing_ok=True)
         raise
     return count
 

@@ -1,6 +1,8 @@
 """JSONL round trips for every record, atomic writes, and errors that name file, line and field."""
 
 import json
+import os
+import stat
 from datetime import UTC, datetime
 
 import pytest
@@ -145,3 +147,11 @@ def test_unknown_fields_are_rejected(tmp_path):
     path.write_text(json.dumps({**_candidate().model_dump(), "colour": "red"}) + "\n")
     with pytest.raises(InputError, match="colour"):
         list(read_jsonl(path, Candidate))
+
+
+def test_written_files_get_the_usual_permissions(tmp_path):
+    umask = os.umask(0o022)
+    os.umask(umask)
+    path = tmp_path / "cases.jsonl"
+    write_jsonl(path, [_candidate()])
+    assert stat.S_IMODE(path.stat().st_mode) == 0o666 & ~umask

@@ -10,7 +10,7 @@ import typer
 from rich.table import Table
 
 from testaug.bundled import resolve_suite
-from testaug.cases import expand_suite, suite_stats
+from testaug.cases import expand_suite, template_case_count
 from testaug.cli.console import console, progress
 from testaug.jsonl import write_jsonl
 from testaug.records import TestCase
@@ -32,8 +32,8 @@ def expand_command(
 ) -> None:
     """Fill the suite's templates with its lexicons: every case, or a seeded sample per template."""
     loaded = load_suite(resolve_suite(suite))
-    stats = suite_stats(loaded)
-    total = sum(min(row.cases, per_template or row.cases) for row in stats.per_description)
+    counts = [template_case_count(loaded, t) for d in loaded.descriptions() for t in d.templates]
+    total = sum(min(count, per_template or count) for count in counts)
     per_capability: Counter[str] = Counter()
     duplicates = 0
 

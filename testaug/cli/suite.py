@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from pathlib import Path
 
 import typer
@@ -98,15 +99,17 @@ def import_command(
 ) -> None:
     """Import a published case table as test cases; rows that cannot be read go to a rejects file."""
     mapping = _parse_label_map(label_map)
+    wanted_labels = tuple(labels.split(",")) if labels else None
     rejects: list[RejectedRow] = []
-    cases = (
-        item
-        for item in read_table(
-            table, task=task, labels=tuple(labels.split(",")) if labels else None, label_map=mapping
-        )
-        if isinstance(item, TestCase) or rejects.append(item)
-    )
-    written = write_jsonl(output, cases)
+
+    def cases() -> Iterator[TestCase]:
+        for item in read_table(table, task=task, labels=wanted_labels, label_map=mapping):
+            if isinstance(item, RejectedRow):
+                rejects.append(item)
+            else:
+                yield item
+
+    written = write_jsonl(output, cases())
     rejects_path = output.with_name(output.stem + ".rejects.jsonl")
     if rejects:
         write_jsonl(rejects_path, rejects)
