@@ -20,7 +20,7 @@ from testaug.records import (
     normalize_label,
 )
 from testaug.templates import TemplateSyntaxError, fill_space, lexicon_of, parse, tags
-from testaug.yaml_source import FieldPath, YamlDocument, load_yaml
+from testaug.yaml_source import FieldPath, YamlDocument, format_path, load_yaml
 
 TEST_TYPES = ("MFT", "INV", "DIR")
 _SUITE_KEYS = {"name", "task", "labels", "lexicons", "distinct_copies", "capabilities"}
@@ -46,7 +46,7 @@ class _SuiteReader:
     def __init__(self, document: YamlDocument) -> None:
         self.doc = document
         self.problems: list[Problem] = [
-            Problem(f"duplicate key {key[-1]!r}", document.path, line, ".".join(map(str, key)))
+            Problem(f"duplicate key {key[-1]!r}", document.path, line, format_path(key))
             for key, line in document.duplicate_keys
         ]
         self.labels: tuple[str, ...] = ()

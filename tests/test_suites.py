@@ -185,3 +185,14 @@ def test_every_problem_is_reported_at_once(write_suite):
 def test_missing_suite_file_is_an_input_error(tmp_path):
     problem = only_problem(tmp_path / "nope.yaml")
     assert problem.file == tmp_path / "nope.yaml" and "not found" in problem.message
+
+
+def test_a_key_written_twice_is_reported_not_silently_overwritten(write_suite):
+    problem = only_problem(
+        write_suite(
+            SUITE.replace("label: negative", "label: negative\n        label: positive"),
+            lexicons=LEXICONS,
+        )
+    )
+    assert (problem.line, problem.field) == (9, "capabilities[0].descriptions[0].label")
+    assert "duplicate key 'label'" in problem.message
