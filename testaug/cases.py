@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+import logging
 import random
 from collections.abc import Iterable, Iterator
 
 from pydantic import BaseModel
 
-from testaug.records import Suite, Template, TestCase
+from testaug.records import Suite, TestCase
 from testaug.templates import expand as expand_template
 from testaug.templates import fill_space, tags
+
+logger = logging.getLogger(__name__)
 
 
 class DescriptionCount(BaseModel):
@@ -33,12 +36,16 @@ class SuiteStats(BaseModel):
     per_description: list[DescriptionCount]
 
 
-def template_case_count(suite: Suite, template: Template) -> int:
-    """How many cases a template yields with the suite's lexicons (its full product)."""
-    words = {name: lexicon.words for name, lexicon in suite.lexicons.items()}
-    return fill_space(
-        tags(template.text, template.text_pair), words, template.distinct_copies
-    ).count
+def template_case_counts(suite: Suite) -> dict[str, int]:
+    """How many cases each template yields with the suite's lexicons (its full product), by id."""
+    words = suite.words()
+    return {
+        template.id: fill_space(
+            tags(template.text, template.text_pair), words, template.distinct_copies
+        ).count
+        for description in suite.descriptions()
+        for template in description.templates
+    }
 
 
 def expand_suite(
@@ -47,9 +54,12 @@ def expand_suite(
     """Stream the suite's cases: every fill, or a seeded sample of `per_template` per template.
 
     Each template samples with its own generator seeded by (seed, template id), so
-    its sample does not depend on the rest of the suite.
+    its sample does not depend on the rest of the suite. A case whose text another
+    template already produced (same id) is yielded once, the first time.
     """
-    words = {name: lexicon.words for name, lexicon in suite.lexicons.items()}
+    words = suite.words()
+    seen: set[str] = set()
+    duplicates = 0
     for description in suite.descriptions():
         for template in description.templates:
             rng = random.Random(f"{seed}:{template.id}")
@@ -60,7 +70,7 @@ def expand_suite(
                 n=per_template,
                 rng=rng,
             ):
-                yield TestCase(
+                case = TestCase(
                     task=suite.task,
                     capability=description.capability,
                     description_id=description.id,
@@ -75,17 +85,25 @@ def expand_suite(
                     template_pair=template.text_pair,
                     fills=fills,
                 )
+                if case.id in seen:
+                    duplicates += 1
+                    continue
+                seen.add(case.id)
+                yield case
+    if duplicates:
+        logger.info("skipped %d duplicate cases (same text from two templates)", duplicates)
 
 
 def suite_stats(suite: Suite) -> SuiteStats:
     """Count a suite's capabilities, descriptions, templates and cases (full products)."""
+    counts = template_case_counts(suite)
     rows = [
         DescriptionCount(
             capability=d.capability,
             description=d.text,
             description_id=d.id,
             templates=len(d.templates),
-            cases=sum(template_case_count(suite, t) for t in d.templates),
+            cases=sum(counts[t.id] for t in d.templates),
         )
         for d in suite.descriptions()
     ]

@@ -6,6 +6,14 @@ from dataclasses import dataclass
 from pathlib import Path
 
 
+def format_path(path: tuple[int | str, ...]) -> str:
+    """A field path as written in messages: `capabilities[0].descriptions[2].label`."""
+    out = ""
+    for part in path:
+        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
+    return out
+
+
 class TestAugError(Exception):
     """Base of every error testaug raises for a condition a user can fix."""
 

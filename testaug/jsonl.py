@@ -11,17 +11,9 @@ from typing import Any, TextIO, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
-from testaug.errors import InputError, Problem
+from testaug.errors import InputError, Problem, format_path
 
 RecordT = TypeVar("RecordT", bound=BaseModel)
-
-
-def format_loc(loc: tuple[int | str, ...]) -> str:
-    """A pydantic error location as a field path: `fills.name` or `seed_case_ids[2]`."""
-    out = ""
-    for part in loc:
-        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
-    return out
 
 
 def write_jsonl(path: Path | str, records: Iterable[BaseModel]) -> int:
@@ -83,7 +75,7 @@ def read_jsonl(path: Path | str, model: type[RecordT]) -> Iterator[RecordT]:
                 yield model.model_validate(data)
             except ValidationError as exc:
                 problems = [
-                    Problem(err["msg"], path, number, format_loc(err["loc"]) or None)
+                    Problem(err["msg"], path, number, format_path(err["loc"]) or None)
                     for err in exc.errors()
                 ]
                 raise InputError(problems) from exc

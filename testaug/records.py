@@ -104,6 +104,10 @@ class Suite(Record):
         """Every description, in suite order."""
         return [d for c in self.capabilities for d in c.descriptions]
 
+    def words(self) -> dict[str, tuple[str, ...]]:
+        """Each lexicon's words by lexicon name, as the template engine takes them."""
+        return {name: lexicon.words for name, lexicon in self.lexicons.items()}
+
 
 class _CaseFields(Record):
     """Fields shared by test cases and generated candidates."""

@@ -6,7 +6,7 @@ import difflib
 from pathlib import Path
 from typing import Any
 
-from testaug.errors import InputError, Problem
+from testaug.errors import InputError, Problem, format_path
 from testaug.lexicons import read_lexicon_file
 from testaug.records import (
     Capability,
@@ -20,7 +20,7 @@ from testaug.records import (
     normalize_label,
 )
 from testaug.templates import TemplateSyntaxError, fill_space, lexicon_of, parse, tags
-from testaug.yaml_source import FieldPath, YamlDocument, format_path, load_yaml
+from testaug.yaml_source import FieldPath, YamlDocument, load_yaml
 
 TEST_TYPES = ("MFT", "INV", "DIR")
 _SUITE_KEYS = {"name", "task", "labels", "lexicons", "distinct_copies", "capabilities"}

@@ -10,8 +10,8 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
-from testaug.errors import InputError, Problem
-from testaug.jsonl import format_loc, json_lines, open_input
+from testaug.errors import InputError, Problem, format_path
+from testaug.jsonl import json_lines, open_input
 from testaug.records import TestCase, description_id
 
 # Column names accepted for each field, the first being ours.
@@ -137,7 +137,7 @@ def _case(
         return TestCase.model_validate(fields)
     except ValidationError as exc:
         err = exc.errors()[0]
-        raise ValueError(f"{format_loc(err['loc'])}: {err['msg']}") from exc
+        raise ValueError(f"{format_path(err['loc'])}: {err['msg']}") from exc
 
 
 def _label(

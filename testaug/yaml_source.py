@@ -8,17 +8,9 @@ from typing import Any
 
 import yaml
 
-from testaug.errors import InputError, Problem
+from testaug.errors import InputError, Problem, format_path
 
 FieldPath = tuple[str | int, ...]
-
-
-def format_path(path: FieldPath) -> str:
-    """A field path as written in messages: `capabilities[0].descriptions[2].label`."""
-    out = ""
-    for part in path:
-        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
-    return out
 
 
 @dataclass

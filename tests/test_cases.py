@@ -37,3 +37,24 @@ def test_case_stats_of_an_expansion_match_the_suite_stats(tiny_suite_path):
     from_suite = suite_stats(suite)
     from_cases = case_stats(expand_suite(suite))
     assert from_cases.model_dump() == from_suite.model_dump()
+
+
+def test_a_text_produced_by_two_templates_is_yielded_once(write_suite):
+    path = write_suite(
+        """
+        task: sentiment
+        labels: [neutral]
+        lexicons: [lexicons.yaml]
+        capabilities:
+          - name: Vocabulary
+            descriptions:
+              - description: A neutral sentence.
+                label: neutral
+                templates: ["It is {x}.", "It is {y}."]
+        """,
+        lexicons="x: [red, blue]\ny: [blue, green]\n",
+    )
+    suite = load_suite(path)
+    texts = [c.text for c in expand_suite(suite)]
+    assert texts == ["It is red.", "It is blue.", "It is green."]
+    assert suite_stats(suite).cases == 4  # the full products, before deduplication

@@ -10,7 +10,7 @@ import typer
 from rich.table import Table
 
 from testaug.bundled import resolve_suite
-from testaug.cases import expand_suite, template_case_count
+from testaug.cases import expand_suite, template_case_counts
 from testaug.cli.console import console, progress
 from testaug.jsonl import write_jsonl
 from testaug.records import TestCase
@@ -32,31 +32,19 @@ def expand_command(
 ) -> None:
     """Fill the suite's templates with its lexicons: every case, or a seeded sample per template."""
     loaded = load_suite(resolve_suite(suite))
-    counts = [template_case_count(loaded, t) for d in loaded.descriptions() for t in d.templates]
-    total = sum(min(count, per_template or count) for count in counts)
+    expected = sum(min(n, per_template or n) for n in template_case_counts(loaded).values())
     per_capability: Counter[str] = Counter()
-    duplicates = 0
-
-    def unique_cases(bar: Iterator[TestCase]) -> Iterator[TestCase]:
-        nonlocal duplicates
-        seen: set[str] = set()
-        for case in bar:
-            if case.id in seen:
-                duplicates += 1
-                continue
-            seen.add(case.id)
-            per_capability[case.capability] += 1
-            yield case
 
     with progress() as bar:
-        task = bar.add_task("expanding", total=total)
+        task = bar.add_task("expanding", total=expected)
 
-        def advancing() -> Iterator[TestCase]:
+        def counted() -> Iterator[TestCase]:
             for case in expand_suite(loaded, per_template=per_template, seed=seed):
                 bar.advance(task)
+                per_capability[case.capability] += 1
                 yield case
 
-        written = write_jsonl(output, unique_cases(advancing()))
+        written = write_jsonl(output, counted())
 
     table = Table(title_justify="left")
     table.add_column("capability")
@@ -65,7 +53,7 @@ def expand_command(
         table.add_row(capability, f"{count:,}")
     console.print(table)
     console.print(f"[green]wrote[/] {written:,} cases to {output}", highlight=False)
-    if duplicates:
+    if written < expected:
         console.print(
-            f"[yellow]{duplicates:,} duplicate cases skipped[/] (same text from two templates)"
+            f"[yellow]{expected - written:,} duplicate cases skipped[/] (same text from two templates)"
         )
