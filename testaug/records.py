@@ -157,6 +157,40 @@ class Candidate(_CaseFields):
     sample_index: int = 0
 
 
+class Prompt(Record):
+    """A rendered generation prompt: a description's instruction and its seed cases."""
+
+    id: str
+    template: str
+    template_sha: str
+    task: str
+    capability: str
+    description_id: str
+    description: str
+    label: Label
+    test_type: TestType = "MFT"
+    seed_case_ids: tuple[str, ...]
+    text: str
+
+
+class Reject(Record):
+    """A reply that did not become a candidate, kept with the reason."""
+
+    task: str
+    capability: str
+    description_id: str
+    prompt_id: str
+    seed_case_ids: tuple[str, ...]
+    backend: str
+    model: str
+    sample_index: int
+    reply: str
+    reason: str
+    detail: str
+    text: str | None = None
+    text_pair: str | None = None
+
+
 class RankedCandidate(Record):
     """A candidate with every ranker's invalidity score, its Borda points and rank."""
 

@@ -9,6 +9,7 @@ import typer
 from testaug import __version__
 from testaug.cli.console import err_console
 from testaug.cli.expand import expand_command
+from testaug.cli.generate import generate_command
 from testaug.cli.suite import suite_app
 from testaug.errors import TestAugError
 
@@ -21,6 +22,7 @@ app = typer.Typer(
 )
 app.add_typer(suite_app, name="suite")
 app.command("expand")(expand_command)
+app.command("generate")(generate_command)
 
 
 def _version(value: bool) -> None:

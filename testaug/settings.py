@@ -1,0 +1,33 @@
+"""Settings from the environment (`TESTAUG_` prefix), read once by the CLI and passed down."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from pydantic import AliasChoices, Field, SecretStr
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+
+def _default_cache_dir() -> Path:
+    root = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
+    return Path(root) / "testaug"
+
+
+class Settings(BaseSettings):
+    """Where caches live and how to reach an LLM server. Secrets stay SecretStr."""
+
+    model_config = SettingsConfigDict(env_prefix="TESTAUG_", extra="ignore")
+
+    cache_dir: Path = Field(default_factory=_default_cache_dir)
+    openai_api_key: SecretStr | None = Field(
+        default=None, validation_alias=AliasChoices("TESTAUG_OPENAI_API_KEY", "OPENAI_API_KEY")
+    )
+    base_url: str | None = Field(
+        default=None, validation_alias=AliasChoices("TESTAUG_BASE_URL", "OPENAI_BASE_URL")
+    )
+
+    @property
+    def response_cache_path(self) -> Path:
+        """The SQLite file of cached LLM completions."""
+        return self.cache_dir / "responses.sqlite"

@@ -1,0 +1,1 @@
+"""Test tooling shipped with testaug: a scripted OpenAI-compatible server."""

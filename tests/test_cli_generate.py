@@ -1,0 +1,149 @@
+"""`testaug generate` run as a user runs it, against our OpenAI-compatible server."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from testaug.testing.openai_server import ScriptedOpenAIServer
+
+SECRET = "sk-never-print-this-key"
+
+
+def reply(prompt: str, index: int) -> str:
+    if index == 2:
+        return " }"  # empty brackets
+    return f" The flight was fine, said passenger {abs(hash(prompt)) % 997} ({index}). }}\n- {{ x"
+
+
+@pytest.fixture
+def server() -> Iterator[ScriptedOpenAIServer]:
+    with ScriptedOpenAIServer(reply) as running:
+        yield running
+
+
+def generate(tmp_path: Path, *args: str) -> subprocess.CompletedProcess:
+    env = {**os.environ, "OPENAI_API_KEY": SECRET, "TESTAUG_CACHE_DIR": str(tmp_path / "cache")}
+    return subprocess.run(
+        [sys.executable, "-m", "testaug", "generate", *args],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+    )
+
+
+def test_generate_writes_candidates_rejects_prompts_and_a_manifest(
+    server, tmp_path, tiny_suite_path
+):
+    out = tmp_path / "run" / "candidates.jsonl"
+    args = [
+        str(tiny_suite_path),
+        "-o",
+        str(out),
+        "--backend",
+        "openai",
+        "--base-url",
+        server.base_url,
+        "--model",
+        "scripted",
+        "--prompts-per-description",
+        "2",
+        "--samples",
+        "3",
+    ]
+    result = generate(tmp_path, *args)
+    assert result.returncode == 0, result.stderr
+    candidates = [json.loads(line) for line in out.read_text().splitlines()]
+    rejects = [
+        json.loads(line)
+        for line in (out.parent / "candidates.rejects.jsonl").read_text().splitlines()
+    ]
+    prompts = (out.parent / "candidates.prompts.jsonl").read_text().splitlines()
+    assert len(prompts) == 6 and len(candidates) == 12 and len(rejects) == 6
+    assert {r["reason"] for r in rejects} == {"empty"}
+    assert (
+        "candidates" in result.stdout and "empty" in result.stdout and "Negation" in result.stdout
+    )
+    manifest = json.loads((out.parent / "candidates.manifest.json").read_text())
+    assert manifest["token_usage"]["requests"] == 6
+    assert manifest["token_usage"]["completion_tokens"] > 0
+    for text in (result.stdout, result.stderr, *(p.read_text() for p in out.parent.iterdir())):
+        assert SECRET not in text
+
+    again = generate(tmp_path, *args)
+    assert again.returncode == 0 and server.request_count == 6  # the cache answered everything
+    assert [json.loads(line) for line in out.read_text().splitlines()] == candidates
+
+
+def test_dry_run_prints_the_first_prompt_and_sends_nothing(server, tmp_path, tiny_suite_path):
+    out = tmp_path / "c.jsonl"
+    result = generate(
+        tmp_path,
+        str(tiny_suite_path),
+        "-o",
+        str(out),
+        "--backend",
+        "openai",
+        "--base-url",
+        server.base_url,
+        "--dry-run",
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.startswith("A negative sentence with a negated positive verb.\n- { ")
+    assert result.stdout.rstrip().endswith("- {")
+    assert "nothing sent" in result.stderr
+    assert server.request_count == 0 and not out.exists()
+
+
+def test_a_server_that_keeps_failing_exits_1_with_one_line(server, tmp_path, tiny_suite_path):
+    server.fail_next(100, 503)
+    result = generate(
+        tmp_path,
+        str(tiny_suite_path),
+        "-o",
+        str(tmp_path / "c.jsonl"),
+        "--backend",
+        "openai",
+        "--base-url",
+        server.base_url,
+        "--prompts-per-description",
+        "1",
+        "--max-attempts",
+        "2",
+    )
+    assert result.returncode == 1
+    assert (
+        "error:" in result.stderr
+        and "HTTP 503" in result.stderr
+        and "Traceback" not in result.stderr
+    )
+
+
+def test_openai_without_key_or_server_explains_what_to_set(tmp_path, tiny_suite_path):
+    env = {k: v for k, v in os.environ.items() if k not in ("OPENAI_API_KEY", "OPENAI_BASE_URL")}
+    env["TESTAUG_CACHE_DIR"] = str(tmp_path)
+    result = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "testaug",
+            "generate",
+            str(tiny_suite_path),
+            "-o",
+            str(tmp_path / "c.jsonl"),
+            "--backend",
+            "openai",
+        ],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=60,
+    )
+    assert result.returncode == 1 and "OPENAI_API_KEY" in result.stderr

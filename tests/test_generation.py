@@ -1,0 +1,241 @@
+"""Generation with a scripted backend: screening, the response cache, retries, pacing."""
+
+from __future__ import annotations
+
+import threading
+import time
+
+import pytest
+
+from testaug.backends import BackendError, CompletionResult, TransientBackendError
+from testaug.cases import expand_suite
+from testaug.generation import GenerationError, GenerationSettings, generate
+from testaug.prompts import prompt_for
+from testaug.response_cache import ResponseCache
+from testaug.seeding import build_prompts
+from testaug.suites import load_suite
+from testaug.testing.fake_backend import ScriptedBackend
+
+FAST = {"base_delay": 0.0}
+
+
+@pytest.fixture
+def cases(tiny_suite_path):
+    return list(expand_suite(load_suite(tiny_suite_path), per_template=10, seed=0))
+
+
+@pytest.fixture
+def prompts(cases):
+    return build_prompts(cases, prompt_for("sentiment"), per_description=2, k=2, seed=0)
+
+
+def numbered(prompt: str, index: int) -> str:
+    return f" Generated case {abs(hash(prompt)) % 1000} number {index}. }}\n- {{ more"
+
+
+def test_replies_become_candidates_that_record_prompt_and_seeds(cases, prompts):
+    backend = ScriptedBackend(numbered)
+    result = generate(
+        prompts,
+        prompt_for("sentiment"),
+        backend,
+        ResponseCache(None),
+        GenerationSettings(samples=3),
+        known_cases=cases,
+    )
+    assert len(result.candidates) == 3 * len(prompts) and not result.rejects
+    by_prompt = {p.id: p for p in prompts}
+    for candidate in result.candidates:
+        prompt = by_prompt[candidate.prompt_id]
+        assert candidate.seed_case_ids == prompt.seed_case_ids
+        assert candidate.label == prompt.label and candidate.description_id == prompt.description_id
+        assert candidate.text.startswith("Generated case") and candidate.backend == "fake"
+
+
+def test_each_kind_of_bad_reply_is_kept_with_its_reason(cases, prompts):
+    seed_text = next(c.text for c in cases if c.id == prompts[0].seed_case_ids[0])
+    replies = [
+        " A fine new case. ",  # good
+        " a fine new case ",  # duplicate of the one before
+        f" {seed_text} ",  # copy of an in-context example
+        "   ",  # empty
+        " one { two ",  # unbalanced
+        " " + "word " * 80,  # too long
+    ]
+    backend = ScriptedBackend(replies)
+    result = generate(
+        prompts[:1],
+        prompt_for("sentiment"),
+        backend,
+        ResponseCache(None),
+        GenerationSettings(samples=6),
+        known_cases=cases,
+    )
+    assert [c.text for c in result.candidates] == ["A fine new case."]
+    assert [r.reason for r in result.rejects] == [
+        "duplicate",
+        "copy_of_example",
+        "empty",
+        "unbalanced",
+        "too_long",
+    ]
+    assert all(r.prompt_id == prompts[0].id and r.reply for r in result.rejects[1:])
+
+
+def test_a_case_already_in_the_suite_is_a_duplicate(cases, prompts):
+    other = next(c.text for c in cases if c.id not in prompts[0].seed_case_ids)
+    result = generate(
+        prompts[:1],
+        prompt_for("sentiment"),
+        ScriptedBackend([f" {other} "]),
+        ResponseCache(None),
+        GenerationSettings(samples=1),
+        known_cases=cases,
+    )
+    assert result.rejects[0].reason == "duplicate" and "suite" in result.rejects[0].detail
+
+
+def test_second_run_on_the_same_cache_sends_nothing_and_gives_the_same_candidates(
+    tmp_path, cases, prompts
+):
+    cache_path = tmp_path / "cache.sqlite"
+    backend = ScriptedBackend(numbered)
+    settings = GenerationSettings(samples=2)
+    first = generate(prompts, prompt_for("sentiment"), backend, ResponseCache(cache_path), settings)
+    sent = len(backend.requests)
+    again = ScriptedBackend(lambda p, i: " something else entirely ")
+    second = generate(prompts, prompt_for("sentiment"), again, ResponseCache(cache_path), settings)
+    assert sent == len(prompts) and again.requests == []
+    assert second.candidates == first.candidates
+    assert second.stats.cached_samples == 2 * len(prompts) and second.stats.requests == 0
+
+
+def test_more_samples_later_asks_only_for_the_missing_ones(tmp_path, prompts):
+    cache = ResponseCache(tmp_path / "cache.sqlite")
+    backend = ScriptedBackend(numbered)
+    generate(prompts[:1], prompt_for("sentiment"), backend, cache, GenerationSettings(samples=2))
+    generate(prompts[:1], prompt_for("sentiment"), backend, cache, GenerationSettings(samples=5))
+    assert [(r.n, r.sample_offset) for r in backend.requests] == [(2, 0), (3, 2)]
+
+
+class Flaky(ScriptedBackend):
+    """Fails the first `failures` requests with a transient fault."""
+
+    def __init__(self, failures: int, retry_after: float | None = None) -> None:
+        super().__init__(numbered)
+        self.failures = failures
+        self.retry_after = retry_after
+        self.calls: list[float] = []
+
+    def complete(self, request) -> CompletionResult:
+        self.calls.append(time.monotonic())
+        if len(self.calls) <= self.failures:
+            raise TransientBackendError("HTTP 429", retry_after=self.retry_after)
+        return super().complete(request)
+
+
+def test_transient_faults_are_retried_honouring_retry_after(prompts):
+    backend = Flaky(failures=2, retry_after=0.15)
+    result = generate(
+        prompts[:1],
+        prompt_for("sentiment"),
+        backend,
+        ResponseCache(None),
+        GenerationSettings(samples=1, **FAST),
+    )
+    assert len(result.candidates) == 1 and result.stats.retries == 2
+    gaps = [b - a for a, b in zip(backend.calls, backend.calls[1:], strict=False)]
+    assert all(gap >= 0.14 for gap in gaps)
+
+
+def test_faults_that_do_not_stop_give_a_clear_error_after_the_last_attempt(prompts):
+    backend = Flaky(failures=100)
+    with pytest.raises(GenerationError, match="failed 3 times; last error: HTTP 429"):
+        generate(
+            prompts[:1],
+            prompt_for("sentiment"),
+            backend,
+            ResponseCache(None),
+            GenerationSettings(samples=1, max_attempts=3, **FAST),
+        )
+    assert len(backend.calls) == 3
+
+
+def test_a_permanent_fault_is_not_retried(prompts):
+    class Refusing(ScriptedBackend):
+        def complete(self, request):
+            self.requests.append(request)
+            raise BackendError("HTTP 401: bad key")
+
+    backend = Refusing([])
+    with pytest.raises(GenerationError, match="401"):
+        generate(
+            prompts[:1], prompt_for("sentiment"), backend, ResponseCache(None), GenerationSettings()
+        )
+    assert len(backend.requests) == 1
+
+
+def test_answers_before_a_failure_stay_cached(tmp_path, prompts):
+    cache = ResponseCache(tmp_path / "c.sqlite")
+
+    class DiesOnThird(ScriptedBackend):
+        def complete(self, request):
+            if len(self.requests) == 2:
+                raise BackendError("server gone")
+            return super().complete(request)
+
+    with pytest.raises(GenerationError, match="run again to resume"):
+        generate(
+            prompts,
+            prompt_for("sentiment"),
+            DiesOnThird(numbered),
+            cache,
+            GenerationSettings(samples=1, concurrency=1),
+        )
+    assert len(cache) == 2
+    resumed = ScriptedBackend(numbered)
+    generate(prompts, prompt_for("sentiment"), resumed, cache, GenerationSettings(samples=1))
+    assert len(resumed.requests) == len(prompts) - 2
+
+
+class Overlapping(ScriptedBackend):
+    """Takes 50 ms a request without holding a lock, and records how many overlap."""
+
+    def __init__(self) -> None:
+        super().__init__(numbered)
+        self.in_flight = self.peak = 0
+        self.counter_lock = threading.Lock()
+
+    def complete(self, request) -> CompletionResult:
+        with self.counter_lock:
+            self.in_flight += 1
+            self.peak = max(self.peak, self.in_flight)
+        time.sleep(0.05)
+        with self.counter_lock:
+            self.in_flight -= 1
+        return super().complete(request)
+
+
+def test_concurrency_never_exceeds_its_bound(prompts):
+    backend = Overlapping()
+    generate(
+        prompts,
+        prompt_for("sentiment"),
+        backend,
+        ResponseCache(None),
+        GenerationSettings(samples=1, concurrency=2),
+    )
+    assert backend.peak == 2
+
+
+def test_rate_limit_spaces_requests(prompts):
+    backend = Flaky(failures=0)
+    generate(
+        prompts[:4],
+        prompt_for("sentiment"),
+        backend,
+        ResponseCache(None),
+        GenerationSettings(samples=1, requests_per_minute=600, concurrency=4),
+    )
+    calls = sorted(backend.calls)
+    assert calls[-1] - calls[0] >= 3 * 0.1 - 0.01

@@ -1,0 +1,250 @@
+"""The openai backend through the real openai client against our server on 127.0.0.1."""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterator
+
+import pytest
+
+from testaug.backends import BackendError, CompletionRequest, TransientBackendError
+from testaug.backends.openai_compatible import OpenAIBackend
+from testaug.cases import expand_suite
+from testaug.generation import GenerationError, GenerationSettings, generate
+from testaug.prompts import prompt_for
+from testaug.response_cache import ResponseCache
+from testaug.seeding import build_prompts
+from testaug.suites import load_suite
+from testaug.testing.openai_server import ScriptedOpenAIServer
+
+FAST = {"base_delay": 0.01}
+
+
+def sentiment_reply(prompt: str, index: int) -> str:
+    """A continuation of an open `- {`: a new sentence, its closing bracket, then more list."""
+    tag = hashlib.sha256(prompt.encode()).hexdigest()[:6]
+    if index == 3:
+        return " }\n- { "  # empty brackets
+    if index == 4:
+        return " and on" * 60  # cut off by max_tokens before any closing bracket
+    return f" The crew on flight {tag} was great, case {index}. }}\n- {{ Another"
+
+
+@pytest.fixture
+def server() -> Iterator[ScriptedOpenAIServer]:
+    with ScriptedOpenAIServer(sentiment_reply) as running:
+        yield running
+
+
+@pytest.fixture
+def cases(tiny_suite_path):
+    return list(expand_suite(load_suite(tiny_suite_path), per_template=10, seed=0))
+
+
+@pytest.fixture
+def prompts(cases):
+    return build_prompts(cases, prompt_for("sentiment"), per_description=2, seed=0)
+
+
+def backend_for(server: ScriptedOpenAIServer, **kwargs) -> OpenAIBackend:
+    return OpenAIBackend(
+        model="scripted", api_key="sk-test-secret", base_url=server.base_url, **kwargs
+    )
+
+
+def test_completions_are_parsed_into_candidates_and_rejects(server, cases, prompts):
+    result = generate(
+        prompts,
+        prompt_for("sentiment"),
+        backend_for(server),
+        ResponseCache(None),
+        GenerationSettings(samples=5),
+        known_cases=cases,
+    )
+    assert len(result.candidates) == 3 * len(prompts)
+    assert all(c.text.startswith("The crew on flight") for c in result.candidates)
+    reasons = sorted({r.reason for r in result.rejects})
+    assert reasons == ["empty", "unbalanced"]
+    assert server.request_count == len(prompts)  # one request per prompt, n=5
+    assert result.stats.completion_tokens > 0 and result.stats.prompt_tokens > 0
+
+
+def test_stop_sequence_and_n_reach_the_server(server, prompts):
+    generate(
+        prompts[:1],
+        prompt_for("sentiment"),
+        backend_for(server),
+        ResponseCache(None),
+        GenerationSettings(samples=4),
+    )
+    body = server.requests[0].body
+    assert body["n"] == 4 and body["stop"] == ["}"] and body["prompt"] == prompts[0].text
+
+
+def test_a_second_run_makes_zero_requests(server, tmp_path, cases, prompts):
+    cache_path = tmp_path / "responses.sqlite"
+    settings = GenerationSettings(samples=3)
+    first = generate(
+        prompts,
+        prompt_for("sentiment"),
+        backend_for(server),
+        ResponseCache(cache_path),
+        settings,
+        known_cases=cases,
+    )
+    sent = server.request_count
+    second = generate(
+        prompts,
+        prompt_for("sentiment"),
+        backend_for(server),
+        ResponseCache(cache_path),
+        settings,
+        known_cases=cases,
+    )
+    assert sent == len(prompts) and server.request_count == sent
+    assert second.candidates == first.candidates and second.rejects == first.rejects
+
+
+def test_429_with_retry_after_is_retried_and_then_succeeds(server, prompts):
+    server.fail_next(2, 429, retry_after=0.1)
+    result = generate(
+        prompts[:1],
+        prompt_for("sentiment"),
+        backend_for(server),
+        ResponseCache(None),
+        GenerationSettings(samples=1, **FAST),
+    )
+    assert len(result.candidates) == 1 and result.stats.retries == 2
+    times = [r.time for r in server.requests]
+    assert times[1] - times[0] >= 0.09 and times[2] - times[1] >= 0.09
+
+
+def test_500_is_retried(server, prompts):
+    server.fail_next(1, 500)
+    result = generate(
+        prompts[:1],
+        prompt_for("sentiment"),
+        backend_for(server),
+        ResponseCache(None),
+        GenerationSettings(samples=1, **FAST),
+    )
+    assert result.stats.retries == 1 and server.request_count == 2
+
+
+def test_a_slow_server_times_out_and_is_retried(server, prompts):
+    server.slow_next(1, 1.0)
+    result = generate(
+        prompts[:1],
+        prompt_for("sentiment"),
+        backend_for(server, timeout=0.3),
+        ResponseCache(None),
+        GenerationSettings(samples=1, **FAST),
+    )
+    assert result.stats.retries == 1 and len(result.candidates) == 1
+
+
+def test_persistent_503_ends_in_a_clear_error(server, prompts):
+    server.fail_next(10, 503)
+    with pytest.raises(GenerationError, match=r"failed 3 times; last error: HTTP 503"):
+        generate(
+            prompts[:1],
+            prompt_for("sentiment"),
+            backend_for(server),
+            ResponseCache(None),
+            GenerationSettings(samples=1, max_attempts=3, **FAST),
+        )
+    assert server.request_count == 3
+
+
+def test_401_is_not_retried_and_never_shows_the_key(server):
+    server.fail_next(1, 401, message="Incorrect API key provided")
+    with pytest.raises(BackendError) as caught:
+        backend_for(server).complete(CompletionRequest(prompt="x"))
+    assert not isinstance(caught.value, TransientBackendError)
+    assert "401" in str(caught.value) and "sk-test-secret" not in str(caught.value)
+
+
+def test_the_api_key_never_reaches_the_recorded_request(server):
+    backend_for(server).complete(CompletionRequest(prompt="x"))
+    assert "sk-test-secret" not in str(server.requests[0].headers)
+
+
+def test_chat_endpoint_sends_the_prompt_as_the_user_message(prompts):
+    def chat_reply(prompt: str, index: int) -> str:
+        return f"- {{ A brand new case number {index}. }}"
+
+    with ScriptedOpenAIServer(chat_reply) as server:
+        backend = backend_for(server, endpoint="chat")
+        result = generate(
+            prompts[:1],
+            prompt_for("sentiment"),
+            backend,
+            ResponseCache(None),
+            GenerationSettings(samples=2),
+        )
+        messages = server.requests[0].messages
+    assert messages[-1] == {"role": "user", "content": prompts[0].text}
+    assert [c.text for c in result.candidates] == [
+        "A brand new case number 0.",
+        "A brand new case number 1.",
+    ]
+    assert result.candidates[0].backend == "openai/chat"
+
+
+def test_nli_label_words_become_labels_and_unknown_words_are_rejected():
+    case_fields = {
+        "task": "nli",
+        "capability": "Boolean",
+        "description_id": "d",
+        "description": "and",
+    }
+    from testaug.records import TestCase
+
+    seeds = [
+        TestCase(
+            **case_fields,
+            text=f"Ann has {n} cats and a dog.",
+            text_pair="Ann has a dog.",
+            label="entailment",
+        )
+        for n in range(2, 6)
+    ]
+    replies = {
+        0: " Bo owns a car. }\n- Contradiction: { Bo has no car. ",
+        1: " Bo owns a car. }\n- Maybe: { Bo drives. ",
+        2: " Bo owns a car. }\n- possibility: { Bo owns a red car. ",
+    }
+    with ScriptedOpenAIServer(lambda p, i: replies[i]) as server:
+        prompt = build_prompts(seeds, prompt_for("nli"), per_description=1)
+        result = generate(
+            prompt,
+            prompt_for("nli"),
+            backend_for(server),
+            ResponseCache(None),
+            GenerationSettings(samples=3),
+        )
+    assert [(c.text_pair, c.label) for c in result.candidates] == [
+        ("Bo has no car.", "contradiction"),
+        ("Bo owns a red car.", "neutral"),
+    ]
+    assert [r.reason for r in result.rejects] == ["unknown_label"]
+    assert server.requests[0].body["stop"] == ["}\n- {", "}\n\n"]
+
+
+def test_a_server_that_is_down_ends_in_a_clear_error(prompts):
+    with ScriptedOpenAIServer() as server:
+        url = server.base_url
+    backend = OpenAIBackend(model="m", api_key="k", base_url=url, timeout=1.0)
+    with pytest.raises(GenerationError, match="cannot connect"):
+        generate(
+            prompts[:1],
+            prompt_for("sentiment"),
+            backend,
+            ResponseCache(None),
+            GenerationSettings(samples=1, max_attempts=2, **FAST),
+        )
+
+
+def test_no_key_and_no_server_says_what_to_set():
+    with pytest.raises(BackendError, match="OPENAI_API_KEY"):
+        OpenAIBackend(model="m", api_key=None)
