@@ -132,19 +132,22 @@ def sample_prompts(
     stats = GenerationStats()
     results: dict[str, list[Completion]] = {}
     pending: list[tuple[Prompt, CompletionRequest, list[str], list[int]]] = []
+    planned = []
     for prompt in prompts:
         request = requests_for(prompt, template, settings)
-        keys = [cache_key(backend.name, scope, backend.model, request, i) for i in range(request.n)]
-        cached = cache.get_many(keys)
-        stats.cached_samples += len(cached)
-        missing = [i for i, key in enumerate(keys) if key not in cached]
-        if not missing:
-            results[prompt.id] = [cached[key] for key in keys]
-            if on_prompt_done:
-                on_prompt_done()
-            continue
+        keys = [
+            cache_key(backend.name, scope, backend.model, request, i) for i in range(request.n)
+        ]
+        planned.append((prompt, request, keys))
+    cached = cache.get_many(key for _, _, keys in planned for key in keys)
+    stats.cached_samples = len(cached)
+    for prompt, request, keys in planned:
         results[prompt.id] = [cached.get(key) for key in keys]  # type: ignore[misc]
-        pending.append((prompt, request, keys, missing))
+        missing = [i for i, key in enumerate(keys) if key not in cached]
+        if missing:
+            pending.append((prompt, request, keys, missing))
+        elif on_prompt_done:
+            on_prompt_done()
 
     limiter = RateLimiter(settings.requests_per_minute)
     policy = RetryPolicy(max_attempts=settings.max_attempts, base_delay=settings.base_delay)
