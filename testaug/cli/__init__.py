@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import logging
 import sys
 
 import typer
+from rich.logging import RichHandler
 
 from testaug import __version__
 from testaug.cli.console import err_console
@@ -36,8 +38,20 @@ def _root(
     version: bool = typer.Option(
         False, "--version", callback=_version, is_eager=True, help="Print the version."
     ),
+    quiet: bool = typer.Option(False, "--quiet", "-q", help="Only warnings and errors."),
 ) -> None:
     """testaug: make NLP test suites bigger, more diverse and cheaper to validate."""
+    _configure_logging(logging.WARNING if quiet else logging.INFO)
+
+
+def _configure_logging(level: int) -> None:
+    """testaug's log lines go to stderr through rich, beside the progress bars."""
+    handler = RichHandler(console=err_console, show_path=False, show_time=False)
+    handler.setFormatter(logging.Formatter("%(message)s"))
+    package = logging.getLogger("testaug")
+    package.handlers[:] = [handler]
+    package.setLevel(level)
+    package.propagate = False
 
 
 def main() -> None:
