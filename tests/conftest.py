@@ -28,3 +28,26 @@ def write_suite(tmp_path: Path) -> Callable[..., Path]:
         return path
 
     return write
+
+
+@pytest.fixture
+def run_generation() -> Callable[..., object]:
+    """Generate with the shipped prompt of a task: prompts and backend in, GenerationResult out.
+
+    Keyword arguments other than task, cache, known_cases and settings are GenerationSettings.
+    """
+    from testaug.generation import GenerationSettings, generate
+    from testaug.prompts import prompt_for
+    from testaug.response_cache import ResponseCache
+
+    def run(prompts, backend, *, task="sentiment", cache=None, known_cases=(), settings=None, **kw):
+        return generate(
+            prompts,
+            prompt_for(task),
+            backend,
+            cache if cache is not None else ResponseCache(None),
+            settings or GenerationSettings(**kw),
+            known_cases=known_cases,
+        )
+
+    return run

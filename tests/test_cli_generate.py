@@ -39,25 +39,27 @@ def generate(tmp_path: Path, *args: str) -> subprocess.CompletedProcess:
     )
 
 
-def test_generate_writes_candidates_rejects_prompts_and_a_manifest(
-    server, tmp_path, tiny_suite_path
-):
-    out = tmp_path / "run" / "candidates.jsonl"
-    args = [
-        str(tiny_suite_path),
+def against(server: ScriptedOpenAIServer, suite: Path, out: Path, options: str = "") -> list[str]:
+    """Arguments of `testaug generate` from a suite to `out` with our server as the backend."""
+    return [
+        str(suite),
         "-o",
         str(out),
         "--backend",
         "openai",
         "--base-url",
         server.base_url,
-        "--model",
-        "scripted",
-        "--prompts-per-description",
-        "2",
-        "--samples",
-        "3",
+        *options.split(),
     ]
+
+
+def test_generate_writes_candidates_rejects_prompts_and_a_manifest(
+    server, tmp_path, tiny_suite_path
+):
+    out = tmp_path / "run" / "candidates.jsonl"
+    args = against(
+        server, tiny_suite_path, out, "--model scripted --prompts-per-description 2 --samples 3"
+    )
     result = generate(tmp_path, *args)
     assert result.returncode == 0, result.stderr
     candidates = [json.loads(line) for line in out.read_text().splitlines()]
@@ -68,9 +70,8 @@ def test_generate_writes_candidates_rejects_prompts_and_a_manifest(
     prompts = (out.parent / "candidates.prompts.jsonl").read_text().splitlines()
     assert len(prompts) == 6 and len(candidates) == 12 and len(rejects) == 6
     assert {r["reason"] for r in rejects} == {"empty"}
-    assert (
-        "candidates" in result.stdout and "empty" in result.stdout and "Negation" in result.stdout
-    )
+    for column in ("capability", "candidates", "empty", "Negation"):
+        assert column in result.stdout
     manifest = json.loads((out.parent / "candidates.manifest.json").read_text())
     assert manifest["token_usage"]["requests"] == 6
     assert manifest["token_usage"]["completion_tokens"] > 0
@@ -84,17 +85,7 @@ def test_generate_writes_candidates_rejects_prompts_and_a_manifest(
 
 def test_dry_run_prints_the_first_prompt_and_sends_nothing(server, tmp_path, tiny_suite_path):
     out = tmp_path / "c.jsonl"
-    result = generate(
-        tmp_path,
-        str(tiny_suite_path),
-        "-o",
-        str(out),
-        "--backend",
-        "openai",
-        "--base-url",
-        server.base_url,
-        "--dry-run",
-    )
+    result = generate(tmp_path, *against(server, tiny_suite_path, out, "--dry-run"))
     assert result.returncode == 0, result.stderr
     assert result.stdout.startswith("A negative sentence with a negated positive verb.\n- { ")
     assert result.stdout.rstrip().endswith("- {")
@@ -102,48 +93,22 @@ def test_dry_run_prints_the_first_prompt_and_sends_nothing(server, tmp_path, tin
     assert server.request_count == 0 and not out.exists()
 
 
-def test_a_server_that_keeps_failing_exits_1_with_one_line(server, tmp_path, tiny_suite_path):
+def test_a_server_that_keeps_failing_exits_1_with_a_one_line_error(
+    server, tmp_path, tiny_suite_path
+):
     server.fail_next(100, 503)
-    result = generate(
-        tmp_path,
-        str(tiny_suite_path),
-        "-o",
-        str(tmp_path / "c.jsonl"),
-        "--backend",
-        "openai",
-        "--base-url",
-        server.base_url,
-        "--prompts-per-description",
-        "1",
-        "--max-attempts",
-        "2",
-    )
+    options = "--prompts-per-description 1 --max-attempts 2"
+    result = generate(tmp_path, *against(server, tiny_suite_path, tmp_path / "c.jsonl", options))
     assert result.returncode == 1
-    assert (
-        "error:" in result.stderr
-        and "HTTP 503" in result.stderr
-        and "Traceback" not in result.stderr
-    )
+    (error,) = [line for line in result.stderr.splitlines() if line.startswith("error:")]
+    assert "HTTP 503" in error and "Traceback" not in result.stderr
+    assert "retrying" in result.stderr  # each retry is reported as it happens
 
 
 def test_openai_without_key_or_server_explains_what_to_set(tmp_path, tiny_suite_path):
     env = {k: v for k, v in os.environ.items() if k not in ("OPENAI_API_KEY", "OPENAI_BASE_URL")}
     env["TESTAUG_CACHE_DIR"] = str(tmp_path)
-    result = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "testaug",
-            "generate",
-            str(tiny_suite_path),
-            "-o",
-            str(tmp_path / "c.jsonl"),
-            "--backend",
-            "openai",
-        ],
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=60,
-    )
+    command = [sys.executable, "-m", "testaug", "generate", str(tiny_suite_path)]
+    command += ["-o", str(tmp_path / "c.jsonl"), "--backend", "openai"]
+    result = subprocess.run(command, capture_output=True, text=True, env=env, timeout=60)
     assert result.returncode == 1 and "OPENAI_API_KEY" in result.stderr

@@ -9,7 +9,7 @@ import pytest
 
 from testaug.backends import BackendError, CompletionResult, TransientBackendError
 from testaug.cases import expand_suite
-from testaug.generation import GenerationError, GenerationSettings, generate
+from testaug.generation import GenerationError, GenerationSettings
 from testaug.prompts import prompt_for
 from testaug.response_cache import ResponseCache
 from testaug.seeding import build_prompts
@@ -33,16 +33,9 @@ def numbered(prompt: str, index: int) -> str:
     return f" Generated case {abs(hash(prompt)) % 1000} number {index}. }}\n- {{ more"
 
 
-def test_replies_become_candidates_that_record_prompt_and_seeds(cases, prompts):
+def test_replies_become_candidates_that_record_prompt_and_seeds(cases, prompts, run_generation):
     backend = ScriptedBackend(numbered)
-    result = generate(
-        prompts,
-        prompt_for("sentiment"),
-        backend,
-        ResponseCache(None),
-        GenerationSettings(samples=3),
-        known_cases=cases,
-    )
+    result = run_generation(prompts, backend, known_cases=cases, samples=3)
     assert len(result.candidates) == 3 * len(prompts) and not result.rejects
     by_prompt = {p.id: p for p in prompts}
     for candidate in result.candidates:
@@ -52,7 +45,7 @@ def test_replies_become_candidates_that_record_prompt_and_seeds(cases, prompts):
         assert candidate.text.startswith("Generated case") and candidate.backend == "fake"
 
 
-def test_each_kind_of_bad_reply_is_kept_with_its_reason(cases, prompts):
+def test_each_kind_of_bad_reply_is_kept_with_its_reason(cases, prompts, run_generation):
     seed_text = next(c.text for c in cases if c.id == prompts[0].seed_case_ids[0])
     replies = [
         " A fine new case. ",  # good
@@ -63,14 +56,7 @@ def test_each_kind_of_bad_reply_is_kept_with_its_reason(cases, prompts):
         " " + "word " * 80,  # too long
     ]
     backend = ScriptedBackend(replies)
-    result = generate(
-        prompts[:1],
-        prompt_for("sentiment"),
-        backend,
-        ResponseCache(None),
-        GenerationSettings(samples=6),
-        known_cases=cases,
-    )
+    result = run_generation(prompts[:1], backend, known_cases=cases, samples=6)
     assert [c.text for c in result.candidates] == ["A fine new case."]
     assert [r.reason for r in result.rejects] == [
         "duplicate",
@@ -82,39 +68,34 @@ def test_each_kind_of_bad_reply_is_kept_with_its_reason(cases, prompts):
     assert all(r.prompt_id == prompts[0].id and r.reply for r in result.rejects[1:])
 
 
-def test_a_case_already_in_the_suite_is_a_duplicate(cases, prompts):
+def test_a_case_already_in_the_suite_is_a_duplicate(cases, prompts, run_generation):
     other = next(c.text for c in cases if c.id not in prompts[0].seed_case_ids)
-    result = generate(
-        prompts[:1],
-        prompt_for("sentiment"),
-        ScriptedBackend([f" {other} "]),
-        ResponseCache(None),
-        GenerationSettings(samples=1),
-        known_cases=cases,
+    result = run_generation(
+        prompts[:1], ScriptedBackend([f" {other} "]), known_cases=cases, samples=1
     )
     assert result.rejects[0].reason == "duplicate" and "suite" in result.rejects[0].detail
 
 
 def test_second_run_on_the_same_cache_sends_nothing_and_gives_the_same_candidates(
-    tmp_path, cases, prompts
+    tmp_path, cases, prompts, run_generation
 ):
     cache_path = tmp_path / "cache.sqlite"
     backend = ScriptedBackend(numbered)
     settings = GenerationSettings(samples=2)
-    first = generate(prompts, prompt_for("sentiment"), backend, ResponseCache(cache_path), settings)
+    first = run_generation(prompts, backend, cache=ResponseCache(cache_path), settings=settings)
     sent = len(backend.requests)
     again = ScriptedBackend(lambda p, i: " something else entirely ")
-    second = generate(prompts, prompt_for("sentiment"), again, ResponseCache(cache_path), settings)
+    second = run_generation(prompts, again, cache=ResponseCache(cache_path), settings=settings)
     assert sent == len(prompts) and again.requests == []
     assert second.candidates == first.candidates
     assert second.stats.cached_samples == 2 * len(prompts) and second.stats.requests == 0
 
 
-def test_more_samples_later_asks_only_for_the_missing_ones(tmp_path, prompts):
+def test_more_samples_later_asks_only_for_the_missing_ones(tmp_path, prompts, run_generation):
     cache = ResponseCache(tmp_path / "cache.sqlite")
     backend = ScriptedBackend(numbered)
-    generate(prompts[:1], prompt_for("sentiment"), backend, cache, GenerationSettings(samples=2))
-    generate(prompts[:1], prompt_for("sentiment"), backend, cache, GenerationSettings(samples=5))
+    run_generation(prompts[:1], backend, cache=cache, samples=2)
+    run_generation(prompts[:1], backend, cache=cache, samples=5)
     assert [(r.n, r.sample_offset) for r in backend.requests] == [(2, 0), (3, 2)]
 
 
@@ -134,34 +115,22 @@ class Flaky(ScriptedBackend):
         return super().complete(request)
 
 
-def test_transient_faults_are_retried_honouring_retry_after(prompts):
+def test_transient_faults_are_retried_honouring_retry_after(prompts, run_generation):
     backend = Flaky(failures=2, retry_after=0.15)
-    result = generate(
-        prompts[:1],
-        prompt_for("sentiment"),
-        backend,
-        ResponseCache(None),
-        GenerationSettings(samples=1, **FAST),
-    )
+    result = run_generation(prompts[:1], backend, samples=1, **FAST)
     assert len(result.candidates) == 1 and result.stats.retries == 2
     gaps = [b - a for a, b in zip(backend.calls, backend.calls[1:], strict=False)]
     assert all(gap >= 0.14 for gap in gaps)
 
 
-def test_faults_that_do_not_stop_give_a_clear_error_after_the_last_attempt(prompts):
+def test_faults_that_do_not_stop_give_a_clear_error_after_the_last_attempt(prompts, run_generation):
     backend = Flaky(failures=100)
     with pytest.raises(GenerationError, match="failed 3 times; last error: HTTP 429"):
-        generate(
-            prompts[:1],
-            prompt_for("sentiment"),
-            backend,
-            ResponseCache(None),
-            GenerationSettings(samples=1, max_attempts=3, **FAST),
-        )
+        run_generation(prompts[:1], backend, samples=1, max_attempts=3, **FAST)
     assert len(backend.calls) == 3
 
 
-def test_a_permanent_fault_is_not_retried(prompts):
+def test_a_permanent_fault_is_not_retried(prompts, run_generation):
     class Refusing(ScriptedBackend):
         def complete(self, request):
             self.requests.append(request)
@@ -169,13 +138,11 @@ def test_a_permanent_fault_is_not_retried(prompts):
 
     backend = Refusing([])
     with pytest.raises(GenerationError, match="401"):
-        generate(
-            prompts[:1], prompt_for("sentiment"), backend, ResponseCache(None), GenerationSettings()
-        )
+        run_generation(prompts[:1], backend)
     assert len(backend.requests) == 1
 
 
-def test_answers_before_a_failure_stay_cached(tmp_path, prompts):
+def test_answers_before_a_failure_stay_cached(tmp_path, prompts, run_generation):
     cache = ResponseCache(tmp_path / "c.sqlite")
 
     class DiesOnThird(ScriptedBackend):
@@ -185,16 +152,10 @@ def test_answers_before_a_failure_stay_cached(tmp_path, prompts):
             return super().complete(request)
 
     with pytest.raises(GenerationError, match="run again to resume"):
-        generate(
-            prompts,
-            prompt_for("sentiment"),
-            DiesOnThird(numbered),
-            cache,
-            GenerationSettings(samples=1, concurrency=1),
-        )
+        run_generation(prompts, DiesOnThird(numbered), cache=cache, samples=1, concurrency=1)
     assert len(cache) == 2
     resumed = ScriptedBackend(numbered)
-    generate(prompts, prompt_for("sentiment"), resumed, cache, GenerationSettings(samples=1))
+    run_generation(prompts, resumed, cache=cache, samples=1)
     assert len(resumed.requests) == len(prompts) - 2
 
 
@@ -216,26 +177,14 @@ class Overlapping(ScriptedBackend):
         return super().complete(request)
 
 
-def test_concurrency_never_exceeds_its_bound(prompts):
+def test_concurrency_never_exceeds_its_bound(prompts, run_generation):
     backend = Overlapping()
-    generate(
-        prompts,
-        prompt_for("sentiment"),
-        backend,
-        ResponseCache(None),
-        GenerationSettings(samples=1, concurrency=2),
-    )
+    run_generation(prompts, backend, samples=1, concurrency=2)
     assert backend.peak == 2
 
 
-def test_rate_limit_spaces_requests(prompts):
+def test_rate_limit_spaces_requests(prompts, run_generation):
     backend = Flaky(failures=0)
-    generate(
-        prompts[:4],
-        prompt_for("sentiment"),
-        backend,
-        ResponseCache(None),
-        GenerationSettings(samples=1, requests_per_minute=600, concurrency=4),
-    )
+    run_generation(prompts[:4], backend, samples=1, requests_per_minute=600, concurrency=4)
     calls = sorted(backend.calls)
     assert calls[-1] - calls[0] >= 3 * 0.1 - 0.01

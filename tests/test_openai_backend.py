@@ -10,7 +10,7 @@ import pytest
 from testaug.backends import BackendError, CompletionRequest, TransientBackendError
 from testaug.backends.openai_compatible import OpenAIBackend
 from testaug.cases import expand_suite
-from testaug.generation import GenerationError, GenerationSettings, generate
+from testaug.generation import GenerationError, GenerationSettings
 from testaug.prompts import prompt_for
 from testaug.response_cache import ResponseCache
 from testaug.seeding import build_prompts
@@ -52,15 +52,8 @@ def backend_for(server: ScriptedOpenAIServer, **kwargs) -> OpenAIBackend:
     )
 
 
-def test_completions_are_parsed_into_candidates_and_rejects(server, cases, prompts):
-    result = generate(
-        prompts,
-        prompt_for("sentiment"),
-        backend_for(server),
-        ResponseCache(None),
-        GenerationSettings(samples=5),
-        known_cases=cases,
-    )
+def test_completions_are_parsed_into_candidates_and_rejects(server, cases, prompts, run_generation):
+    result = run_generation(prompts, backend_for(server), known_cases=cases, samples=5)
     assert len(result.candidates) == 3 * len(prompts)
     assert all(c.text.startswith("The crew on flight") for c in result.candidates)
     reasons = sorted({r.reason for r in result.rejects})
@@ -69,90 +62,58 @@ def test_completions_are_parsed_into_candidates_and_rejects(server, cases, promp
     assert result.stats.completion_tokens > 0 and result.stats.prompt_tokens > 0
 
 
-def test_stop_sequence_and_n_reach_the_server(server, prompts):
-    generate(
-        prompts[:1],
-        prompt_for("sentiment"),
-        backend_for(server),
-        ResponseCache(None),
-        GenerationSettings(samples=4),
-    )
+def test_stop_sequence_and_n_reach_the_server(server, prompts, run_generation):
+    run_generation(prompts[:1], backend_for(server), samples=4)
     body = server.requests[0].body
     assert body["n"] == 4 and body["stop"] == ["}"] and body["prompt"] == prompts[0].text
 
 
-def test_a_second_run_makes_zero_requests(server, tmp_path, cases, prompts):
+def test_a_second_run_makes_zero_requests(server, tmp_path, cases, prompts, run_generation):
     cache_path = tmp_path / "responses.sqlite"
     settings = GenerationSettings(samples=3)
-    first = generate(
+    first = run_generation(
         prompts,
-        prompt_for("sentiment"),
         backend_for(server),
-        ResponseCache(cache_path),
-        settings,
+        cache=ResponseCache(cache_path),
         known_cases=cases,
+        settings=settings,
     )
     sent = server.request_count
-    second = generate(
+    second = run_generation(
         prompts,
-        prompt_for("sentiment"),
         backend_for(server),
-        ResponseCache(cache_path),
-        settings,
+        cache=ResponseCache(cache_path),
         known_cases=cases,
+        settings=settings,
     )
     assert sent == len(prompts) and server.request_count == sent
     assert second.candidates == first.candidates and second.rejects == first.rejects
 
 
-def test_429_with_retry_after_is_retried_and_then_succeeds(server, prompts):
+def test_429_with_retry_after_is_retried_and_then_succeeds(server, prompts, run_generation):
     server.fail_next(2, 429, retry_after=0.1)
-    result = generate(
-        prompts[:1],
-        prompt_for("sentiment"),
-        backend_for(server),
-        ResponseCache(None),
-        GenerationSettings(samples=1, **FAST),
-    )
+    result = run_generation(prompts[:1], backend_for(server), samples=1, **FAST)
     assert len(result.candidates) == 1 and result.stats.retries == 2
     times = [r.time for r in server.requests]
     assert times[1] - times[0] >= 0.09 and times[2] - times[1] >= 0.09
 
 
-def test_500_is_retried(server, prompts):
+def test_500_is_retried(server, prompts, run_generation):
     server.fail_next(1, 500)
-    result = generate(
-        prompts[:1],
-        prompt_for("sentiment"),
-        backend_for(server),
-        ResponseCache(None),
-        GenerationSettings(samples=1, **FAST),
-    )
+    result = run_generation(prompts[:1], backend_for(server), samples=1, **FAST)
     assert result.stats.retries == 1 and server.request_count == 2
 
 
-def test_a_slow_server_times_out_and_is_retried(server, prompts):
+def test_a_slow_server_times_out_and_is_retried(server, prompts, run_generation):
     server.slow_next(1, 1.0)
-    result = generate(
-        prompts[:1],
-        prompt_for("sentiment"),
-        backend_for(server, timeout=0.3),
-        ResponseCache(None),
-        GenerationSettings(samples=1, **FAST),
-    )
+    result = run_generation(prompts[:1], backend_for(server, timeout=0.3), samples=1, **FAST)
     assert result.stats.retries == 1 and len(result.candidates) == 1
 
 
-def test_persistent_503_ends_in_a_clear_error(server, prompts):
+def test_persistent_503_ends_in_a_clear_error(server, prompts, run_generation):
     server.fail_next(10, 503)
     with pytest.raises(GenerationError, match=r"failed 3 times; last error: HTTP 503"):
-        generate(
-            prompts[:1],
-            prompt_for("sentiment"),
-            backend_for(server),
-            ResponseCache(None),
-            GenerationSettings(samples=1, max_attempts=3, **FAST),
-        )
+        run_generation(prompts[:1], backend_for(server), samples=1, max_attempts=3, **FAST)
     assert server.request_count == 3
 
 
@@ -169,19 +130,13 @@ def test_the_api_key_never_reaches_the_recorded_request(server):
     assert "sk-test-secret" not in str(server.requests[0].headers)
 
 
-def test_chat_endpoint_sends_the_prompt_as_the_user_message(prompts):
+def test_chat_endpoint_sends_the_prompt_as_the_user_message(prompts, run_generation):
     def chat_reply(prompt: str, index: int) -> str:
         return f"- {{ A brand new case number {index}. }}"
 
     with ScriptedOpenAIServer(chat_reply) as server:
         backend = backend_for(server, endpoint="chat")
-        result = generate(
-            prompts[:1],
-            prompt_for("sentiment"),
-            backend,
-            ResponseCache(None),
-            GenerationSettings(samples=2),
-        )
+        result = run_generation(prompts[:1], backend, samples=2)
         messages = server.requests[0].messages
     assert messages[-1] == {"role": "user", "content": prompts[0].text}
     assert [c.text for c in result.candidates] == [
@@ -191,7 +146,7 @@ def test_chat_endpoint_sends_the_prompt_as_the_user_message(prompts):
     assert result.candidates[0].backend == "openai/chat"
 
 
-def test_nli_label_words_become_labels_and_unknown_words_are_rejected():
+def test_nli_label_words_become_labels_and_unknown_words_are_rejected(run_generation):
     case_fields = {
         "task": "nli",
         "capability": "Boolean",
@@ -216,13 +171,7 @@ def test_nli_label_words_become_labels_and_unknown_words_are_rejected():
     }
     with ScriptedOpenAIServer(lambda p, i: replies[i]) as server:
         prompt = build_prompts(seeds, prompt_for("nli"), per_description=1)
-        result = generate(
-            prompt,
-            prompt_for("nli"),
-            backend_for(server),
-            ResponseCache(None),
-            GenerationSettings(samples=3),
-        )
+        result = run_generation(prompt, backend_for(server), task="nli", samples=3)
     assert [(c.text_pair, c.label) for c in result.candidates] == [
         ("Bo has no car.", "contradiction"),
         ("Bo owns a red car.", "neutral"),
@@ -231,18 +180,12 @@ def test_nli_label_words_become_labels_and_unknown_words_are_rejected():
     assert server.requests[0].body["stop"] == ["}\n- {", "}\n\n"]
 
 
-def test_a_server_that_is_down_ends_in_a_clear_error(prompts):
+def test_a_server_that_is_down_ends_in_a_clear_error(prompts, run_generation):
     with ScriptedOpenAIServer() as server:
         url = server.base_url
     backend = OpenAIBackend(model="m", api_key="k", base_url=url, timeout=1.0)
     with pytest.raises(GenerationError, match="cannot connect"):
-        generate(
-            prompts[:1],
-            prompt_for("sentiment"),
-            backend,
-            ResponseCache(None),
-            GenerationSettings(samples=1, max_attempts=2, **FAST),
-        )
+        run_generation(prompts[:1], backend, samples=1, max_attempts=2, **FAST)
 
 
 def test_no_key_and_no_server_says_what_to_set():
