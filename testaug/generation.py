@@ -135,9 +135,7 @@ def sample_prompts(
     planned = []
     for prompt in prompts:
         request = requests_for(prompt, template, settings)
-        keys = [
-            cache_key(backend.name, scope, backend.model, request, i) for i in range(request.n)
-        ]
+        keys = [cache_key(backend.name, scope, backend.model, request, i) for i in range(request.n)]
         planned.append((prompt, request, keys))
     cached = cache.get_many(key for _, _, keys in planned for key in keys)
     stats.cached_samples = len(cached)

@@ -191,6 +191,15 @@ class Reject(Record):
     text_pair: str | None = None
 
 
+class LabelledCandidate(Record):
+    """A candidate with a validity verdict: what rankers train and are evaluated on."""
+
+    candidate: Candidate
+    valid: bool
+    reason: InvalidReason | None = None
+    note: str | None = None
+
+
 class RankedCandidate(Record):
     """A candidate with every ranker's invalidity score, its Borda points and rank."""
 

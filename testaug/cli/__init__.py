@@ -12,6 +12,7 @@ from testaug import __version__
 from testaug.cli.console import err_console
 from testaug.cli.expand import expand_command
 from testaug.cli.generate import generate_command
+from testaug.cli.rankers import rank_command, rankers_app
 from testaug.cli.suite import suite_app
 from testaug.errors import TestAugError
 
@@ -25,6 +26,8 @@ app = typer.Typer(
 app.add_typer(suite_app, name="suite")
 app.command("expand")(expand_command)
 app.command("generate")(generate_command)
+app.add_typer(rankers_app, name="rankers")
+app.command("rank")(rank_command)
 
 
 def _version(value: bool) -> None:

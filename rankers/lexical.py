@@ -1,0 +1,137 @@
+"""A cheap lexical ranker: TF-IDF n-grams of the candidate with logistic regression (numpy).
+
+It sees only surface form (words, word pairs, character trigrams of the
+candidate and of the description it must fit), so it catches what a tiny
+cross-encoder misses cheaply: broken syntax, echoes of the prompt, odd tokens.
+Saved as JSON (vocabulary, idf, weights), never as a pickle.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import math
+import re
+from collections import Counter
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Literal
+
+import numpy as np
+from pydantic import BaseModel, ConfigDict, Field
+
+from rankers.inputs import document_text, query_text
+from testaug.records import Candidate, LabelledCandidate
+
+_WORD = re.compile(r"[a-z0-9']+|[^\sa-z0-9]")
+
+
+class LexicalConfig(BaseModel):
+    """How the lexical member is trained."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    kind: Literal["lexical"] = "lexical"
+    name: str
+    min_count: int = Field(default=2, ge=1)
+    l2: float = Field(default=1.0, ge=0.0)
+    iterations: int = Field(default=400, ge=1)
+    learning_rate: float = Field(default=0.5, gt=0)
+
+
+def features(candidate: Candidate) -> Counter[str]:
+    """Sparse features of a candidate: its n-grams, and which description words it reuses."""
+    text = document_text(candidate).lower()
+    words = _WORD.findall(text)
+    grams: Counter[str] = Counter(f"w:{w}" for w in words)
+    grams.update(f"b:{a}_{b}" for a, b in itertools.pairwise(words))
+    padded = f" {text} "
+    grams.update(f"c:{padded[i : i + 3]}" for i in range(len(padded) - 2))
+    description = set(_WORD.findall(query_text(candidate).lower()))
+    grams.update(f"q:{w}" for w in set(words) & description)
+    grams[f"len:{min(len(words) // 4, 8)}"] += 1
+    return grams
+
+
+class LexicalRanker:
+    """Logistic regression over TF-IDF features; `score` gives the log-odds of invalid."""
+
+    def __init__(
+        self,
+        name: str,
+        vocabulary: dict[str, int],
+        idf: np.ndarray,
+        weights: np.ndarray,
+        bias: float,
+    ) -> None:
+        self.name = name
+        self.vocabulary = vocabulary
+        self.idf = idf
+        self.weights = weights
+        self.bias = bias
+
+    def _matrix(self, candidates: Sequence[Candidate]) -> np.ndarray:
+        matrix = np.zeros((len(candidates), len(self.vocabulary)), dtype=np.float64)
+        for row, candidate in enumerate(candidates):
+            for feature, count in features(candidate).items():
+                column = self.vocabulary.get(feature)
+                if column is not None:
+                    matrix[row, column] = 1.0 + math.log(count)
+        matrix *= self.idf
+        norms = np.linalg.norm(matrix, axis=1, keepdims=True)
+        return matrix / np.where(norms == 0, 1.0, norms)
+
+    def score(self, candidates: Sequence[Candidate], *, batch_size: int = 0) -> np.ndarray:
+        """Log-odds that each candidate is invalid."""
+        if not candidates:
+            return np.zeros(0, dtype=np.float64)
+        return self._matrix(candidates) @ self.weights + self.bias
+
+    def save(self, path: Path) -> None:
+        path.mkdir(parents=True, exist_ok=True)
+        payload = {
+            "name": self.name,
+            "vocabulary": self.vocabulary,
+            "idf": self.idf.tolist(),
+            "weights": self.weights.tolist(),
+            "bias": self.bias,
+        }
+        (path / "lexical.json").write_text(json.dumps(payload), encoding="utf-8")
+
+    @classmethod
+    def load(cls, path: Path) -> LexicalRanker:
+        payload = json.loads((path / "lexical.json").read_text(encoding="utf-8"))
+        return cls(
+            payload["name"],
+            payload["vocabulary"],
+            np.asarray(payload["idf"]),
+            np.asarray(payload["weights"]),
+            float(payload["bias"]),
+        )
+
+
+def train_lexical(labelled: Sequence[LabelledCandidate], config: LexicalConfig) -> LexicalRanker:
+    """Fit TF-IDF and an L2-regularised logistic regression by full-batch gradient descent.
+
+    Deterministic: no sampling. Classes are weighted so invalid and valid count equally.
+    """
+    documents = [features(item.candidate) for item in labelled]
+    frequency: Counter[str] = Counter(f for doc in documents for f in doc)
+    kept = sorted(f for f, n in frequency.items() if n >= config.min_count)
+    vocabulary = {f: i for i, f in enumerate(kept)}
+    n = max(len(documents), 1)
+    idf = np.array([math.log((1 + n) / (1 + frequency[f])) + 1.0 for f in kept])
+    ranker = LexicalRanker(config.name, vocabulary, idf, np.zeros(len(kept)), 0.0)
+    x = ranker._matrix([item.candidate for item in labelled])
+    y = np.array([0.0 if item.valid else 1.0 for item in labelled])
+    positives = max(y.sum(), 1.0)
+    negatives = max(len(y) - y.sum(), 1.0)
+    sample_weight = np.where(y == 1.0, len(y) / (2 * positives), len(y) / (2 * negatives))
+    weights, bias = np.zeros(x.shape[1]), 0.0
+    for _ in range(config.iterations):
+        p = 1.0 / (1.0 + np.exp(-(x @ weights + bias)))
+        error = (p - y) * sample_weight
+        weights -= config.learning_rate * (x.T @ error / len(y) + config.l2 * weights / len(y))
+        bias -= config.learning_rate * error.mean()
+    ranker.weights, ranker.bias = weights, float(bias)
+    return ranker

@@ -1,0 +1,148 @@
+"""`testaug rankers train|evaluate` and `testaug rank`: the validity triage stage."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import typer
+from rich.table import Table
+
+from testaug.cli.console import console, err_console, progress
+from testaug.jsonl import read_jsonl, write_jsonl
+from testaug.records import Candidate, LabelledCandidate
+
+rankers_app = typer.Typer(
+    help="Train and evaluate the validity ranker ensemble.", no_args_is_help=True
+)
+
+
+@rankers_app.command("train")
+def train_command(
+    labelled: Path = typer.Argument(..., help="Labelled candidates (JSONL: candidate + valid)."),
+    output: Path = typer.Option(..., "-o", "--output", help="Folder for the trained ensemble."),
+    config: str = typer.Option("offline", help="Ensemble config: offline, paper, or a YAML file."),
+) -> None:
+    """Train every member of an ensemble on labelled candidates and save it."""
+    from rankers.ensemble import load_config, train_ensemble
+
+    ensemble_config = load_config(config)
+    items = list(read_jsonl(labelled, LabelledCandidate))
+    with progress() as bar:
+        task = bar.add_task("training", total=len(ensemble_config.members))
+
+        def started(name: str) -> None:
+            bar.update(task, description=f"training {name}")
+
+        ensemble = train_ensemble(items, ensemble_config, output, on_member=started)
+        bar.update(task, completed=len(ensemble_config.members))
+    table = Table(title_justify="left")
+    table.add_column("member")
+    table.add_column("kind")
+    table.add_column("seconds", justify="right")
+    for member in ensemble_config.members:
+        seconds = ensemble.manifest.train_seconds[member.name]
+        table.add_row(member.name, member.kind, f"{seconds:.1f}")
+    console.print(table)
+    console.print(
+        f"[green]trained[/] ensemble {ensemble_config.name!r} version {ensemble.version} on "
+        f"{len(items):,} candidates ({ensemble.manifest.invalid:,} invalid) into {output}",
+        highlight=False,
+    )
+
+
+def rank_command(
+    candidates: Path = typer.Argument(..., help="Candidates (JSONL) from `testaug generate`."),
+    rankers: Path = typer.Option(..., "--rankers", help="A trained ensemble folder."),
+    output: Path = typer.Option(..., "-o", "--output", help="Where to write ranked candidates."),
+    batch_size: int = typer.Option(64, min=1, help="Candidates scored per batch."),
+) -> None:
+    """Score candidates with every member and order them by Borda count, likely invalid first."""
+    from rankers.ensemble import Ensemble
+
+    items = list(read_jsonl(candidates, Candidate))
+    err_console.print(f"[dim]scoring {len(items):,} candidates[/]", highlight=False)
+    ensemble = Ensemble.load(rankers)
+    ranked = ensemble.rank(items, batch_size=batch_size)
+    write_jsonl(output, ranked)
+    table = Table(title="most likely invalid", title_justify="left")
+    table.add_column("rank", justify="right")
+    table.add_column("description")
+    table.add_column("candidate")
+    for item in ranked[:5]:
+        text = item.candidate.text + (
+            f" || {item.candidate.text_pair}" if item.candidate.text_pair else ""
+        )
+        table.add_row(str(item.rank), item.candidate.description, text)
+    console.print(table)
+    console.print(
+        f"[green]ranked[/] {len(ranked):,} candidates with ensemble {ensemble.version} "
+        f"into {output}",
+        highlight=False,
+    )
+
+
+@rankers_app.command("evaluate")
+def evaluate_command(
+    labelled: Path = typer.Argument(..., help="Held-out labelled candidates (JSONL)."),
+    rankers: Path = typer.Option(..., "--rankers", help="A trained ensemble folder."),
+    target: float = typer.Option(0.9, min=0.0, max=1.0, help="Target accuracy."),
+    plot: Path | None = typer.Option(
+        None, help="Where to write the ACC@k curve (PNG; default: RANKERS/acc_curve.png)."
+    ),
+    as_json: bool = typer.Option(False, "--json", help="Print one JSON object."),
+) -> None:
+    """Review effort to reach the target accuracy: ensemble, members, random and oracle order."""
+    from rankers.ensemble import Ensemble
+    from rankers.evaluation import evaluate_scores
+    from testaug.plots import plot_acc_curves
+
+    items = list(read_jsonl(labelled, LabelledCandidate))
+    ensemble = Ensemble.load(rankers)
+    scores = ensemble.score([item.candidate for item in items])
+    evaluation = evaluate_scores(items, scores, target)
+    curves = {"ensemble": evaluation.ensemble.curve}
+    curves.update({name: report.curve for name, report in evaluation.members.items()})
+    curves.update(random=evaluation.random_curve, oracle=evaluation.oracle_curve)
+    plot_path = plot_acc_curves(
+        curves,
+        plot or rankers / "acc_curve.png",
+        target=target,
+        title=f"{labelled.name}: {evaluation.n} candidates, {evaluation.n_invalid} invalid",
+    )
+    if as_json:
+        summary = {
+            "effort_at_target": evaluation.ensemble.effort_at_target,
+            "random_effort_at_target": evaluation.ensemble.random_effort_at_target,
+            "oracle_effort_at_target": evaluation.ensemble.oracle_effort_at_target,
+            "reduction_vs_random": evaluation.ensemble.reduction_vs_random,
+            "plot": str(plot_path),
+            "version": ensemble.version,
+            **evaluation.model_dump(),
+        }
+        typer.echo(json.dumps(summary))
+        return
+    table = Table(title=f"review effort for {target:.0%} accuracy", title_justify="left")
+    for column in ("ranking", "effort", "vs random", "ACC@10%", "ACC@30%"):
+        table.add_column(column, justify="left" if column == "ranking" else "right")
+    reports = {"ensemble (Borda)": evaluation.ensemble, **evaluation.members}
+    for name, report in reports.items():
+        table.add_row(
+            name,
+            f"{report.effort_at_target:.1%}",
+            f"-{report.reduction_vs_random:.1%}",
+            f"{_acc_at(report.curve, 0.1):.1%}",
+            f"{_acc_at(report.curve, 0.3):.1%}",
+        )
+    first = evaluation.ensemble
+    table.add_row("random order", f"{first.random_effort_at_target:.1%}", "", "", "", style="dim")
+    table.add_row("oracle order", f"{first.oracle_effort_at_target:.1%}", "", "", "", style="dim")
+    console.print(table)
+    for pair, tau in evaluation.kendall_tau.items():
+        console.print(f"Kendall tau {pair}: {tau:.3f}", highlight=False)
+    console.print(f"[green]wrote[/] the ACC@k curve to {plot_path}", highlight=False)
+
+
+def _acc_at(curve: list[float], fraction: float) -> float:
+    n = len(curve) - 1
+    return curve[round(fraction * n)] if n else 1.0

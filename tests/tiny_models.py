@@ -1,0 +1,94 @@
+"""Tiny random BERT, ELECTRA and RoBERTa sequence classifiers built in place (no download)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+WORDS = [
+    "the",
+    "a",
+    "an",
+    "is",
+    "was",
+    "not",
+    "no",
+    "one",
+    "never",
+    "good",
+    "bad",
+    "great",
+    "awful",
+    "flight",
+    "crew",
+    "seat",
+    "food",
+    "service",
+    "label",
+    "negative",
+    "positive",
+    "neutral",
+    "sentence",
+    "with",
+    "word",
+    ".",
+    ",",
+    "?",
+    "!",
+    "||",
+    "i",
+    "we",
+    "you",
+    "it",
+    "they",
+    "like",
+    "love",
+    "hate",
+    "enjoy",
+    "duplicate",
+    "not_duplicate",
+    "entailment",
+    "contradiction",
+    "question",
+    "who",
+    "what",
+    "how",
+]
+
+
+def build_tiny_cross_encoder(kind: str, path: Path) -> Path:
+    """Save a one-layer, hidden-size-16 `kind` (bert, electra, roberta) classifier to `path`."""
+    from transformers import (
+        BertConfig,
+        BertForSequenceClassification,
+        BertTokenizerFast,
+        ElectraConfig,
+        ElectraForSequenceClassification,
+        RobertaConfig,
+        RobertaForSequenceClassification,
+    )
+
+    path.mkdir(parents=True, exist_ok=True)
+    vocab = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", *WORDS]
+    tokenizer = BertTokenizerFast(vocab={word: i for i, word in enumerate(vocab)})
+    sizes = {
+        "vocab_size": len(vocab),
+        "hidden_size": 16,
+        "num_hidden_layers": 1,
+        "num_attention_heads": 2,
+        "intermediate_size": 32,
+        "max_position_embeddings": 160,
+        "num_labels": 1,
+        "pad_token_id": 0,
+    }
+    if kind == "bert":
+        model = BertForSequenceClassification(BertConfig(**sizes))
+    elif kind == "electra":
+        model = ElectraForSequenceClassification(ElectraConfig(embedding_size=16, **sizes))
+    elif kind == "roberta":
+        model = RobertaForSequenceClassification(RobertaConfig(type_vocab_size=2, **sizes))
+        tokenizer.model_input_names = ["input_ids", "attention_mask"]
+    else:
+        raise ValueError(kind)
+    model.save_pretrained(path)
+    tokenizer.save_pretrained(path)
+    return path
