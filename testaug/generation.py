@@ -301,6 +301,10 @@ def _screen(
     if longest > max_words:
         return _Rejection("too_long", f"{longest} words (at most {max_words})", text, text_pair)
     key = comparison_key(text, text_pair)
+    if text_pair is not None and key[0] == key[1]:
+        return _Rejection(
+            "duplicate", "the two sentences of the pair are the same", text, text_pair
+        )
     if key in seed_keys:
         return _Rejection("copy_of_example", "repeats a seed case of its prompt", text, text_pair)
     if key in seen:

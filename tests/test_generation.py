@@ -188,3 +188,27 @@ def test_rate_limit_spaces_requests(prompts, run_generation):
     run_generation(prompts[:4], backend, samples=1, requests_per_minute=600, concurrency=4)
     calls = sorted(backend.calls)
     assert calls[-1] - calls[0] >= 3 * 0.1 - 0.01
+
+
+def test_a_pair_of_two_identical_sentences_is_a_duplicate(run_generation):
+    from testaug.records import TestCase
+
+    seed = TestCase(
+        task="paraphrase",
+        capability="Vocabulary",
+        description_id="d",
+        description="Synonyms.",
+        text="Is it big?",
+        text_pair="Is it large?",
+        label="duplicate",
+    )
+    from testaug.prompts import prompt_for
+    from testaug.seeding import build_prompts
+
+    prompts = build_prompts([seed], prompt_for("paraphrase"), per_description=1)
+    backend = ScriptedBackend(
+        [" Is it red? }\n- { is it red ", " Is it red? }\n- { Is it crimson? "]
+    )
+    result = run_generation(prompts, backend, task="paraphrase", samples=2)
+    assert [r.detail for r in result.rejects] == ["the two sentences of the pair are the same"]
+    assert [c.text_pair for c in result.candidates] == ["Is it crimson?"]
