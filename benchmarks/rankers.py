@@ -1,3 +1,4 @@
+# ruff: noqa: E402  (imports follow the sys.path fix below)
 """Benchmark: the offline ranker members on CPU.
 
 Prints a table of training time per epoch on 1,000 labelled candidates (the
@@ -16,6 +17,10 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+
+# This file is named like the `rankers` package: drop its folder from the path so
+# that `import rankers` finds the package, not this script.
+sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != Path(__file__).resolve().parent]
 
 from rich.console import Console
 from rich.table import Table

@@ -133,7 +133,7 @@ def train_cross_encoder(
         num_train_epochs=config.epochs,
         per_device_train_batch_size=config.batch_size,
         learning_rate=config.learning_rate,
-        warmup_ratio=0.1,
+        warmup_steps=0.1,  # a float is a fraction of the steps in transformers 5
         seed=config.seed,
         data_seed=config.seed,
         save_strategy="no",
