@@ -15,34 +15,21 @@ from rankers.cross_encoder import (
 )
 from rankers.inputs import ranker_input
 from rankers.losses import lce_groups
-from testaug.records import Candidate, LabelledCandidate
-from tests.tiny_models import build_tiny_cross_encoder
+from tests.tiny_models import build_tiny_cross_encoder, make_candidate, make_labelled
 
 KINDS = ["bert", "electra", "roberta"]
 
 
-def candidate(text: str, description: str = "A positive sentence.", pair: str | None = None):
-    return Candidate(
-        task="sentiment",
-        capability="Vocabulary",
-        description_id=description[:8],
-        description=description,
-        text=text,
-        text_pair=pair,
-        label="positive",
-        prompt_id="p",
-        seed_case_ids=("s",),
-        backend="fake",
-        model="m",
-    )
+GOOD = ["i love the crew .", "great flight !", "we enjoy the food .", "good service ."]
+BAD = ["i hate the crew .", "awful flight !"]
 
 
-def labelled_set() -> list[LabelledCandidate]:
-    good = ["i love the crew .", "great flight !", "we enjoy the food .", "good service ."]
-    bad = ["i hate the crew .", "awful flight !"]
-    items = [LabelledCandidate(candidate=candidate(t), valid=True) for t in good]
-    items += [LabelledCandidate(candidate=candidate(t), valid=False, reason="label") for t in bad]
-    return items
+def candidate(text: str, pair: str | None = None):
+    return make_candidate(text, pair)
+
+
+def labelled_set():
+    return make_labelled(GOOD, BAD)
 
 
 @pytest.fixture(scope="module", params=KINDS)
@@ -51,14 +38,14 @@ def tiny_path(request, tmp_path_factory):
 
 
 def test_ranker_input_shows_description_label_and_both_texts_of_a_pair():
-    query, document = ranker_input(candidate("Q1?", pair="Q2?"))
+    query, document = ranker_input(candidate("Q1?", "Q2?"))
     assert query == "A positive sentence. Label: positive."
     assert document == "Q1? || Q2?"
 
 
 def test_tiny_models_of_every_family_load_and_score(tiny_path):
     ranker = CrossEncoderRanker.load("tiny", tiny_path)
-    scores = ranker.score([candidate("great flight !"), candidate("awful flight !", pair="no")])
+    scores = ranker.score([candidate("great flight !"), candidate("awful flight !", "no")])
     assert scores.shape == (2,) and np.isfinite(scores).all()
     assert ranker.score([]).shape == (0,)
 

@@ -23,8 +23,7 @@ from rankers.evaluation import evaluate_scores
 from rankers.lexical import LexicalConfig, train_lexical
 from testaug.errors import InputError
 from testaug.jsonl import write_jsonl
-from testaug.records import Candidate, LabelledCandidate
-from tests.tiny_models import build_tiny_cross_encoder
+from tests.tiny_models import build_tiny_cross_encoder, make_candidate, make_labelled
 
 GOOD = [
     "i love the crew .",
@@ -37,25 +36,12 @@ GOOD = [
 BAD = ["i hate the crew .", "awful flight !", "the food was bad ."]
 
 
-def candidate(text: str, description: str = "A positive sentence.") -> Candidate:
-    return Candidate(
-        task="sentiment",
-        capability="Vocabulary",
-        description_id=description[:12],
-        description=description,
-        text=text,
-        label="positive",
-        prompt_id="p",
-        seed_case_ids=("s",),
-        backend="fake",
-        model="m",
-    )
+def candidate(text: str):
+    return make_candidate(text)
 
 
-def labelled_set() -> list[LabelledCandidate]:
-    return [LabelledCandidate(candidate=candidate(t), valid=True) for t in GOOD] + [
-        LabelledCandidate(candidate=candidate(t), valid=False, reason="label") for t in BAD
-    ]
+def labelled_set():
+    return make_labelled(GOOD, BAD)
 
 
 @pytest.fixture(scope="module")

@@ -92,3 +92,31 @@ def build_tiny_cross_encoder(kind: str, path: Path) -> Path:
     model.save_pretrained(path)
     tokenizer.save_pretrained(path)
     return path
+
+
+def make_candidate(text: str, pair: str | None = None, description: str = "A positive sentence."):
+    """A generated sentiment candidate for ranker tests."""
+    from testaug.records import Candidate
+
+    return Candidate(
+        task="sentiment",
+        capability="Vocabulary",
+        description_id=description[:12],
+        description=description,
+        text=text,
+        text_pair=pair,
+        label="positive",
+        prompt_id="p",
+        seed_case_ids=("s",),
+        backend="fake",
+        model="m",
+    )
+
+
+def make_labelled(good: list[str], bad: list[str]):
+    """Valid candidates from `good`, then invalid ones (wrong label) from `bad`."""
+    from testaug.records import LabelledCandidate
+
+    return [LabelledCandidate(candidate=make_candidate(t), valid=True) for t in good] + [
+        LabelledCandidate(candidate=make_candidate(t), valid=False, reason="label") for t in bad
+    ]
