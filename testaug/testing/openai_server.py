@@ -2,10 +2,10 @@
 
 `ScriptedOpenAIServer` answers `POST /v1/completions` and `POST /v1/chat/completions` (also
 without the `/v1` prefix) with replies produced by a script, a function of the prompt text and
-the sample index. It applies `n`, `stop` and `max_tokens` itself (tokens are whitespace-separated
-words), records every request, and can inject faults (error statuses with `Retry-After`, extra
-latency) so that retry, timeout and concurrency code can be tested against the real `openai`
-client::
+the sample index. It applies `n`, `stop` and `max_tokens` itself (the wire format lives in
+`openai_wire`; tokens are whitespace-separated words), records every request, and can inject
+faults (error statuses with `Retry-After`, extra latency) so that retry, timeout and
+concurrency code can be tested against the real `openai` client::
 
     with ScriptedOpenAIServer(lambda prompt, i: f"answer {i} to {prompt}") as server:
         client = openai.OpenAI(base_url=server.base_url, api_key="k", max_retries=0)
@@ -19,10 +19,8 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import hashlib
 import itertools
 import json
-import re
 import socket
 import socketserver
 import sys
@@ -32,11 +30,19 @@ from collections import deque
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from email.message import Message
-from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from types import TracebackType
 from typing import Any, Self
-from urllib.parse import urlsplit
+
+from testaug.testing.openai_wire import (
+    apply_limits,
+    count_tokens,
+    default_reply,
+    error_body,
+    mask_header,
+    parse_request,
+    respond,
+)
 
 __all__ = [
     "RecordedRequest",
@@ -50,46 +56,6 @@ __all__ = [
 
 ReplyScript = Callable[[str, int], str]
 """A reply script: (prompt text, sample index 0..n-1) -> the raw continuation."""
-
-COMPLETIONS_PATHS = frozenset({"/v1/completions", "/completions"})
-CHAT_PATHS = frozenset({"/v1/chat/completions", "/chat/completions"})
-MASKED_HEADERS = frozenset({"authorization", "proxy-authorization", "api-key", "x-api-key"})
-
-_WORDS = (
-    "amber", "basil", "cedar", "delta", "ember", "fjord", "garnet", "harbor",
-    "indigo", "juniper", "kestrel", "lumen", "meadow", "nectar", "onyx", "pebble",
-)  # fmt: skip
-_WORD_RE = re.compile(r"\S+")
-
-
-def default_reply(prompt: str, index: int) -> str:
-    """The default script: a deterministic short sentence derived from a hash of prompt and index."""
-    digest = hashlib.sha256(f"{index}\x00{prompt}".encode()).digest()
-    words = " ".join(_WORDS[byte % len(_WORDS)] for byte in digest[:6])
-    return f"Sample {index}: {words}."
-
-
-def count_tokens(text: str) -> int:
-    """Crude token count used for `max_tokens` and `usage`: whitespace-separated words."""
-    return len(text.split())
-
-
-def apply_limits(
-    text: str, stop: str | Sequence[str] | None = None, max_tokens: int | None = None
-) -> tuple[str, str]:
-    """Cut `text` at the earliest stop sequence (excluded), then to `max_tokens` words.
-
-    Returns the text and the finish reason: "length" when the word limit cut it, else "stop".
-    """
-    stops = [stop] if isinstance(stop, str) else list(stop or ())
-    hits = [pos for s in stops if s and (pos := text.find(s)) >= 0]
-    if hits:
-        text = text[: min(hits)]
-    if max_tokens is not None:
-        words = list(_WORD_RE.finditer(text))
-        if len(words) > max_tokens:
-            return (text[: words[max_tokens - 1].end()] if max_tokens > 0 else ""), "length"
-    return text, "stop"
 
 
 @dataclass(frozen=True)
@@ -136,66 +102,6 @@ class _Answer:
     payload: dict[str, Any]
     headers: dict[str, str]
     delay: float
-
-
-class _BadRequest(Exception):
-    """A request the server rejects with 400."""
-
-
-def _mask(name: str, value: str) -> str:
-    if name not in MASKED_HEADERS:
-        return value
-    scheme, sep, _ = value.partition(" ")
-    return f"{scheme} ***" if sep else "***"
-
-
-def _error_body(status: int, message: str | None) -> dict[str, Any]:
-    try:
-        phrase = HTTPStatus(status).phrase
-    except ValueError:
-        phrase = "Error"
-    if status == 429:
-        kind, code = "requests", "rate_limit_exceeded"
-    else:
-        kind = "server_error" if status >= 500 else "invalid_request_error"
-        code = phrase.lower().replace(" ", "_").replace("-", "_")
-    text = message or f"Scripted failure: {status} {phrase}"
-    return {"error": {"message": text, "type": kind, "param": None, "code": code}}
-
-
-def _int_param(body: dict[str, Any], name: str, minimum: int) -> int | None:
-    value = body.get(name)
-    if value is None:
-        return None
-    if not isinstance(value, int) or isinstance(value, bool) or value < minimum:
-        raise _BadRequest(f"'{name}' must be an integer >= {minimum}, got {value!r}")
-    return value
-
-
-def _stop_param(body: dict[str, Any]) -> list[str]:
-    stop = body.get("stop")
-    if stop is None:
-        return []
-    if isinstance(stop, str):
-        return [stop]
-    if isinstance(stop, list) and all(isinstance(s, str) for s in stop):
-        return stop
-    raise _BadRequest(f"'stop' must be a string or a list of strings, got {stop!r}")
-
-
-def _content_text(content: Any) -> str:
-    """The text of a chat message's content: a string, or a list of parts."""
-    if content is None:
-        return ""
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        return "\n".join(
-            part.get("text", "")
-            for part in content
-            if isinstance(part, dict) and part.get("type") == "text"
-        )
-    raise _BadRequest(f"unsupported message content: {content!r}")
 
 
 class _Handler(BaseHTTPRequestHandler):
@@ -465,42 +371,24 @@ class ScriptedOpenAIServer:
                 if slowdown.remaining == 0:
                     self._slowdowns.popleft()
 
-        path = urlsplit(raw_path).path.rstrip("/") or "/"
-        body: Any = None
-        body_error: str | None = "request body is not valid JSON" if raw is None else None
-        if raw:
-            try:
-                body = json.loads(raw)
-            except ValueError:
-                body_error = "request body is not valid JSON"
-        prompts: tuple[str, ...] = ()
+        path, body, body_error = parse_request(raw_path, raw)
         extra_headers = {"x-request-id": f"req_scripted_{request_id}"}
-
         if fault is not None:
-            status, payload = fault.status, _error_body(fault.status, fault.message)
+            status, prompts, payload = fault.status, (), error_body(fault.status, fault.message)
             if fault.retry_after is not None:
                 extra_headers["Retry-After"] = f"{fault.retry_after:g}"
-        elif method != "POST" or path not in COMPLETIONS_PATHS | CHAT_PATHS:
-            status, payload = 404, _error_body(404, f"Unknown request URL: {method} {path}")
-        elif body_error is not None or not isinstance(body, dict):
-            status, payload = 400, _error_body(400, body_error or "request body must be an object")
         else:
-            try:
-                chat = path in CHAT_PATHS
-                prompts, payload = (self._chat if chat else self._completion)(
-                    body, request_id, arrived
-                )
-                status = 200
-            except _BadRequest as exc:
-                status, payload = 400, _error_body(400, str(exc))
-            except Exception as exc:  # a broken reply script: answer it rather than hang up
-                status, payload = 500, _error_body(500, f"reply script failed: {exc!r}")
+            status, prompts, payload = respond(
+                method, path, body, body_error, self._samples, request_id, arrived
+            )
 
         record = RecordedRequest(
             method=method,
             path=path,
             body=body,
-            headers={name.lower(): _mask(name.lower(), value) for name, value in headers.items()},
+            headers={
+                name.lower(): mask_header(name.lower(), value) for name, value in headers.items()
+            },
             time=arrived,
             status=status,
             prompts=prompts,
@@ -520,89 +408,6 @@ class ScriptedOpenAIServer:
                 raise TypeError(f"reply script returned {type(text).__name__}, not str")
             out.append(apply_limits(text, stop, max_tokens))
         return out
-
-    @staticmethod
-    def _common(body: dict[str, Any]) -> tuple[int, list[str]]:
-        if body.get("stream"):
-            raise _BadRequest("streaming is not supported by ScriptedOpenAIServer")
-        return _int_param(body, "n", 1) or 1, _stop_param(body)
-
-    def _completion(
-        self, body: dict[str, Any], request_id: int, arrived: float
-    ) -> tuple[tuple[str, ...], dict[str, Any]]:
-        n, stop = self._common(body)
-        max_tokens = _int_param(body, "max_tokens", 0)
-        prompt = body.get("prompt", "")
-        if isinstance(prompt, str):
-            prompts = [prompt]
-        elif isinstance(prompt, list) and prompt and all(isinstance(p, str) for p in prompt):
-            prompts = prompt
-        else:
-            raise _BadRequest("'prompt' must be a string or a non-empty list of strings")
-        choices = []
-        for p_index, text_prompt in enumerate(prompts):
-            for index, (text, finish) in enumerate(self._samples(text_prompt, n, stop, max_tokens)):
-                choices.append(
-                    {
-                        "index": p_index * n + index,
-                        "text": text,
-                        "finish_reason": finish,
-                        "logprobs": None,
-                    }
-                )
-        prompt_tokens = sum(count_tokens(p) for p in prompts)
-        completion_tokens = sum(count_tokens(c["text"]) for c in choices)
-        payload = {
-            "id": f"cmpl-scripted-{request_id}",
-            "object": "text_completion",
-            "created": int(arrived),
-            "model": str(body.get("model") or "scripted"),
-            "choices": choices,
-            "usage": _usage(prompt_tokens, completion_tokens),
-        }
-        return tuple(prompts), payload
-
-    def _chat(
-        self, body: dict[str, Any], request_id: int, arrived: float
-    ) -> tuple[tuple[str, ...], dict[str, Any]]:
-        n, stop = self._common(body)
-        max_tokens = _int_param(body, "max_completion_tokens", 0)
-        if max_tokens is None:
-            max_tokens = _int_param(body, "max_tokens", 0)
-        messages = body.get("messages")
-        if not isinstance(messages, list) or not all(isinstance(m, dict) for m in messages):
-            raise _BadRequest("'messages' must be a list of message objects")
-        texts = [_content_text(m.get("content")) for m in messages]
-        user_texts = [t for m, t in zip(messages, texts, strict=True) if m.get("role") == "user"]
-        prompt = user_texts[-1] if user_texts else ""
-        choices = [
-            {
-                "index": index,
-                "message": {"role": "assistant", "content": text},
-                "finish_reason": finish,
-                "logprobs": None,
-            }
-            for index, (text, finish) in enumerate(self._samples(prompt, n, stop, max_tokens))
-        ]
-        prompt_tokens = sum(count_tokens(t) for t in texts)
-        completion_tokens = sum(count_tokens(c["message"]["content"]) for c in choices)
-        payload = {
-            "id": f"chatcmpl-scripted-{request_id}",
-            "object": "chat.completion",
-            "created": int(arrived),
-            "model": str(body.get("model") or "scripted"),
-            "choices": choices,
-            "usage": _usage(prompt_tokens, completion_tokens),
-        }
-        return (prompt,), payload
-
-
-def _usage(prompt_tokens: int, completion_tokens: int) -> dict[str, int]:
-    return {
-        "prompt_tokens": prompt_tokens,
-        "completion_tokens": completion_tokens,
-        "total_tokens": prompt_tokens + completion_tokens,
-    }
 
 
 def main(argv: Sequence[str] | None = None) -> int:
