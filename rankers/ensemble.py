@@ -190,20 +190,12 @@ def train_ensemble(
     return Ensemble(members, manifest)
 
 
-def read_labelled(path: Path) -> list[LabelledCandidate]:
-    """Labelled candidates from JSONL."""
-    from testaug.jsonl import read_jsonl
-
-    return list(read_jsonl(path, LabelledCandidate))
-
-
 __all__ = [
     "Ensemble",
     "EnsembleConfig",
     "EnsembleManifest",
     "load_config",
     "ranked_candidates",
-    "read_labelled",
     "shipped_configs",
     "train_ensemble",
 ]

@@ -105,7 +105,7 @@ def generate(
     return GenerationResult(candidates, rejects, stats)
 
 
-def requests_for(
+def request_for(
     prompt: Prompt, template: PromptTemplate, settings: GenerationSettings
 ) -> CompletionRequest:
     """The request that asks for all of a prompt's samples."""
@@ -134,7 +134,7 @@ def sample_prompts(
     pending: list[tuple[Prompt, CompletionRequest, list[str], list[int]]] = []
     planned = []
     for prompt in prompts:
-        request = requests_for(prompt, template, settings)
+        request = request_for(prompt, template, settings)
         keys = [cache_key(backend.name, scope, backend.model, request, i) for i in range(request.n)]
         planned.append((prompt, request, keys))
     cached = cache.get_many(key for _, _, keys in planned for key in keys)
