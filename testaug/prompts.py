@@ -30,7 +30,7 @@ from pathlib import Path
 from testaug.bundled import bundled_dir
 from testaug.errors import InputError, Problem
 from testaug.parsing import FORMATS, BracketFormat
-from testaug.yaml_source import load_yaml
+from testaug.yaml_source import YamlDocument, load_yaml
 
 _FIELDS = {"name", "task", "purpose", "format", "label_words", "variables", "template"}
 
@@ -127,9 +127,9 @@ def load_prompt(path: Path) -> PromptTemplate:
 
 
 def _check_template(
-    document, template: str, variables: dict, fmt: BracketFormat | None
+    document: YamlDocument, template: str, variables: dict, fmt: BracketFormat | None
 ) -> list[Problem]:
-    problems = []
+    problems: list[Problem] = []
     parsed = string.Template(template)
     if not parsed.is_valid():
         problems.append(document.problem(("template",), "a `$` that starts no ${variable}"))

@@ -11,6 +11,7 @@ from testaug.backends import BackendError, CompletionResult, TransientBackendErr
 from testaug.cases import expand_suite
 from testaug.generation import GenerationError, GenerationSettings
 from testaug.prompts import prompt_for
+from testaug.records import TestCase
 from testaug.response_cache import ResponseCache
 from testaug.seeding import build_prompts
 from testaug.suites import load_suite
@@ -191,8 +192,6 @@ def test_rate_limit_spaces_requests(prompts, run_generation):
 
 
 def test_a_pair_of_two_identical_sentences_is_a_duplicate(run_generation):
-    from testaug.records import TestCase
-
     seed = TestCase(
         task="paraphrase",
         capability="Vocabulary",
@@ -202,9 +201,6 @@ def test_a_pair_of_two_identical_sentences_is_a_duplicate(run_generation):
         text_pair="Is it large?",
         label="duplicate",
     )
-    from testaug.prompts import prompt_for
-    from testaug.seeding import build_prompts
-
     prompts = build_prompts([seed], prompt_for("paraphrase"), per_description=1)
     backend = ScriptedBackend(
         [" Is it red? }\n- { is it red ", " Is it red? }\n- { Is it crimson? "]

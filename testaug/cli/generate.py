@@ -10,6 +10,7 @@ import typer
 from rich.table import Table
 
 from testaug.backends import BACKENDS, create_backend
+from testaug.backends.openai_compatible import Endpoint
 from testaug.bundled import resolve_suite
 from testaug.cases import expand_suite
 from testaug.cli.console import console, err_console, progress
@@ -161,10 +162,10 @@ def _one_task(cases: list[TestCase], source: str) -> str:
     return tasks[0]
 
 
-def _endpoint(value: str):
+def _endpoint(value: str) -> Endpoint:
     if value not in ("chat", "completions"):
         raise InputError(Problem("expected chat or completions", field="--endpoint"))
-    return value
+    return value  # type: ignore[return-value]
 
 
 def _without_credentials(url: str | None) -> str | None:

@@ -179,15 +179,10 @@ def completion_payload(
             )
     prompt_tokens = sum(count_tokens(p) for p in prompts)
     completion_tokens = sum(count_tokens(c["text"]) for c in choices)
-    payload = {
-        "id": f"cmpl-scripted-{request_id}",
-        "object": "text_completion",
-        "created": int(arrived),
-        "model": str(body.get("model") or "scripted"),
-        "choices": choices,
-        "usage": _usage(prompt_tokens, completion_tokens),
-    }
-    return tuple(prompts), payload
+    usage = _usage(prompt_tokens, completion_tokens)
+    return tuple(prompts), _envelope(
+        "cmpl", "text_completion", body, request_id, arrived, choices, usage
+    )
 
 
 def chat_payload(
@@ -215,15 +210,30 @@ def chat_payload(
     ]
     prompt_tokens = sum(count_tokens(t) for t in texts)
     completion_tokens = sum(count_tokens(c["message"]["content"]) for c in choices)
-    payload = {
-        "id": f"chatcmpl-scripted-{request_id}",
-        "object": "chat.completion",
+    usage = _usage(prompt_tokens, completion_tokens)
+    return (prompt,), _envelope(
+        "chatcmpl", "chat.completion", body, request_id, arrived, choices, usage
+    )
+
+
+def _envelope(
+    prefix: str,
+    kind: str,
+    body: dict[str, Any],
+    request_id: int,
+    arrived: float,
+    choices: list[dict[str, Any]],
+    usage: dict[str, int],
+) -> dict[str, Any]:
+    """The fields every completion response shares around its choices."""
+    return {
+        "id": f"{prefix}-scripted-{request_id}",
+        "object": kind,
         "created": int(arrived),
         "model": str(body.get("model") or "scripted"),
         "choices": choices,
-        "usage": _usage(prompt_tokens, completion_tokens),
+        "usage": usage,
     }
-    return (prompt,), payload
 
 
 def parse_request(raw_path: str, raw: bytes | None) -> tuple[str, Any, str | None]:
