@@ -126,11 +126,11 @@ class Ensemble:
     ) -> list[RankedCandidate]:
         """The candidates ordered most-likely-invalid first, with scores, Borda points, rank."""
         scores = self.score(candidates, batch_size=batch_size)
-        return ranked_candidates(candidates, scores)
+        return ranked_candidates(candidates, scores, version=self.version)
 
 
 def ranked_candidates(
-    candidates: Sequence[Candidate], scores: dict[str, np.ndarray]
+    candidates: Sequence[Candidate], scores: dict[str, np.ndarray], *, version: str | None = None
 ) -> list[RankedCandidate]:
     """Candidates with their member scores, merged by Borda count, in rank order."""
     if not candidates:
@@ -142,6 +142,7 @@ def ranked_candidates(
             scores={name: float(values[i]) for name, values in scores.items()},
             borda_points=float(result.points[i]),
             rank=int(result.rank[i]),
+            ensemble_version=version,
         )
         for i in result.order
     ]

@@ -207,6 +207,7 @@ class RankedCandidate(Record):
     scores: dict[str, float]
     borda_points: float
     rank: int
+    ensemble_version: str | None = None
 
 
 class Annotation(Record):

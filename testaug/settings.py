@@ -15,7 +15,7 @@ def _default_cache_dir() -> Path:
 
 
 class Settings(BaseSettings):
-    """Where caches live and how to reach an LLM server. Secrets stay SecretStr."""
+    """Where caches live, how to reach an LLM server and Label Studio. Secrets stay SecretStr."""
 
     model_config = SettingsConfigDict(env_prefix="TESTAUG_", extra="ignore")
 
@@ -25,6 +25,15 @@ class Settings(BaseSettings):
     )
     base_url: str | None = Field(
         default=None, validation_alias=AliasChoices("TESTAUG_BASE_URL", "OPENAI_BASE_URL")
+    )
+
+    label_studio_url: str = Field(
+        default="http://127.0.0.1:8080",
+        validation_alias=AliasChoices("TESTAUG_LABEL_STUDIO_URL", "LABEL_STUDIO_URL"),
+    )
+    label_studio_api_key: SecretStr | None = Field(
+        default=None,
+        validation_alias=AliasChoices("TESTAUG_LABEL_STUDIO_API_KEY", "LABEL_STUDIO_API_KEY"),
     )
 
     @property

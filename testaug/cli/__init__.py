@@ -9,6 +9,7 @@ import typer
 from rich.logging import RichHandler
 
 from testaug import __version__
+from testaug.cli.annotate import annotate_app
 from testaug.cli.console import err_console
 from testaug.cli.expand import expand_command
 from testaug.cli.generate import generate_command
@@ -28,6 +29,7 @@ app.command("expand")(expand_command)
 app.command("generate")(generate_command)
 app.add_typer(rankers_app, name="rankers")
 app.command("rank")(rank_command)
+app.add_typer(annotate_app, name="annotate")
 
 
 def _version(value: bool) -> None:

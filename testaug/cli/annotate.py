@@ -1,0 +1,371 @@
+"""`testaug annotate`: send doubtful candidates to people (Label Studio or the terminal),
+bring their verdicts back, and merge the accepted candidates into the suite."""
+
+from __future__ import annotations
+
+import getpass
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import typer
+from pydantic import SecretStr
+from rich.table import Table
+
+from testaug.annotation import (
+    ReviewPlan,
+    merge_annotations,
+    plan_review,
+    read_annotations,
+    save_annotations,
+)
+from testaug.cli.console import console, err_console
+from testaug.errors import InputError, Problem
+from testaug.jsonl import read_jsonl, write_jsonl
+from testaug.records import Annotation, Candidate, RankedCandidate, TestCase, label_options
+from testaug.settings import Settings
+from testaug.verdicts import (
+    Verdict,
+    accepted_cases,
+    decide,
+    merge_into_suite,
+    pairwise_agreement,
+    status_counts,
+)
+
+if TYPE_CHECKING:
+    from testaug.label_studio import LabelStudio
+
+annotate_app = typer.Typer(
+    help="Review the doubtful candidates: Label Studio or the terminal, and merge verdicts.",
+    no_args_is_help=True,
+)
+
+TOP = typer.Option(None, "--top", min=0.0, max=1.0, help="Fraction of the ranking people review.")
+BUDGET = typer.Option(None, "--budget", min=0, help="At most this many candidates for people.")
+PROJECT = typer.Option(None, "--project", help="Label Studio project (default: testaug <run>).")
+URL = typer.Option(None, "--url", help="Label Studio URL (default: $LABEL_STUDIO_URL).")
+API_KEY = typer.Option(
+    None, "--api-key", help="Label Studio token (prefer $LABEL_STUDIO_API_KEY).", show_default=False
+)
+CASES = typer.Option(
+    None, "--cases", help="The suite cases the seeds came from (default: cases.jsonl beside it)."
+)
+
+
+@annotate_app.command("push")
+def push_command(
+    ranked_path: Path = typer.Argument(..., metavar="RANKED", help="Ranked candidates (JSONL)."),
+    top: float | None = TOP,
+    budget: int | None = BUDGET,
+    project: str | None = PROJECT,
+    annotations_path: Path | None = typer.Option(
+        None, "--annotations", help="Annotations file (default: annotations.jsonl beside RANKED)."
+    ),
+    cases: Path | None = CASES,
+    url: str | None = URL,
+    api_key: str | None = API_KEY,
+) -> None:
+    """Import the top of the ranking into a Label Studio project; the ranker accepts the rest."""
+    from testaug.label_studio import push_for_review
+
+    ranked = _read_ranked(ranked_path)
+    seeds = _seed_cases(cases, ranked_path)
+    annotations_path = annotations_path or ranked_path.with_name("annotations.jsonl")
+    project = project or _default_project(ranked_path)
+    result = push_for_review(
+        _studio(url, api_key),
+        project,
+        ranked,
+        seeds=seeds,
+        labels=_task_labels(ranked, seeds.values()),
+        top=_default_top(top, budget),
+        budget=budget,
+    )
+    _record_acceptances(annotations_path, result.plan)
+    state = "created" if result.created else "reused"
+    console.print(
+        f"[green]pushed[/] {len(result.plan.review):,} of {len(ranked):,} candidates to project "
+        f"{project!r} ({state}, id {result.project_id}): {result.imported:,} imported, "
+        f"{result.already_present:,} already there; {len(result.plan.accepted):,} accepted by "
+        f"the ranker, recorded in {annotations_path}",
+        highlight=False,
+    )
+
+
+@annotate_app.command("pull")
+def pull_command(
+    output: Path = typer.Option(..., "-o", "--output", help="Annotations file (JSONL) to update."),
+    project: str | None = PROJECT,
+    ranked_path: Path | None = typer.Option(
+        None, "--ranked", help="Ranked candidates (default: ranked.jsonl beside the output)."
+    ),
+    suite: Path | None = typer.Option(
+        None, "--suite", help="Suite cases to merge accepted ones into."
+    ),
+    url: str | None = URL,
+    api_key: str | None = API_KEY,
+) -> None:
+    """Bring people's verdicts back, then write the accepted candidates as suite cases."""
+    from testaug.label_studio import pull_verdicts
+
+    ranked_path = ranked_path or output.with_name("ranked.jsonl")
+    project = project or _default_project(output)
+    reading = pull_verdicts(_studio(url, api_key), project)
+    update = merge_annotations(read_annotations(output), reading.annotations)
+    save_annotations(output, update.annotations)
+    for problem in reading.problems:
+        err_console.print(f"[yellow]skipped[/] {problem}", highlight=False)
+    console.print(
+        f"[green]pulled[/] project {project!r}: {len(reading.annotations):,} verdicts "
+        f"({update.added:,} new, {update.changed:,} changed), {reading.cancelled:,} skipped or "
+        f"cancelled, {reading.unanswered:,} without a verdict; {len(update.annotations):,} "
+        f"records in {output}",
+        highlight=False,
+    )
+    candidates = dict(reading.candidates)
+    if ranked_path.exists():
+        candidates.update({item.candidate.id: item.candidate for item in _read_ranked(ranked_path)})
+    else:
+        err_console.print(
+            f"[yellow]no {ranked_path}[/]: only candidates sent to Label Studio can be merged "
+            "(pass --ranked)",
+            highlight=False,
+        )
+    _merge_and_report(update.annotations, candidates, suite, output)
+
+
+@annotate_app.command("merge")
+def merge_command(
+    annotations_path: Path = typer.Argument(..., metavar="ANNOTATIONS"),
+    ranked_path: Path = typer.Option(..., "--ranked", help="Ranked candidates (JSONL)."),
+    suite: Path | None = typer.Option(
+        None, "--suite", help="Suite cases to merge accepted ones into."
+    ),
+) -> None:
+    """Decide every candidate from the annotations and write the accepted ones as suite cases."""
+    candidates = {item.candidate.id: item.candidate for item in _read_ranked(ranked_path)}
+    annotations = list(read_jsonl(annotations_path, Annotation))
+    _merge_and_report(annotations, candidates, suite, annotations_path)
+
+
+@annotate_app.command("terminal")
+def terminal_command(
+    ranked_path: Path = typer.Argument(..., metavar="RANKED", help="Ranked candidates (JSONL)."),
+    top: float | None = TOP,
+    budget: int | None = BUDGET,
+    annotations_path: Path | None = typer.Option(
+        None, "--annotations", help="Annotations file (default: annotations.jsonl beside RANKED)."
+    ),
+    annotator: str | None = typer.Option(None, help="Your name in the records (default: login)."),
+    cases: Path | None = CASES,
+) -> None:
+    """Review the top of the ranking in the terminal: Enter valid, n invalid, s skip, q quit.
+    Verdicts are saved one by one; run it again to go on where you stopped."""
+    import sys
+
+    from testaug.terminal_annotation import annotate_in_terminal, key_reader
+
+    ranked = _read_ranked(ranked_path)
+    seeds = _seed_cases(cases, ranked_path)
+    annotations_path = annotations_path or ranked_path.with_name("annotations.jsonl")
+    annotator = annotator or getpass.getuser()
+    plan = plan_review(ranked, top=_default_top(top, budget), budget=budget)
+    _record_acceptances(annotations_path, plan)
+    done = {
+        a.candidate_id
+        for a in read_annotations(annotations_path)
+        if a.origin == "terminal" and a.annotator == annotator
+    }
+
+    def save(record: Annotation) -> None:
+        update = merge_annotations(read_annotations(annotations_path), [record])
+        save_annotations(annotations_path, update.annotations)
+
+    session = annotate_in_terminal(
+        plan.review,
+        seeds=seeds,
+        labels=_task_labels(ranked, seeds.values()),
+        annotator=annotator,
+        done=done,
+        read_key=key_reader(sys.stdin),
+        console=console,
+        save=save,
+    )
+    console.print(
+        f"[green]{session.annotated:,} annotated[/] ({session.valid:,} valid, "
+        f"{session.invalid:,} invalid), {session.skipped:,} skipped, {session.remaining:,} left; "
+        f"saved to {annotations_path}",
+        highlight=False,
+    )
+
+
+def _studio(url: str | None, api_key: str | None) -> LabelStudio:
+    from testaug.label_studio import LabelStudio
+
+    settings = Settings()
+    key = SecretStr(api_key) if api_key else settings.label_studio_api_key
+    if key is None:
+        raise InputError(
+            Problem("no Label Studio API key: set LABEL_STUDIO_API_KEY", field="api_key")
+        )
+    return LabelStudio(url or settings.label_studio_url, key)
+
+
+def _read_ranked(path: Path) -> list[RankedCandidate]:
+    ranked = list(read_jsonl(path, RankedCandidate))
+    if not ranked:
+        raise InputError(Problem("no ranked candidates in the file", file=path))
+    return ranked
+
+
+def _seed_cases(cases: Path | None, ranked_path: Path) -> dict[str, TestCase]:
+    """Seed cases by id, from --cases or the run's cases.jsonl; none when neither exists."""
+    path = cases or ranked_path.with_name("cases.jsonl")
+    if cases is None and not path.exists():
+        err_console.print(
+            f"[yellow]no {path}[/]: seed examples will not be shown (pass --cases)", highlight=False
+        )
+        return {}
+    return {case.id: case for case in read_jsonl(path, TestCase)}
+
+
+def _task_labels(ranked: Sequence[RankedCandidate], cases: Iterable[TestCase]) -> list[str]:
+    """The labels annotators may correct to: every label of the candidates and seed cases."""
+    labels = {option for item in ranked for option in label_options(item.candidate.label)}
+    labels |= {option for case in cases for option in label_options(case.label)}
+    return sorted(labels)
+
+
+def _default_top(top: float | None, budget: int | None) -> float | None:
+    return 0.3 if top is None and budget is None else top
+
+
+def _default_project(path: Path) -> str:
+    return f"testaug {path.resolve().parent.name}"
+
+
+def _record_acceptances(path: Path, plan: ReviewPlan) -> None:
+    """Write the ranker's acceptances; withdraw them for candidates now sent to people."""
+    update = merge_annotations(
+        read_annotations(path),
+        plan.accepted,
+        withdraw_ranker_for=[item.candidate.id for item in plan.review],
+    )
+    save_annotations(path, update.annotations)
+
+
+def _merge_and_report(
+    annotations: Sequence[Annotation],
+    candidates: dict[str, Candidate],
+    suite: Path | None,
+    beside: Path,
+) -> None:
+    verdicts = decide(annotations, candidates)
+    cases = accepted_cases(candidates.values(), verdicts)
+    accepted_path = beside.with_name("accepted.jsonl")
+    write_jsonl(accepted_path, cases)
+    _print_verdicts(verdicts, annotations)
+    message = f"[green]accepted[/] {len(cases):,} cases (source llm) into {accepted_path}"
+    if suite is not None:
+        merged, added = merge_into_suite(list(read_jsonl(suite, TestCase)), cases)
+        suite_path = beside.with_name("suite.jsonl")
+        write_jsonl(suite_path, merged)
+        message += f"; suite of {len(merged):,} cases ({added:,} new) in {suite_path}"
+    console.print(message, highlight=False)
+
+
+def _print_verdicts(verdicts: dict[str, Verdict], annotations: Sequence[Annotation]) -> None:
+    table = Table(title="verdicts", title_justify="left")
+    table.add_column("status")
+    table.add_column("candidates", justify="right")
+    for status, count in status_counts(verdicts).items():
+        table.add_row(status, f"{count:,}")
+    console.print(table)
+    disagreements = [v for v in verdicts.values() if v.disagreement]
+    if disagreements:
+        table = Table(title=f"{len(disagreements)} disagreements", title_justify="left")
+        table.add_column("candidate")
+        table.add_column("status")
+        table.add_column("votes")
+        for verdict in disagreements[:20]:
+            votes = ", ".join(
+                f"{who}: {' or '.join(label_options(vote))}" for who, vote in verdict.votes.items()
+            )
+            table.add_row(verdict.candidate_id, verdict.status, votes)
+        console.print(table)
+    agreements = pairwise_agreement(annotations)
+    if agreements:
+        table = Table(title="agreement", title_justify="left")
+        for column in ("annotators", "overlap", "agreement", "Cohen's kappa"):
+            table.add_column(column, justify="left" if column == "annotators" else "right")
+        for row in agreements:
+            kappa = "n/a" if row.kappa is None else f"{row.kappa:.3f}"
+            table.add_row(
+                f"{row.annotator_a} / {row.annotator_b}",
+                str(row.overlap),
+                f"{row.observed:.1%}",
+                kappa,
+            )
+        console.print(table)
+
+
+@annotate_app.command("install-server")
+def install_server_command() -> None:
+    """Install Label Studio into its own virtual environment under the cache directory."""
+    from testaug.label_studio_server import LABEL_STUDIO_VERSION, install_server, server_venv
+
+    venv = server_venv(Settings().cache_dir)
+    with err_console.status(f"installing label-studio=={LABEL_STUDIO_VERSION} into {venv}"):
+        executable = install_server(venv)
+    console.print(f"[green]Label Studio ready[/]: {executable}", highlight=False)
+
+
+@annotate_app.command("server")
+def server_command(
+    data_dir: Path = typer.Option(
+        Path("runs/label-studio"), "--data-dir", help="Where Label Studio keeps its database."
+    ),
+    port: int = typer.Option(8080, min=1, max=65535),
+) -> None:
+    """Start a local Label Studio on 127.0.0.1 (installing it first if needed); Ctrl-C stops it.
+
+    A fresh data directory gets a user whose API key is $LABEL_STUDIO_API_KEY, or a new
+    key that is printed once; a used one needs the key it was created with.
+    """
+    import secrets
+
+    from testaug.label_studio_server import LocalServer, has_database, install_server, server_venv
+
+    settings = Settings()
+    key = settings.label_studio_api_key
+    new_key = key is None
+    if key is None:
+        if has_database(data_dir):
+            raise InputError(
+                Problem(
+                    "this data directory already has users: set LABEL_STUDIO_API_KEY to the key "
+                    "it was created with",
+                    file=data_dir,
+                )
+            )
+        key = SecretStr(secrets.token_hex(20))
+    with err_console.status("installing Label Studio (first time only, about 2 minutes)"):
+        executable = install_server(server_venv(settings.cache_dir))
+    server = LocalServer(executable, data_dir, api_key=key, port=port)
+    server.start()
+    try:
+        with err_console.status(f"starting Label Studio at {server.url} (first start: ~45 s)"):
+            server.wait_ready()
+        console.print(f"[green]Label Studio is running[/] at {server.url}", highlight=False)
+        console.print(f"log in as {server.username} (password: the API key)", highlight=False)
+        if new_key:
+            console.print("in the shell where you run testaug:", highlight=False)
+            console.print(
+                f"  export LABEL_STUDIO_URL={server.url} "
+                f"LABEL_STUDIO_API_KEY={key.get_secret_value()}",
+                highlight=False,
+            )
+        server.wait()
+    finally:
+        server.stop()

@@ -1,0 +1,279 @@
+"""`testaug annotate push|pull` against a real Label Studio server on 127.0.0.1.
+
+The server runs from the venv that `testaug annotate install-server` creates (the
+README's install command does it); one server with a temporary data directory serves
+the whole module. The tests run in order, as a project's life goes: push, annotate as
+two people, pull and merge, push and pull again.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import numpy as np
+import pytest
+from pydantic import SecretStr
+
+from testaug.jsonl import read_jsonl, write_jsonl
+from testaug.records import Annotation, TestCase
+from testaug.settings import Settings
+from tests.tiny_models import make_candidate
+
+pytestmark = [pytest.mark.label_studio, pytest.mark.slow]
+
+API_KEY = "0123456789abcdef0123456789abcdef01234567"
+PROJECT = "validity of tiny candidates"
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[object]:
+    from testaug.label_studio_server import LocalServer, free_port, server_executable, server_venv
+
+    executable = server_executable(server_venv(Settings().cache_dir))
+    if not executable.exists():
+        message = f"Label Studio is not installed ({executable}): testaug annotate install-server"
+        if os.environ.get("CI"):
+            pytest.fail(message)
+        pytest.skip(message)
+    data_dir = tmp_path_factory.mktemp("label-studio")
+    running = LocalServer(executable, data_dir, api_key=SecretStr(API_KEY), port=free_port())
+    running.start()
+    try:
+        running.wait_ready(timeout=240)
+        yield running
+    finally:
+        running.stop()
+
+
+@pytest.fixture(scope="module")
+def run_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A run directory with ranked.jsonl (10 candidates) and the seed cases.jsonl."""
+    from rankers.ensemble import ranked_candidates
+
+    folder = tmp_path_factory.mktemp("run")
+    seed = TestCase(
+        task="sentiment",
+        capability="Vocabulary",
+        description_id="A positive se",
+        description="A positive sentence.",
+        text="The seat was great.",
+        label="positive",
+    )
+    other = seed.model_copy(update={"id": "", "text": "The food was awful.", "label": "negative"})
+    candidates = [
+        make_candidate(f"Candidate number {i} was lovely.").model_copy(
+            update={"seed_case_ids": (seed.id, "gone")}
+        )
+        for i in range(10)
+    ]
+    scores = {"lexical": np.linspace(1.0, 0.0, 10), "other": np.linspace(0.9, 0.1, 10)}
+    write_jsonl(folder / "ranked.jsonl", ranked_candidates(candidates, scores, version="v-test"))
+    write_jsonl(folder / "cases.jsonl", [seed, TestCase.model_validate(other.model_dump())])
+    return folder
+
+
+def annotate(
+    server, run_dir: Path, *args: str, api_key: str = API_KEY
+) -> subprocess.CompletedProcess:
+    env = {
+        **os.environ,
+        "LABEL_STUDIO_URL": server.url,
+        "LABEL_STUDIO_API_KEY": api_key,
+        "TESTAUG_CACHE_DIR": str(run_dir / "cache"),
+    }
+    return subprocess.run(
+        [sys.executable, "-m", "testaug", "annotate", *args],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=run_dir,
+        timeout=180,
+    )
+
+
+def client(server):
+    from label_studio_sdk.client import LabelStudio
+
+    return LabelStudio(base_url=server.url, api_key=API_KEY)
+
+
+def project_tasks(server) -> list[dict]:
+    sdk = client(server)
+    project = next(p for p in sdk.projects.list(title=PROJECT) if p.title == PROJECT)
+    payload = b"".join(
+        sdk.projects.exports.download_sync(
+            id=project.id, export_type="JSON", download_all_tasks=True
+        )
+    )
+    return json.loads(payload)
+
+
+def choice(name: str, value: str) -> dict:
+    return {"from_name": name, "to_name": "text", "type": "choices", "value": {"choices": [value]}}
+
+
+def test_push_imports_the_top_with_scores_and_records_the_rest_as_accepted(server, run_dir):
+    done = annotate(server, run_dir, "push", "ranked.jsonl", "--top", "0.3", "--project", PROJECT)
+    assert done.returncode == 0, done.stderr
+    assert "3 imported" in done.stdout
+
+    tasks = project_tasks(server)
+    ranked = [json.loads(line) for line in (run_dir / "ranked.jsonl").read_text().splitlines()]
+    assert [t["data"]["candidate_id"] for t in tasks] == [r["candidate"]["id"] for r in ranked[:3]]
+    first = tasks[0]["data"]
+    assert first["seeds"].startswith("The seat was great.")
+    assert first["label"] == "positive"
+    sdk = client(server)
+    prediction = sdk.predictions.get(id=tasks[0]["predictions"][0])
+    assert prediction.model_version == "v-test"
+    assert prediction.score == pytest.approx(1.0)
+
+    accepted = list(read_jsonl(run_dir / "annotations.jsonl", Annotation))
+    assert len(accepted) == 7
+    assert {a.origin for a in accepted} == {"ranker"}
+    assert all("top 30%" in a.rule for a in accepted)
+
+
+def test_pushing_again_imports_nothing_twice(server, run_dir):
+    again = annotate(server, run_dir, "push", "ranked.jsonl", "--top", "0.3", "--project", PROJECT)
+    assert again.returncode == 0, again.stderr
+    assert "0 imported, 3 already there" in again.stdout
+    more = annotate(server, run_dir, "push", "ranked.jsonl", "--budget", "4", "--project", PROJECT)
+    assert "1 imported, 3 already there" in more.stdout
+    assert len(project_tasks(server)) == 4
+    records = list(read_jsonl(run_dir / "annotations.jsonl", Annotation))
+    assert len(records) == 6  # the ranker no longer accepts the fourth candidate
+
+
+def test_pull_takes_the_majority_reports_kappa_and_merges_into_the_suite(server, run_dir):
+    sdk = client(server)
+    second = sdk.users.create(username="second", email="second@example.com", password="pw-second-1")
+    tasks = project_tasks(server)
+    first, second_task, third, fourth = (t["id"] for t in tasks)
+    # Both people: agree valid, agree invalid, disagree; one corrects a label; one skips.
+    sdk.annotations.create(id=first, result=[choice("validity", "valid")])
+    sdk.annotations.create(id=first, result=[choice("validity", "valid")], completed_by=second.id)
+    sdk.annotations.create(
+        id=second_task,
+        result=[
+            choice("validity", "invalid"),
+            choice("reason", "is malformed (not a sentence, broken pair, cut off)"),
+        ],
+    )
+    sdk.annotations.create(
+        id=second_task, result=[choice("validity", "invalid")], completed_by=second.id
+    )
+    sdk.annotations.create(id=third, result=[choice("validity", "valid")])
+    sdk.annotations.create(id=third, result=[choice("validity", "invalid")], completed_by=second.id)
+    sdk.annotations.create(
+        id=fourth,
+        result=[
+            choice("validity", "invalid"),
+            choice("reason", "does not have the right label"),
+            choice("corrected_label", "negative"),
+        ],
+    )
+    sdk.annotations.create(id=fourth, result=[], was_cancelled=True, completed_by=second.id)
+
+    done = annotate(
+        server,
+        run_dir,
+        "pull",
+        "-o",
+        "annotations.jsonl",
+        "--project",
+        PROJECT,
+        "--suite",
+        "cases.jsonl",
+    )
+    assert done.returncode == 0, done.stderr
+    assert "7 verdicts (7 new" in done.stdout
+    assert "1 skipped or cancelled" in done.stdout
+    assert "disagreements" in done.stdout
+    assert "0.400" in done.stdout  # kappa over the three tasks both judged
+
+    people = [
+        a for a in read_jsonl(run_dir / "annotations.jsonl", Annotation) if a.origin != "ranker"
+    ]
+    assert len(people) == 7
+    assert {a.annotator for a in people} == {"admin@localhost.localdomain", "second@example.com"}
+    malformed = [a for a in people if a.reason == "malformed"]
+    assert len(malformed) == 1
+    accepted = {c.id: c for c in read_jsonl(run_dir / "accepted.jsonl", TestCase)}
+    ranked_ids = [json.loads(line)["candidate"]["id"] for line in (run_dir / "ranked.jsonl").open()]
+    assert (
+        ranked_ids[0] in accepted
+        and ranked_ids[1] not in accepted
+        and ranked_ids[2] not in accepted
+    )
+    assert accepted[ranked_ids[3]].label == "negative"
+    assert accepted[ranked_ids[3]].meta["proposed_label"] == "positive"
+    assert len(accepted) == 2 + 6
+    assert {c.source for c in accepted.values()} == {"llm"}
+    suite = list(read_jsonl(run_dir / "suite.jsonl", TestCase))
+    assert len(suite) == 2 + len(accepted)
+
+
+def test_pulling_again_adds_nothing_and_keeps_annotations_deleted_on_the_server(server, run_dir):
+    sdk = client(server)
+    task = project_tasks(server)[0]
+    for annotation in task["annotations"]:
+        sdk.annotations.delete(id=annotation["id"])
+    before = (run_dir / "annotations.jsonl").read_text()
+    done = annotate(server, run_dir, "pull", "-o", "annotations.jsonl", "--project", PROJECT)
+    assert done.returncode == 0, done.stderr
+    assert "(0 new, 0 changed)" in done.stdout
+    assert (run_dir / "annotations.jsonl").read_text() == before
+
+
+def test_wrong_key_down_server_and_deleted_project_are_clear_errors_that_lose_nothing(
+    server, run_dir
+):
+    before = (run_dir / "annotations.jsonl").read_text()
+    wrong = annotate(
+        server,
+        run_dir,
+        "pull",
+        "-o",
+        "annotations.jsonl",
+        "--project",
+        PROJECT,
+        api_key="not-the-key-0000",
+    )
+    assert wrong.returncode == 1
+    assert "refused the API key (HTTP 401)" in wrong.stderr
+    assert "not-the-key" not in wrong.stderr + wrong.stdout
+
+    down = annotate(
+        server,
+        run_dir,
+        "pull",
+        "-o",
+        "annotations.jsonl",
+        "--project",
+        PROJECT,
+        "--url",
+        "http://127.0.0.1:9",
+    )
+    assert down.returncode == 1
+    assert "cannot reach Label Studio at http://127.0.0.1:9" in down.stderr
+
+    sdk = client(server)
+    project = next(p for p in sdk.projects.list(title=PROJECT) if p.title == PROJECT)
+    sdk.projects.delete(id=project.id)
+    gone = annotate(server, run_dir, "pull", "-o", "annotations.jsonl", "--project", PROJECT)
+    assert gone.returncode == 1
+    assert f"no Label Studio project named '{PROJECT}'" in gone.stderr
+    assert (run_dir / "annotations.jsonl").read_text() == before
+
+
+def test_the_api_key_reaches_no_file_of_the_run_and_no_output(server, run_dir):
+    for path in run_dir.rglob("*"):
+        if path.is_file():
+            assert API_KEY not in path.read_text(errors="replace"), path
+    assert API_KEY not in server.log_path.read_text(errors="replace")
