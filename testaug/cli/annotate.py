@@ -22,7 +22,14 @@ from testaug.annotation import (
 from testaug.cli.console import console, err_console
 from testaug.errors import InputError, Problem
 from testaug.jsonl import read_jsonl, write_jsonl
-from testaug.records import Annotation, Candidate, RankedCandidate, TestCase, label_options
+from testaug.records import (
+    Annotation,
+    Candidate,
+    LabelledCandidate,
+    RankedCandidate,
+    TestCase,
+    label_options,
+)
 from testaug.settings import Settings
 from testaug.verdicts import (
     Verdict,
@@ -200,6 +207,41 @@ def terminal_command(
     )
 
 
+@annotate_app.command("retrain")
+def retrain_command(
+    ranked_path: Path = typer.Argument(..., metavar="RANKED", help="Ranked candidates (JSONL)."),
+    annotations_path: Path = typer.Option(..., "--annotations", help="Annotations so far."),
+    rankers_out: Path = typer.Option(..., "--rankers-out", help="Folder for the new ensemble."),
+    output: Path = typer.Option(..., "-o", "--output", help="Where to write the re-ranked ones."),
+    config: str = typer.Option("offline", help="Ensemble config: offline, paper, or a YAML file."),
+    extra: Path | None = typer.Option(
+        None, "--with", help="Labelled candidates to train on as well (e.g. data/validity)."
+    ),
+) -> None:
+    """Active loop: retrain the rankers on every verdict so far and re-rank what is pending.
+    Push the output again to send the next batch to people."""
+    from rankers.active import retrain_and_rerank
+    from rankers.ensemble import load_config
+
+    ranked = _read_ranked(ranked_path)
+    labelled = list(read_jsonl(extra, LabelledCandidate)) if extra else []
+    with err_console.status("retraining the ranker ensemble"):
+        result = retrain_and_rerank(
+            ranked,
+            read_annotations(annotations_path),
+            load_config(config),
+            rankers_out,
+            extra=labelled,
+        )
+    write_jsonl(output, result.reranked)
+    console.print(
+        f"[green]retrained[/] ensemble {result.ensemble.version} on {result.from_people:,} "
+        f"verdicts of people and {result.from_extra:,} other labelled candidates into "
+        f"{rankers_out}; re-ranked {len(result.reranked):,} pending candidates into {output}",
+        highlight=False,
+    )
+
+
 def _studio(url: str | None, api_key: str | None) -> LabelStudio:
     from testaug.label_studio import LabelStudio
 
@@ -246,12 +288,10 @@ def _default_project(path: Path) -> str:
 
 
 def _record_acceptances(path: Path, plan: ReviewPlan) -> None:
-    """Write the ranker's acceptances; withdraw them for candidates now sent to people."""
-    update = merge_annotations(
-        read_annotations(path),
-        plan.accepted,
-        withdraw_ranker_for=[item.candidate.id for item in plan.review],
-    )
+    """Write the ranker's acceptances under this plan, replacing any earlier ranker record
+    of the same candidates (a candidate now sent to people loses its acceptance)."""
+    planned = [item.candidate.id for item in plan.review] + [a.candidate_id for a in plan.accepted]
+    update = merge_annotations(read_annotations(path), plan.accepted, withdraw_ranker_for=planned)
     save_annotations(path, update.annotations)
 
 

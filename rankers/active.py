@@ -1,0 +1,70 @@
+"""The active loop: after a batch of annotations, retrain the ensemble on everything people
+have judged so far and re-rank the candidates still waiting for a person."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from rankers.ensemble import Ensemble, EnsembleConfig, train_ensemble
+from testaug.records import Annotation, Candidate, LabelledCandidate, RankedCandidate
+from testaug.verdicts import Verdict, decide
+
+
+def labelled_from_verdicts(
+    candidates: Mapping[str, Candidate], verdicts: Mapping[str, Verdict]
+) -> list[LabelledCandidate]:
+    """Training records from people's verdicts (the ranker's own acceptances are left out).
+
+    A candidate kept with a corrected label was invalid as proposed: it trains as
+    invalid with reason `label`. Disputed candidates are left out, as the paper does.
+    """
+    labelled = []
+    for cid, verdict in verdicts.items():
+        if verdict.decided_by != "people" or cid not in candidates:
+            continue
+        candidate = candidates[cid]
+        if verdict.status == "accepted" and verdict.label == candidate.label:
+            labelled.append(LabelledCandidate(candidate=candidate, valid=True))
+        elif verdict.status == "accepted":
+            labelled.append(LabelledCandidate(candidate=candidate, valid=False, reason="label"))
+        else:
+            labelled.append(LabelledCandidate(candidate=candidate, valid=False))
+    return labelled
+
+
+@dataclass(frozen=True)
+class ActiveRound:
+    """One round of the loop: the retrained ensemble and the pending candidates re-ranked."""
+
+    ensemble: Ensemble
+    reranked: list[RankedCandidate]
+    from_people: int
+    from_extra: int
+
+
+def retrain_and_rerank(
+    ranked: Sequence[RankedCandidate],
+    annotations: Iterable[Annotation],
+    config: EnsembleConfig,
+    folder: Path,
+    *,
+    extra: Sequence[LabelledCandidate] = (),
+    batch_size: int = 64,
+) -> ActiveRound:
+    """Train on `extra` plus people's verdicts so far (theirs win on the same candidate),
+    then rank every candidate no person has judged yet."""
+    candidates = {item.candidate.id: item.candidate for item in ranked}
+    verdicts = decide(annotations, candidates)
+    judged = labelled_from_verdicts(candidates, verdicts)
+    judged_ids = {item.candidate.id for item in judged}
+    base = [item for item in extra if item.candidate.id not in judged_ids]
+    ensemble = train_ensemble([*base, *judged], config, folder)
+    pending = [
+        candidate
+        for cid, candidate in candidates.items()
+        if verdicts[cid].decided_by != "people" and verdicts[cid].status != "disputed"
+    ]
+    reranked = ensemble.rank(pending, batch_size=batch_size) if pending else []
+    return ActiveRound(ensemble, reranked, from_people=len(judged), from_extra=len(base))
