@@ -273,9 +273,15 @@ def _seed_cases(cases: Path | None, ranked_path: Path) -> dict[str, TestCase]:
 
 
 def _task_labels(ranked: Sequence[RankedCandidate], cases: Iterable[TestCase]) -> list[str]:
-    """The labels annotators may correct to: every label of the candidates and seed cases."""
+    """The labels annotators may correct to: the labels of the bundled suite of the task,
+    and every label of the candidates and seed cases."""
+    from testaug.bundled import bundled_suites, resolve_suite
+    from testaug.suites import load_suite
+
     labels = {option for item in ranked for option in label_options(item.candidate.label)}
     labels |= {option for case in cases for option in label_options(case.label)}
+    for task in {item.candidate.task for item in ranked} & set(bundled_suites()):
+        labels |= set(load_suite(resolve_suite(task)).labels)
     return sorted(labels)
 
 
