@@ -107,3 +107,19 @@ def test_push_without_an_api_key_is_a_clear_error(run_dir):
     assert env_free.returncode == 1
     assert "no Label Studio API key" in env_free.stderr
     assert not (run_dir / "annotations.jsonl").exists()
+
+
+def test_server_on_a_used_data_directory_without_its_key_is_a_clear_error(run_dir):
+    data_dir = run_dir / "label-studio"
+    data_dir.mkdir()
+    (data_dir / "label_studio.sqlite3").write_bytes(b"")
+    env = {k: v for k, v in os.environ.items() if not k.endswith("LABEL_STUDIO_API_KEY")}
+    done = subprocess.run(
+        [sys.executable, "-m", "testaug", "annotate", "server", "--data-dir", str(data_dir)],
+        capture_output=True,
+        text=True,
+        env={**env, "TESTAUG_CACHE_DIR": str(run_dir / "cache")},
+        timeout=60,
+    )
+    assert done.returncode == 1
+    assert "already has users: set LABEL_STUDIO_API_KEY" in done.stderr

@@ -380,6 +380,7 @@ def server_command(
     key that is printed once; a used one needs the key it was created with.
     """
     import secrets
+    import signal
 
     from testaug.label_studio_server import LocalServer, has_database, install_server, server_venv
 
@@ -399,6 +400,7 @@ def server_command(
     with err_console.status("installing Label Studio (first time only, about 2 minutes)"):
         executable = install_server(server_venv(settings.cache_dir))
     server = LocalServer(executable, data_dir, api_key=key, port=port)
+    signal.signal(signal.SIGTERM, _exit_on_sigterm)  # so `finally` stops the server
     server.start()
     try:
         with err_console.status(f"starting Label Studio at {server.url} (first start: ~45 s)"):
@@ -415,3 +417,7 @@ def server_command(
         server.wait()
     finally:
         server.stop()
+
+
+def _exit_on_sigterm(signum: int, frame: object) -> None:
+    raise SystemExit(128 + signum)
