@@ -141,5 +141,23 @@ def save_annotations(path: Path, annotations: Sequence[Annotation]) -> None:
     write_jsonl(path, sorted(annotations, key=annotation_key))
 
 
+def add_annotations(
+    path: Path, incoming: Iterable[Annotation], *, withdraw_ranker_for: Iterable[str] = ()
+) -> AnnotationUpdate:
+    """Merge records into the annotations file at `path` (see `merge_annotations`)."""
+    update = merge_annotations(
+        read_annotations(path), incoming, withdraw_ranker_for=withdraw_ranker_for
+    )
+    save_annotations(path, update.annotations)
+    return update
+
+
+def record_plan(path: Path, plan: ReviewPlan) -> AnnotationUpdate:
+    """Write the ranker's acceptances under this plan, replacing any earlier ranker record
+    of the same candidates (a candidate now sent to people loses its acceptance)."""
+    planned = [item.candidate.id for item in plan.review] + [a.candidate_id for a in plan.accepted]
+    return add_annotations(path, plan.accepted, withdraw_ranker_for=planned)
+
+
 def _verdict_fields(record: Annotation) -> tuple[object, ...]:
     return (record.valid, record.reason, record.corrected_label, record.rule)

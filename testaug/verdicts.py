@@ -6,6 +6,7 @@ from __future__ import annotations
 import itertools
 from collections import Counter, defaultdict
 from collections.abc import Hashable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Literal
 
 from pydantic import Field
@@ -179,6 +180,28 @@ def accepted_cases(
         fields = candidate.model_dump(include=set(TestCase.model_fields) - {"label"})
         cases.append(TestCase(**fields, label=label, source="llm", meta=meta))
     return cases
+
+
+@dataclass(frozen=True)
+class Merge:
+    """Every candidate decided, the accepted ones as cases, and the suite with them."""
+
+    verdicts: dict[str, Verdict]
+    accepted: list[TestCase]
+    suite: list[TestCase]
+    added: int
+
+
+def merge_verdicts(
+    annotations: Iterable[Annotation],
+    candidates: Mapping[str, Candidate],
+    suite: Sequence[TestCase] = (),
+) -> Merge:
+    """Decide every candidate, turn the accepted ones into cases, and add them to the suite."""
+    verdicts = decide(annotations, candidates)
+    accepted = accepted_cases(candidates.values(), verdicts)
+    merged, added = merge_into_suite(suite, accepted)
+    return Merge(verdicts, accepted, merged, added)
 
 
 def merge_into_suite(

@@ -12,13 +12,8 @@ import typer
 from pydantic import SecretStr
 from rich.table import Table
 
-from testaug.annotation import (
-    ReviewPlan,
-    merge_annotations,
-    plan_review,
-    read_annotations,
-    save_annotations,
-)
+from testaug.annotation import add_annotations, plan_review, read_annotations, record_plan
+from testaug.cli.annotate_server import install_server_command, server_command
 from testaug.cli.console import console, err_console
 from testaug.errors import InputError, Problem
 from testaug.jsonl import read_jsonl, write_jsonl
@@ -31,14 +26,7 @@ from testaug.records import (
     label_options,
 )
 from testaug.settings import Settings
-from testaug.verdicts import (
-    Verdict,
-    accepted_cases,
-    decide,
-    merge_into_suite,
-    pairwise_agreement,
-    status_counts,
-)
+from testaug.verdicts import Verdict, merge_verdicts, pairwise_agreement, status_counts
 
 if TYPE_CHECKING:
     from testaug.label_studio import LabelStudio
@@ -47,6 +35,8 @@ annotate_app = typer.Typer(
     help="Review the doubtful candidates: Label Studio or the terminal, and merge verdicts.",
     no_args_is_help=True,
 )
+annotate_app.command("install-server")(install_server_command)
+annotate_app.command("server")(server_command)
 
 TOP = typer.Option(None, "--top", min=0.0, max=1.0, help="Fraction of the ranking people review.")
 BUDGET = typer.Option(None, "--budget", min=0, help="At most this many candidates for people.")
@@ -89,7 +79,7 @@ def push_command(
         top=_default_top(top, budget),
         budget=budget,
     )
-    _record_acceptances(annotations_path, result.plan)
+    record_plan(annotations_path, result.plan)
     state = "created" if result.created else "reused"
     console.print(
         f"[green]pushed[/] {len(result.plan.review):,} of {len(ranked):,} candidates to project "
@@ -119,8 +109,7 @@ def pull_command(
     ranked_path = ranked_path or output.with_name("ranked.jsonl")
     project = project or _default_project(output)
     reading = pull_verdicts(_studio(url, api_key), project)
-    update = merge_annotations(read_annotations(output), reading.annotations)
-    save_annotations(output, update.annotations)
+    update = add_annotations(output, reading.annotations)
     for problem in reading.problems:
         err_console.print(f"[yellow]skipped[/] {problem}", highlight=False)
     console.print(
@@ -178,7 +167,7 @@ def terminal_command(
     annotations_path = annotations_path or ranked_path.with_name("annotations.jsonl")
     annotator = annotator or getpass.getuser()
     plan = plan_review(ranked, top=_default_top(top, budget), budget=budget)
-    _record_acceptances(annotations_path, plan)
+    record_plan(annotations_path, plan)
     done = {
         a.candidate_id
         for a in read_annotations(annotations_path)
@@ -186,8 +175,7 @@ def terminal_command(
     }
 
     def save(record: Annotation) -> None:
-        update = merge_annotations(read_annotations(annotations_path), [record])
-        save_annotations(annotations_path, update.annotations)
+        add_annotations(annotations_path, [record])
 
     session = annotate_in_terminal(
         plan.review,
@@ -293,31 +281,24 @@ def _default_project(path: Path) -> str:
     return f"testaug {path.resolve().parent.name}"
 
 
-def _record_acceptances(path: Path, plan: ReviewPlan) -> None:
-    """Write the ranker's acceptances under this plan, replacing any earlier ranker record
-    of the same candidates (a candidate now sent to people loses its acceptance)."""
-    planned = [item.candidate.id for item in plan.review] + [a.candidate_id for a in plan.accepted]
-    update = merge_annotations(read_annotations(path), plan.accepted, withdraw_ranker_for=planned)
-    save_annotations(path, update.annotations)
-
-
 def _merge_and_report(
     annotations: Sequence[Annotation],
     candidates: dict[str, Candidate],
     suite: Path | None,
     beside: Path,
 ) -> None:
-    verdicts = decide(annotations, candidates)
-    cases = accepted_cases(candidates.values(), verdicts)
+    """Write verdicts.jsonl, accepted.jsonl and (with a suite) suite.jsonl beside a file."""
+    suite_cases = list(read_jsonl(suite, TestCase)) if suite is not None else []
+    merge = merge_verdicts(annotations, candidates, suite_cases)
+    write_jsonl(beside.with_name("verdicts.jsonl"), merge.verdicts.values())
     accepted_path = beside.with_name("accepted.jsonl")
-    write_jsonl(accepted_path, cases)
-    _print_verdicts(verdicts, annotations)
-    message = f"[green]accepted[/] {len(cases):,} cases (source llm) into {accepted_path}"
+    write_jsonl(accepted_path, merge.accepted)
+    _print_verdicts(merge.verdicts, annotations)
+    message = f"[green]accepted[/] {len(merge.accepted):,} cases (source llm) into {accepted_path}"
     if suite is not None:
-        merged, added = merge_into_suite(list(read_jsonl(suite, TestCase)), cases)
         suite_path = beside.with_name("suite.jsonl")
-        write_jsonl(suite_path, merged)
-        message += f"; suite of {len(merged):,} cases ({added:,} new) in {suite_path}"
+        write_jsonl(suite_path, merge.suite)
+        message += f"; suite of {len(merge.suite):,} cases ({merge.added:,} new) in {suite_path}"
     console.print(message, highlight=False)
 
 
@@ -354,70 +335,3 @@ def _print_verdicts(verdicts: dict[str, Verdict], annotations: Sequence[Annotati
                 kappa,
             )
         console.print(table)
-
-
-@annotate_app.command("install-server")
-def install_server_command() -> None:
-    """Install Label Studio into its own virtual environment under the cache directory."""
-    from testaug.label_studio_server import LABEL_STUDIO_VERSION, install_server, server_venv
-
-    venv = server_venv(Settings().cache_dir)
-    with err_console.status(f"installing label-studio=={LABEL_STUDIO_VERSION} into {venv}"):
-        executable = install_server(venv)
-    console.print(f"[green]Label Studio ready[/]: {executable}", highlight=False)
-
-
-@annotate_app.command("server")
-def server_command(
-    data_dir: Path = typer.Option(
-        Path("runs/label-studio"), "--data-dir", help="Where Label Studio keeps its database."
-    ),
-    port: int = typer.Option(8080, min=1, max=65535),
-) -> None:
-    """Start a local Label Studio on 127.0.0.1 (installing it first if needed); Ctrl-C stops it.
-
-    A fresh data directory gets a user whose API key is $LABEL_STUDIO_API_KEY, or a new
-    key that is printed once; a used one needs the key it was created with.
-    """
-    import secrets
-    import signal
-
-    from testaug.label_studio_server import LocalServer, has_database, install_server, server_venv
-
-    settings = Settings()
-    key = settings.label_studio_api_key
-    new_key = key is None
-    if key is None:
-        if has_database(data_dir):
-            raise InputError(
-                Problem(
-                    "this data directory already has users: set LABEL_STUDIO_API_KEY to the key "
-                    "it was created with",
-                    file=data_dir,
-                )
-            )
-        key = SecretStr(secrets.token_hex(20))
-    with err_console.status("installing Label Studio (first time only, about 2 minutes)"):
-        executable = install_server(server_venv(settings.cache_dir))
-    server = LocalServer(executable, data_dir, api_key=key, port=port)
-    signal.signal(signal.SIGTERM, _exit_on_sigterm)  # so `finally` stops the server
-    server.start()
-    try:
-        with err_console.status(f"starting Label Studio at {server.url} (first start: ~45 s)"):
-            server.wait_ready()
-        console.print(f"[green]Label Studio is running[/] at {server.url}", highlight=False)
-        console.print(f"log in as {server.username} (password: the API key)", highlight=False)
-        if new_key:
-            console.print("in the shell where you run testaug:", highlight=False)
-            console.print(
-                f"  export LABEL_STUDIO_URL={server.url} "
-                f"LABEL_STUDIO_API_KEY={key.get_secret_value()}",
-                highlight=False,
-            )
-        server.wait()
-    finally:
-        server.stop()
-
-
-def _exit_on_sigterm(signum: int, frame: object) -> None:
-    raise SystemExit(128 + signum)
