@@ -86,7 +86,7 @@ def annotate(
         "LABEL_STUDIO_API_KEY": api_key,
         "TESTAUG_CACHE_DIR": str(run_dir / "cache"),
     }
-    return subprocess.run(
+    done = subprocess.run(
         [sys.executable, "-m", "testaug", "annotate", *args],
         capture_output=True,
         text=True,
@@ -94,6 +94,8 @@ def annotate(
         cwd=run_dir,
         timeout=180,
     )
+    assert api_key not in done.stdout + done.stderr  # the key never reaches the screen
+    return done
 
 
 def client(server):
