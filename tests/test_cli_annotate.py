@@ -7,34 +7,17 @@ import subprocess
 import sys
 from pathlib import Path
 
-import numpy as np
 import pytest
 
-from rankers.ensemble import ranked_candidates
-from testaug.jsonl import read_jsonl, write_jsonl
+from testaug.jsonl import read_jsonl
 from testaug.records import Annotation, TestCase
-from tests.tiny_models import make_candidate
+from tests.tiny_models import write_ranked_run
 
 
 @pytest.fixture
 def run_dir(tmp_path: Path) -> Path:
     """ranked.jsonl with 10 candidates (rank i+1 is "Case i") and the seed cases.jsonl."""
-    seed = TestCase(
-        task="sentiment",
-        capability="Vocabulary",
-        description_id="A positive se",
-        description="A positive sentence.",
-        text="The seat was great.",
-        label="positive",
-    )
-    candidates = [
-        make_candidate(f"Case {i} is nice.").model_copy(update={"seed_case_ids": (seed.id,)})
-        for i in range(10)
-    ]
-    ranked = ranked_candidates(candidates, {"m": np.arange(10, 0, -1.0)}, version="v1")
-    write_jsonl(tmp_path / "ranked.jsonl", ranked)
-    write_jsonl(tmp_path / "cases.jsonl", [seed])
-    return tmp_path
+    return write_ranked_run(tmp_path, [f"Case {i} is nice." for i in range(10)])
 
 
 def annotate(run_dir: Path, keys: str, *args: str) -> subprocess.CompletedProcess:
@@ -97,7 +80,7 @@ def test_merge_writes_accepted_cases_and_the_suite_from_the_annotations(run_dir)
     assert "Case 0 is nice." in accepted and "Case 1 is nice." not in accepted
     assert accepted["Case 2 is nice."].label == "negative"  # corrected to the first label
     assert len(accepted) == 2 + 7
-    assert len(list(read_jsonl(run_dir / "suite.jsonl", TestCase))) == 1 + len(accepted)
+    assert len(list(read_jsonl(run_dir / "suite.jsonl", TestCase))) == 2 + len(accepted)
 
 
 def test_push_without_an_api_key_is_a_clear_error(run_dir):

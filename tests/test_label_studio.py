@@ -15,14 +15,13 @@ import sys
 from collections.abc import Iterator
 from pathlib import Path
 
-import numpy as np
 import pytest
 from pydantic import SecretStr
 
-from testaug.jsonl import read_jsonl, write_jsonl
+from testaug.jsonl import read_jsonl
 from testaug.records import Annotation, TestCase
 from testaug.settings import Settings
-from tests.tiny_models import make_candidate
+from tests.tiny_models import write_ranked_run
 
 pytestmark = [pytest.mark.label_studio, pytest.mark.slow]
 
@@ -53,28 +52,8 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[object]:
 @pytest.fixture(scope="module")
 def run_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A run directory with ranked.jsonl (10 candidates) and the seed cases.jsonl."""
-    from rankers.ensemble import ranked_candidates
-
-    folder = tmp_path_factory.mktemp("run")
-    seed = TestCase(
-        task="sentiment",
-        capability="Vocabulary",
-        description_id="A positive se",
-        description="A positive sentence.",
-        text="The seat was great.",
-        label="positive",
-    )
-    other = seed.model_copy(update={"id": "", "text": "The food was awful.", "label": "negative"})
-    candidates = [
-        make_candidate(f"Candidate number {i} was lovely.").model_copy(
-            update={"seed_case_ids": (seed.id, "gone")}
-        )
-        for i in range(10)
-    ]
-    scores = {"lexical": np.linspace(1.0, 0.0, 10), "other": np.linspace(0.9, 0.1, 10)}
-    write_jsonl(folder / "ranked.jsonl", ranked_candidates(candidates, scores, version="v-test"))
-    write_jsonl(folder / "cases.jsonl", [seed, TestCase.model_validate(other.model_dump())])
-    return folder
+    texts = [f"Candidate number {i} was lovely." for i in range(10)]
+    return write_ranked_run(tmp_path_factory.mktemp("run"), texts, version="v-test")
 
 
 def annotate(

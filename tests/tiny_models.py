@@ -120,3 +120,35 @@ def make_labelled(good: list[str], bad: list[str]):
     return [LabelledCandidate(candidate=make_candidate(t), valid=True) for t in good] + [
         LabelledCandidate(candidate=make_candidate(t), valid=False, reason="label") for t in bad
     ]
+
+
+def write_ranked_run(folder: Path, texts: list[str], *, version: str = "v1") -> Path:
+    """A run folder for annotation tests: ranked.jsonl (texts[i] ranked i + 1, each prompted
+    by the seed "The seat was great." and a seed id that is gone) and cases.jsonl with the
+    seed and one negative case."""
+    import numpy as np
+
+    from rankers.ensemble import ranked_candidates
+    from testaug.jsonl import write_jsonl
+    from testaug.records import TestCase
+
+    seed = TestCase(
+        task="sentiment",
+        capability="Vocabulary",
+        description_id="A positive se",
+        description="A positive sentence.",
+        text="The seat was great.",
+        label="positive",
+    )
+    other = TestCase(
+        **{**seed.model_dump(exclude={"id"}), "text": "The food was awful.", "label": "negative"}
+    )
+    candidates = [
+        make_candidate(text).model_copy(update={"seed_case_ids": (seed.id, "gone")})
+        for text in texts
+    ]
+    n = len(texts)
+    scores = {"first": np.linspace(1.0, 0.0, n), "second": np.linspace(0.9, 0.1, n)}
+    write_jsonl(folder / "ranked.jsonl", ranked_candidates(candidates, scores, version=version))
+    write_jsonl(folder / "cases.jsonl", [seed, other])
+    return folder
