@@ -79,7 +79,7 @@ def expand_suite(
                     text_pair=text_pair,
                     label=template.label,
                     test_type=description.test_type,
-                    source="template",
+                    source=suite.source,
                     template_id=template.id,
                     template=template.text,
                     template_pair=template.text_pair,

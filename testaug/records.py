@@ -99,6 +99,7 @@ class Suite(Record):
     labels: tuple[str, ...]
     capabilities: tuple[Capability, ...]
     lexicons: dict[str, Lexicon]
+    source: Source = "template"  # `expansion` for templates induced from generated cases
 
     def descriptions(self) -> list[Description]:
         """Every description, in suite order."""

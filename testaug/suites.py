@@ -23,7 +23,8 @@ from testaug.templates import TemplateSyntaxError, fill_space, lexicon_of, parse
 from testaug.yaml_source import FieldPath, YamlDocument, load_yaml
 
 TEST_TYPES = ("MFT", "INV", "DIR")
-_SUITE_KEYS = {"name", "task", "labels", "lexicons", "distinct_copies", "capabilities"}
+_SUITE_KEYS = {"name", "task", "labels", "lexicons", "distinct_copies", "capabilities", "source"}
+_SOURCES = ("template", "expansion")
 _CAPABILITY_KEYS = {"name", "descriptions"}
 _DESCRIPTION_KEYS = {"description", "test_type", "label", "templates"}
 _TEMPLATE_KEYS = {"text", "text_pair", "label", "distinct_copies"}
@@ -72,6 +73,9 @@ class _SuiteReader:
             self.doc.path.parent.name if self.doc.path.stem == "suite" else self.doc.path.stem
         )
         name = self._string(data, ("name",), required=False) or default_name
+        source = data.get("source", "template")
+        if source not in _SOURCES:
+            self.problem(("source",), f"expected one of {', '.join(_SOURCES)}, got {source!r}")
         if self.problems:
             return None
         return Suite(
@@ -80,6 +84,7 @@ class _SuiteReader:
             labels=self.labels,
             capabilities=capabilities,
             lexicons=self.lexicons,
+            source=source,
         )
 
     # -- top level -------------------------------------------------------

@@ -3,7 +3,8 @@
 Syntax (CheckList's, and more): `{slot}` takes a word from lexicon `slot`;
 `{slot1}`, `{slot2}` are numbered copies filled independently (and with distinct
 words when `distinct` is on); `{a:slot}` / `{A:slot}` add an indefinite article
-chosen by sound; `{cap:slot}` capitalizes the word; `{{` and `}}` are literal
+chosen by sound; `{cap:slot}` capitalizes the word; `{vbz:slot}`, `{vbd:slot}`,
+`{vbn:slot}`, `{vbg:slot}` and `{nns:slot}` inflect a base form by its Penn tag; `{{` and `}}` are literal
 braces. The same tag twice, in one text or across a pair, gets the same word.
 
 Fills are numbered 0..count-1 by a mixed-radix code, so a seeded sample of n
@@ -21,8 +22,10 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from testaug.articles import with_article
+from testaug.inflection import TAGS as INFLECTIONS
+from testaug.inflection import inflect
 
-OPTIONS = ("a", "A", "cap")
+OPTIONS = ("a", "A", "cap", *INFLECTIONS)
 _TOKEN = re.compile(r"\{\{|\}\}|\{([^{}]*)\}|[{}]")
 _TAG = re.compile(r"^(?:(?P<option>[^:{}]+):)?(?P<tag>[A-Za-z_][A-Za-z0-9_]*)$")
 _COPY_NUMBER = re.compile(r"\d+$")
@@ -112,6 +115,8 @@ def render(template: str, fills: Mapping[str, str]) -> str:
             word = with_article(word, capital=True)
         elif part.option == "cap":
             word = word[:1].upper() + word[1:]
+        elif part.option in INFLECTIONS:
+            word = inflect(word, part.option)
         out.append(word)
     return "".join(out)
 

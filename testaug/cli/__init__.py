@@ -15,6 +15,7 @@ from testaug.cli.expand import expand_command
 from testaug.cli.generate import generate_command
 from testaug.cli.rankers import rank_command, rankers_app
 from testaug.cli.suite import suite_app
+from testaug.cli.templates import templates_app
 from testaug.errors import TestAugError
 
 app = typer.Typer(
@@ -30,6 +31,7 @@ app.command("generate")(generate_command)
 app.add_typer(rankers_app, name="rankers")
 app.command("rank")(rank_command)
 app.add_typer(annotate_app, name="annotate")
+app.add_typer(templates_app, name="templates")
 
 
 def _version(value: bool) -> None:

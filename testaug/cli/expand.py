@@ -12,7 +12,7 @@ from rich.table import Table
 from testaug.bundled import resolve_suite
 from testaug.cases import expand_suite, template_case_counts
 from testaug.cli.console import console, progress
-from testaug.jsonl import write_jsonl
+from testaug.jsonl import read_jsonl, write_jsonl
 from testaug.records import TestCase
 from testaug.suites import load_suite
 
@@ -29,9 +29,14 @@ def expand_command(
         help="Sample this many cases per template (default: every case).",
     ),
     seed: int = typer.Option(0, help="Seed of the per-template samples."),
+    exclude: list[Path] = typer.Option(
+        [], "--exclude", help="Leave out cases already in these files (JSONL; repeatable)."
+    ),
 ) -> None:
     """Fill the suite's templates with its lexicons: every case, or a seeded sample per template."""
     loaded = load_suite(resolve_suite(suite))
+    known = {case.id for path in exclude for case in read_jsonl(path, TestCase)}
+    excluded = 0
     expected = sum(min(n, per_template or n) for n in template_case_counts(loaded).values())
     per_capability: Counter[str] = Counter()
 
@@ -39,8 +44,12 @@ def expand_command(
         task = bar.add_task("expanding", total=expected)
 
         def counted() -> Iterator[TestCase]:
+            nonlocal excluded
             for case in expand_suite(loaded, per_template=per_template, seed=seed):
                 bar.advance(task)
+                if case.id in known:
+                    excluded += 1
+                    continue
                 per_capability[case.capability] += 1
                 yield case
 
@@ -53,7 +62,12 @@ def expand_command(
         table.add_row(capability, f"{count:,}")
     console.print(table)
     console.print(f"[green]wrote[/] {written:,} cases to {output}", highlight=False)
-    if written < expected:
+    if excluded:
         console.print(
-            f"[yellow]{expected - written:,} duplicate cases skipped[/] (same text from two templates)"
+            f"[yellow]{excluded:,} cases left out[/]: already in {', '.join(map(str, exclude))}"
+        )
+    if written + excluded < expected:
+        console.print(
+            f"[yellow]{expected - written - excluded:,} duplicate cases skipped[/] "
+            "(same text from two templates)"
         )

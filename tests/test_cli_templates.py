@@ -1,0 +1,88 @@
+"""`testaug templates induce` then `testaug expand` on its output, as a user runs them."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from testaug.bundled import resolve_suite
+from testaug.cases import expand_suite
+from testaug.inflection import inflect
+from testaug.jsonl import read_jsonl, write_jsonl
+from testaug.records import TestCase
+from testaug.suites import load_suite
+
+pytest.importorskip("spacy")
+
+
+def run_testaug(cwd: Path, *args: str) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "testaug", *args],
+        capture_output=True,
+        text=True,
+        cwd=cwd,
+        env={**os.environ, "TESTAUG_CACHE_DIR": str(cwd / "cache")},
+        timeout=180,
+    )
+
+
+def test_induced_templates_expand_into_new_expansion_cases_not_already_in_the_suite(tmp_path):
+    seeds = list(expand_suite(load_suite(resolve_suite("sentiment")), per_template=2, seed=0))
+    write_jsonl(tmp_path / "cases.jsonl", seeds)
+    verb_seeds = [s for s in seeds if "pos_verb" in s.fills and "air_service" in s.fills][:3]
+    assert verb_seeds
+    accepted = [
+        TestCase(
+            **s.model_dump(
+                include={"task", "capability", "description_id", "description", "label"}
+            ),
+            text=f"Nobody {inflect(s.fills['pos_verb'], 'vbd')} that {s.fills['air_service']}.",
+            source="llm",
+            meta={"seed_case_ids": [s.id]},
+        )
+        for s in verb_seeds
+    ] + [
+        TestCase(
+            **verb_seeds[0].model_dump(
+                include={"task", "capability", "description_id", "description", "label"}
+            ),
+            text="Nothing here reuses a word.",
+            source="llm",
+            meta={"seed_case_ids": [verb_seeds[0].id]},
+        )
+    ]
+    write_jsonl(tmp_path / "accepted.jsonl", accepted)
+
+    induced = run_testaug(tmp_path, "templates", "induce", "accepted.jsonl", "-o", "templates.yaml")
+    assert induced.returncode == 0, induced.stderr
+    assert "1 no_slot_word" in induced.stdout
+    text = (tmp_path / "templates.yaml").read_text()
+    assert "Nobody {vbd:pos_verb} that {air_service}." in text
+    assert "source: expansion" in text
+    records = [json.loads(line) for line in (tmp_path / "templates.induced.jsonl").open()]
+    assert {r["case_id"] for r in records} <= {c.id for c in accepted}
+
+    expanded = run_testaug(
+        tmp_path,
+        "expand",
+        "templates.yaml",
+        "-o",
+        "expanded.jsonl",
+        "--exclude",
+        "cases.jsonl",
+        "--exclude",
+        "accepted.jsonl",
+    )
+    assert expanded.returncode == 0, expanded.stderr
+    cases = list(read_jsonl(tmp_path / "expanded.jsonl", TestCase))
+    assert cases and {c.source for c in cases} == {"expansion"}
+    assert not {c.id for c in cases} & {c.id for c in [*seeds, *accepted]}
+    assert f"{len(accepted) - 1} cases left out" in expanded.stdout
+    assert {c.template_id for c in cases} <= {r["id"] for r in records}
+    assert {c.description for c in cases} <= {s.description for s in verb_seeds}
+    assert any(c.text.startswith("Nobody adored that") for c in cases)
