@@ -11,6 +11,7 @@ from rich.logging import RichHandler
 from testaug import __version__
 from testaug.cli.annotate import annotate_app
 from testaug.cli.console import err_console
+from testaug.cli.diversity import diversity_command
 from testaug.cli.expand import expand_command
 from testaug.cli.generate import generate_command
 from testaug.cli.rankers import rank_command, rankers_app
@@ -31,6 +32,7 @@ app.command("generate")(generate_command)
 app.add_typer(rankers_app, name="rankers")
 app.command("rank")(rank_command)
 app.add_typer(annotate_app, name="annotate")
+app.command("diversity")(diversity_command)
 app.add_typer(templates_app, name="templates")
 
 

@@ -1,0 +1,167 @@
+"""Benchmark: Self-BLEU and unique dependency paths on cases of the shipped sentiment suite.
+
+Prints a table:
+  Self-BLEU (sacrebleu)  the plain loop over sacrebleu.sentence_bleu on --reference-n
+                         cases (quadratic: the reference), against testaug's exact
+                         computation on the same cases and on --n cases, and a sampled
+                         estimate on --n cases with its 95% interval
+  Self-BLEU (texygen)    the plain NLTK loop on --texygen-n cases against testaug's
+  dependency paths       sentences per second, one nlp() call per sentence (the
+                         reference, on --one-by-one-n sentences) against batched nlp.pipe
+
+Targets: the same values (to 1e-6 on sacrebleu's 0-100 scale), at least 50x faster
+than the loop at 1,000 cases, --n cases in under a minute, batched parsing giving
+the same paths as one call per sentence.
+
+Run: python benchmarks/diversity.py [--n 5000] [--reference-n 1000]
+Exits 1 when a target is missed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+import sys
+import time
+from collections.abc import Callable
+from typing import Any
+
+from rich.console import Console
+from rich.table import Table
+
+from testaug.bundled import resolve_suite
+from testaug.cases import expand_suite, template_case_counts
+from testaug.dependency_paths import load_parser, paths_per_text
+from testaug.self_bleu import sampled_self_bleu, self_bleu, self_bleu_reference
+from testaug.suites import load_suite
+
+
+def suite_texts(n: int, seed: int = 0) -> list[str]:
+    """n distinct case texts of the shipped sentiment suite, a seeded sample across templates."""
+    suite = load_suite(resolve_suite("sentiment"))
+    per_template = -(-n // len(template_case_counts(suite))) + 5
+    texts = [case.text for case in expand_suite(suite, per_template=per_template, seed=seed)]
+    random.Random(seed).shuffle(texts)
+    if len(texts) < n:
+        raise SystemExit(f"the suite gives only {len(texts)} cases")
+    return texts[:n]
+
+
+def timed(function: Callable[[], Any]) -> tuple[float, Any]:
+    """Seconds taken and the result, with sacrebleu's tokenizer caches emptied first."""
+    from sacrebleu.tokenizers.tokenizer_13a import Tokenizer13a
+    from sacrebleu.tokenizers.tokenizer_re import TokenizerRegexp
+
+    Tokenizer13a.__call__.cache_clear()
+    TokenizerRegexp.__call__.cache_clear()
+    started = time.perf_counter()
+    result = function()
+    return time.perf_counter() - started, result
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--n", type=int, default=5000)
+    parser.add_argument("--reference-n", type=int, default=1000)
+    parser.add_argument("--texygen-n", type=int, default=300)
+    parser.add_argument("--sample", type=int, default=500)
+    parser.add_argument("--one-by-one-n", type=int, default=500)
+    parser.add_argument("--batch-size", type=int, default=256)
+    args = parser.parse_args()
+
+    texts = suite_texts(args.n)
+    small, tiny = texts[: args.reference_n], texts[: args.texygen_n]
+    table = Table(title=f"diversity: cases of the shipped sentiment suite (n = {args.n:,})")
+    for column in ("measure", "method", "cases", "seconds", "value", "vs reference"):
+        table.add_column(column, justify="left" if column in ("measure", "method") else "right")
+
+    fast_small, value_small = timed(lambda: self_bleu(small))
+    fast_big, value_big = timed(lambda: self_bleu(texts))
+    sampled_s, estimate = timed(lambda: sampled_self_bleu(texts, sample=args.sample, seed=0))
+    loop_s, loop_value = timed(lambda: self_bleu_reference(small))
+    speedup = loop_s / fast_small
+    rows = [
+        ("Self-BLEU-4 sacrebleu", "plain loop (reference)", len(small), loop_s, loop_value, ""),
+        ("", "testaug exact", len(small), fast_small, value_small, f"{speedup:,.0f}x"),
+        ("", "testaug exact", len(texts), fast_big, value_big, ""),
+    ]
+    interval = f"{estimate.mean:.4f} [{estimate.ci_low:.4f}, {estimate.ci_high:.4f}]"
+    rows.append(("", f"sampled ({estimate.n_sampled})", len(texts), sampled_s, interval, ""))
+
+    tex_loop_s, tex_loop = timed(lambda: self_bleu_reference(tiny, variant="texygen"))
+    tex_fast_s, tex_fast = timed(lambda: self_bleu(tiny, variant="texygen"))
+    tex_big_s, tex_big = timed(lambda: self_bleu(texts, variant="texygen"))
+    rows += [
+        ("Self-BLEU-4 texygen", "plain NLTK loop (reference)", len(tiny), tex_loop_s, tex_loop, ""),
+        ("", "testaug exact", len(tiny), tex_fast_s, tex_fast, f"{tex_loop_s / tex_fast_s:,.0f}x"),
+        ("", "testaug exact", len(texts), tex_big_s, tex_big, ""),
+    ]
+
+    nlp = load_parser()
+    paths_per_text(texts[:50], nlp)  # warm up
+    few = texts[: args.one_by_one_n]
+    one_s, one = timed(lambda: [paths_per_text([t], nlp, batch_size=1)[0] for t in few])
+    batch_s, batched = timed(lambda: paths_per_text(texts, nlp, batch_size=args.batch_size))
+    n_paths = len(set().union(*batched))
+    rate_one, rate_batch = len(few) / one_s, len(texts) / batch_s
+    rows += [
+        (
+            "dependency paths",
+            "one nlp() per sentence",
+            len(few),
+            one_s,
+            f"{rate_one:,.0f} sent/s",
+            "",
+        ),
+        (
+            "",
+            f"nlp.pipe, batch {args.batch_size}",
+            len(texts),
+            batch_s,
+            f"{rate_batch:,.0f} sent/s; {n_paths} paths",
+            f"{rate_batch / rate_one:.1f}x",
+        ),
+    ]
+    for measure, method, n, seconds, value, versus in rows:
+        shown = f"{value:.6f}" if isinstance(value, float) else str(value)
+        table.add_row(measure, method, f"{n:,}", f"{seconds:.3f}", shown, versus)
+    console = Console()
+    console.print(table)
+
+    checks = [
+        (
+            "exact Self-BLEU equals the sacrebleu loop (0-100 scale)",
+            abs(value_small - loop_value) * 100 <= 1e-6,
+            f"diff {abs(value_small - loop_value) * 100:.2e}",
+        ),
+        (
+            "texygen Self-BLEU equals the NLTK loop",
+            abs(tex_fast - tex_loop) <= 1e-6,
+            f"diff {abs(tex_fast - tex_loop):.2e}",
+        ),
+        (
+            f"at least 50x faster than the loop at {len(small):,} cases",
+            speedup >= 50,
+            f"{speedup:,.0f}x",
+        ),
+        (f"{len(texts):,} cases in under a minute", fast_big < 60, f"{fast_big:.2f} s"),
+        (
+            "sampled interval contains the exact value",
+            estimate.ci_low <= value_big <= estimate.ci_high,
+            interval,
+        ),
+        (
+            "batched parsing gives the same paths",
+            batched[: len(few)] == one,
+            f"{len(few)} sentences",
+        ),
+    ]
+    ok = True
+    for text, passed, value in checks:
+        ok &= passed
+        console.print(f"{'[green]PASS' if passed else '[red]FAIL'}[/] {text}: {value}")
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,76 @@
+"""Unique dependency paths with the real small English pipeline: labels from root to token."""
+
+from __future__ import annotations
+
+import pytest
+
+from testaug.dependency_paths import (
+    count_dependency_paths,
+    dependency_paths,
+    load_parser,
+    paths_per_text,
+)
+from testaug.errors import TestAugError
+
+spacy = pytest.importorskip("spacy")
+
+SENTENCES = [
+    "The cat sat.",
+    "I love this airline.",
+    "The flight was not good, but the crew was great.",
+    "Never have I seen such a terrible service!",
+    "She said the pilot had been very kind to us.",
+    "Is the food good?",
+    "I used to hate it, now I love it.",
+    "Wow.",
+]
+
+
+@pytest.fixture(scope="module")
+def nlp():
+    return load_parser()
+
+
+def test_the_cat_sat_has_the_hand_checked_paths(nlp) -> None:
+    # sat is the root; cat (nsubj) and . (punct) hang off it; The (det) hangs off cat.
+    assert dependency_paths(["The cat sat."], nlp) == {
+        ("ROOT",),
+        ("ROOT", "nsubj"),
+        ("ROOT", "nsubj", "det"),
+        ("ROOT", "punct"),
+    }
+    assert count_dependency_paths(["The cat sat."], nlp) == 4
+
+
+def test_batched_parsing_equals_one_call_per_sentence(nlp) -> None:
+    batched = paths_per_text(SENTENCES * 3, nlp, batch_size=5)
+    one_by_one = [paths_per_text([text], nlp, batch_size=1)[0] for text in SENTENCES * 3]
+    assert batched == one_by_one
+    assert dependency_paths(SENTENCES, nlp, batch_size=3) == set().union(*one_by_one)
+
+
+def test_parsed_docs_are_used_as_they_are(nlp) -> None:
+    docs = [nlp(text) for text in SENTENCES[:3]]
+    mixed = [docs[0], SENTENCES[1], docs[2]]
+    assert paths_per_text(mixed, nlp) == paths_per_text(SENTENCES[:3], nlp)
+
+
+def test_repeated_sentences_add_no_paths(nlp) -> None:
+    assert count_dependency_paths(SENTENCES[:2] * 5, nlp) == count_dependency_paths(
+        SENTENCES[:2], nlp
+    )
+
+
+def test_parsing_leaves_the_pipeline_as_it_was(nlp) -> None:
+    before = (list(nlp.pipe_names), list(nlp.disabled))
+    dependency_paths(SENTENCES, nlp)
+    assert (list(nlp.pipe_names), list(nlp.disabled)) == before
+
+
+def test_a_pipeline_without_a_parser_is_an_error() -> None:
+    with pytest.raises(TestAugError, match="no parser"):
+        dependency_paths(["The cat sat."], spacy.blank("en"))
+
+
+def test_no_texts_have_no_paths(nlp) -> None:
+    assert dependency_paths([], nlp) == set()
