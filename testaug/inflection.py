@@ -8,6 +8,7 @@ import re
 
 TAGS = ("vbz", "vbd", "vbn", "vbg", "nns")
 
+# fmt: off
 # base: (past, past participle)
 _IRREGULAR_VERBS = {
     "be": ("was", "been"), "begin": ("began", "begun"), "break": ("broke", "broken"),
@@ -46,11 +47,27 @@ _IRREGULAR_PLURALS = {
     "staff": "staff", "crew": "crew", "fish": "fish", "sheep": "sheep",
     "series": "series", "aircraft": "aircraft", "luggage": "luggage", "baggage": "baggage",
 }
+# fmt: on
 _VOWEL = "aeiou"
 # Verbs whose final consonant doubles before -ed/-ing (stressed final syllable, CVC).
 _DOUBLING = re.compile(r"(?:^|[^aeiou])[aeiou]([bdgklmnprt])$")
-_NO_DOUBLING = {"visit", "open", "offer", "suffer", "enter", "travel", "order", "answer",
-                "happen", "listen", "develop", "deliver", "consider", "cover", "wonder"}
+_NO_DOUBLING = {
+    "visit",
+    "open",
+    "offer",
+    "suffer",
+    "enter",
+    "travel",
+    "order",
+    "answer",
+    "happen",
+    "listen",
+    "develop",
+    "deliver",
+    "consider",
+    "cover",
+    "wonder",
+}
 
 
 def inflect(base: str, tag: str) -> str:
