@@ -1,25 +1,38 @@
-"""Plots as PNG files (matplotlib, imported only when a plot is drawn)."""
+"""Plots as PNG (matplotlib, imported only when a plot is drawn): written to a file or
+returned as bytes for a report."""
 
 from __future__ import annotations
 
+import io
 from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
 
-def plot_acc_curves(
-    curves: Mapping[str, Sequence[float]],
-    path: Path,
-    *,
-    target: float | None = None,
-    title: str = "",
-) -> Path:
-    """ACC@k against the reviewed fraction k/N, one line per ranking, saved as a PNG."""
+def _pyplot() -> Any:
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    figure, axes = plt.subplots(figsize=(7, 4.5), dpi=120)
+    return plt
+
+
+def _png(figure: Any) -> bytes:
+    """The figure as PNG bytes; the figure is closed."""
+    plt = _pyplot()
+    buffer = io.BytesIO()
+    figure.tight_layout()
+    figure.savefig(buffer, format="png")
+    plt.close(figure)
+    return buffer.getvalue()
+
+
+def acc_curves_png(
+    curves: Mapping[str, Sequence[float]], *, target: float | None = None, title: str = ""
+) -> bytes:
+    """ACC@k against the reviewed fraction k/N, one line per ranking."""
+    figure, axes = _pyplot().subplots(figsize=(7, 4.5), dpi=120)
     styles = {
         "random": dict(color="grey", linestyle="--"),
         "oracle": dict(color="black", linestyle=":"),
@@ -36,8 +49,73 @@ def plot_acc_curves(
     axes.set_title(title or "Review effort: accuracy after reviewing the top k")
     axes.grid(alpha=0.3)
     axes.legend(loc="lower right", fontsize=8)
-    figure.tight_layout()
+    return _png(figure)
+
+
+def plot_acc_curves(
+    curves: Mapping[str, Sequence[float]],
+    path: Path,
+    *,
+    target: float | None = None,
+    title: str = "",
+) -> Path:
+    """ACC@k curves saved as a PNG file."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    figure.savefig(path)
-    plt.close(figure)
+    path.write_bytes(acc_curves_png(curves, target=target, title=title))
     return path
+
+
+def error_rates_png(rates: Mapping[str, Mapping[str, float]], *, title: str = "") -> bytes:
+    """Grouped horizontal bars: error rate (%) per capability (rows), one bar per model."""
+    plt = _pyplot()
+    capabilities = list(dict.fromkeys(c for per_model in rates.values() for c in per_model))
+    models = list(rates)
+    height = 0.8 / max(len(models), 1)
+    figure, axes = plt.subplots(
+        figsize=(7.5, max(2.8, 1.2 + 0.45 * len(capabilities) * max(len(models), 1) ** 0.5)),
+        dpi=120,
+    )
+    for index, model in enumerate(models):
+        ys = [row + index * height for row in range(len(capabilities))]
+        xs = [rates[model].get(c, 0.0) for c in capabilities]
+        axes.barh(ys, xs, height=height, label=model)
+    axes.set_yticks([row + height * (len(models) - 1) / 2 for row in range(len(capabilities))])
+    axes.set_yticklabels(capabilities)
+    axes.invert_yaxis()
+    axes.set_xlabel("error rate (%)")
+    axes.set_xlim(0, 100)
+    axes.set_title(title or "Error rate per capability")
+    axes.grid(axis="x", alpha=0.3)
+    axes.legend(fontsize=8, loc="lower right")
+    return _png(figure)
+
+
+def heatmap_png(
+    rows: Sequence[str],
+    columns: Sequence[str],
+    values: Sequence[Sequence[float | None]],
+    *,
+    title: str = "",
+) -> bytes:
+    """A heat map of percentages (empty cells blank), each cell labelled with its value."""
+    import numpy as np
+
+    plt = _pyplot()
+    grid = np.array([[np.nan if v is None else v for v in row] for row in values], dtype=float)
+    size = (max(6.5, 2.5 + 1.3 * len(columns)), max(2.4, 1.2 + 0.45 * len(rows)))
+    figure, axes = plt.subplots(figsize=size, dpi=120)
+    image = axes.imshow(np.ma.masked_invalid(grid), cmap="Reds", vmin=0, vmax=100, aspect="auto")
+    axes.set_xticks(range(len(columns)))
+    axes.set_xticklabels(columns)
+    axes.set_yticks(range(len(rows)))
+    axes.set_yticklabels(rows)
+    for i in range(len(rows)):
+        for j in range(len(columns)):
+            if not np.isnan(grid[i, j]):
+                colour = "white" if grid[i, j] > 60 else "black"
+                axes.text(
+                    j, i, f"{grid[i, j]:.1f}", ha="center", va="center", color=colour, fontsize=8
+                )
+    figure.colorbar(image, ax=axes, label="%")
+    axes.set_title(title, fontsize=10)
+    return _png(figure)

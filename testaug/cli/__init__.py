@@ -12,9 +12,11 @@ from testaug import __version__
 from testaug.cli.annotate import annotate_app
 from testaug.cli.console import err_console
 from testaug.cli.diversity import diversity_command
+from testaug.cli.evaluate import evaluate_command
 from testaug.cli.expand import expand_command
 from testaug.cli.generate import generate_command
 from testaug.cli.rankers import rank_command, rankers_app
+from testaug.cli.report import report_command
 from testaug.cli.suite import suite_app
 from testaug.cli.templates import templates_app
 from testaug.errors import TestAugError
@@ -33,6 +35,8 @@ app.add_typer(rankers_app, name="rankers")
 app.command("rank")(rank_command)
 app.add_typer(annotate_app, name="annotate")
 app.command("diversity")(diversity_command)
+app.command("evaluate")(evaluate_command)
+app.command("report")(report_command)
 app.add_typer(templates_app, name="templates")
 
 

@@ -1,0 +1,147 @@
+"""`testaug evaluate`: error rates of models under test on a suite's cases, per capability,
+description, test type and source, with CheckList's INV and DIR perturbation tests."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import typer
+from rich.table import Table
+
+from testaug.bundled import bundled_suites, resolve_suite
+from testaug.cli.console import console, err_console, progress
+from testaug.errors import InputError, Problem
+from testaug.jsonl import read_jsonl, write_jsonl
+from testaug.records import TestCase, label_options
+from testaug.runs import sibling
+from testaug.suites import load_suite
+
+
+def evaluate_command(
+    cases_path: Path = typer.Argument(..., metavar="CASES", help="Test cases (JSONL)."),
+    model: list[str] = typer.Option(
+        ..., "--model", help="A model spec: vader, spacy:NAME, hf:PATH[?labels=..], py:mod:fn."
+    ),
+    as_json: bool = typer.Option(False, "--json", help="Print one JSON object."),
+    output: Path | None = typer.Option(
+        None, "-o", "--output", help="Also write the JSON here (and every case's result beside it)."
+    ),
+    perturb: int = typer.Option(
+        100, "--perturb", min=0, help="Cases each INV/DIR perturbation test perturbs (0: none)."
+    ),
+    labels: str | None = typer.Option(
+        None, help="The task's labels, comma-separated (default: the bundled suite's)."
+    ),
+    seed: int = typer.Option(0, help="Seed of the perturbation samples."),
+    batch_size: int = typer.Option(32, min=1),
+    examples: int = typer.Option(3, min=0, help="Failing examples kept per group."),
+) -> None:
+    """Run every model on the cases (MFT) and on perturbations of them (INV, DIR)."""
+    from testaug.evaluation import evaluate_model
+    from testaug.models import load_model
+    from testaug.perturbation_battery import default_battery, run_battery
+
+    cases = list(read_jsonl(cases_path, TestCase))
+    if not cases:
+        raise InputError(Problem("no test cases in the file", file=cases_path))
+    task_labels, lexicons = _task(cases, labels)
+    perturbed = []
+    if perturb:
+        with err_console.status("perturbing cases (INV, DIR)"):
+            perturbed = run_battery(
+                cases, default_battery(task_labels, lexicons), per_test=perturb, seed=seed
+            )
+    evaluations = []
+    with progress() as bar:
+        for spec in model:
+            loaded = load_model(spec, task_labels=task_labels)
+            task = bar.add_task(f"evaluating {loaded.name}", total=None)
+
+            def advance(done: int, total: int, task: Any = task) -> None:
+                bar.update(task, completed=done, total=total)
+
+            evaluations.append(
+                evaluate_model(
+                    loaded, cases, perturbed, batch_size=batch_size, on_progress=advance, k=examples
+                )
+            )
+    summary = evaluation_summary(evaluations, n_cases=len(cases), n_perturbed=len(perturbed))
+    if output is not None:
+        output.parent.mkdir(parents=True, exist_ok=True)
+        output.write_text(json.dumps(summary, indent=1) + "\n", encoding="utf-8")
+        write_jsonl(sibling(output, "results"), [r for e in evaluations for r in e.results])
+    if as_json:
+        typer.echo(json.dumps(summary))
+        return
+    _print(summary)
+    if output is not None:
+        console.print(f"[green]wrote[/] {output} and {sibling(output, 'results')}", highlight=False)
+
+
+def evaluation_summary(
+    evaluations: Sequence[Any], *, n_cases: int, n_perturbed: int
+) -> dict[str, Any]:
+    """The JSON of an evaluation: per model the overall error rate and the rate per
+    capability first, then every breakdown with failing examples (not every result)."""
+    models = []
+    for evaluation in evaluations:
+        full = evaluation.model_dump(mode="json", exclude={"results"})
+        models.append(
+            {
+                "model": evaluation.model,
+                "error_rate": evaluation.overall.rate,
+                "error_rate_by_capability": {
+                    name: rate.rate for name, rate in evaluation.by_capability.items()
+                },
+                **{k: v for k, v in full.items() if k != "model"},
+            }
+        )
+    return {"n_cases": n_cases, "n_perturbed": n_perturbed, "models": models}
+
+
+def _task(cases: Sequence[TestCase], labels: str | None) -> tuple[list[str], dict[str, Any]]:
+    """The task labels (given, or the bundled suite's, or the cases') and suite lexicons."""
+    task = cases[0].task
+    lexicons: dict[str, Any] = {}
+    suite_labels: list[str] = []
+    if task in bundled_suites():
+        suite = load_suite(resolve_suite(task))
+        suite_labels, lexicons = list(suite.labels), suite.words()
+    if labels:
+        return [name.strip() for name in labels.split(",") if name.strip()], lexicons
+    if suite_labels:
+        return suite_labels, lexicons
+    return sorted({option for case in cases for option in label_options(case.label)}), lexicons
+
+
+def _print(summary: dict[str, Any]) -> None:
+    models = summary["models"]
+    table = Table(title="error rate (%) per capability and test type", title_justify="left")
+    table.add_column("capability")
+    table.add_column("test type")
+    for item in models:
+        table.add_column(item["model"], justify="right")
+    keys = list(
+        dict.fromkeys((c, t) for item in models for c, row in item["matrix"].items() for t in row)
+    )
+    for capability, test_type in keys:
+        cells = []
+        for item in models:
+            cell = item["matrix"].get(capability, {}).get(test_type)
+            cells.append(_rate(cell))
+        table.add_row(capability, test_type, *cells)
+    table.add_row("all", "", *(_rate(item["overall"]) for item in models), style="bold")
+    console.print(table)
+    console.print(
+        f"{summary['n_cases']:,} cases and {summary['n_perturbed']:,} perturbed cases",
+        highlight=False,
+    )
+
+
+def _rate(cell: dict[str, Any] | None) -> str:
+    if cell is None or cell.get("rate") is None:
+        return "n/a"
+    return f"{cell['rate']:.1f} ({cell['failed']}/{cell['n']})"
