@@ -15,6 +15,7 @@ from testaug.cli.diversity import diversity_command
 from testaug.cli.evaluate import evaluate_command
 from testaug.cli.expand import expand_command
 from testaug.cli.generate import generate_command
+from testaug.cli.patch_eval import patch_eval_command
 from testaug.cli.rankers import rank_command, rankers_app
 from testaug.cli.report import report_command
 from testaug.cli.suite import suite_app
@@ -36,6 +37,7 @@ app.command("rank")(rank_command)
 app.add_typer(annotate_app, name="annotate")
 app.command("diversity")(diversity_command)
 app.command("evaluate")(evaluate_command)
+app.command("patch-eval")(patch_eval_command)
 app.command("report")(report_command)
 app.add_typer(templates_app, name="templates")
 
