@@ -34,6 +34,7 @@ from testaug.cases import expand_suite, template_case_counts
 from testaug.dependency_paths import load_parser, paths_per_text
 from testaug.self_bleu import sampled_self_bleu, self_bleu, self_bleu_reference
 from testaug.suites import load_suite
+from testaug.testing.benchmark import print_checks
 
 
 def suite_texts(n: int, seed: int = 0) -> list[str]:
@@ -156,11 +157,7 @@ def main() -> int:
             f"{len(few)} sentences",
         ),
     ]
-    ok = True
-    for text, passed, value in checks:
-        ok &= passed
-        console.print(f"{'[green]PASS' if passed else '[red]FAIL'}[/] {text}: {value}")
-    return 0 if ok else 1
+    return print_checks(console, checks)
 
 
 if __name__ == "__main__":

@@ -28,6 +28,8 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
+from testaug.testing.benchmark import print_checks
+
 
 def sentiment_cases(n: int, seed: int = 0) -> list[Any]:
     from testaug.bundled import resolve_suite
@@ -142,11 +144,7 @@ def main() -> int:
              f"{minutes:.1f} min")
         )  # fmt: skip
     console.print(table)
-    ok = True
-    for text, passed, value in checks:
-        ok &= passed
-        console.print(f"{'[green]PASS' if passed else '[red]FAIL'}[/] {text}: {value}")
-    return 0 if ok else 1
+    return print_checks(console, checks)
 
 
 if __name__ == "__main__":

@@ -28,6 +28,7 @@ from testaug.prompts import prompt_for
 from testaug.response_cache import ResponseCache
 from testaug.seeding import build_prompts
 from testaug.suites import load_suite
+from testaug.testing.benchmark import print_checks
 from testaug.testing.openai_server import ScriptedOpenAIServer
 
 
@@ -122,11 +123,7 @@ def main() -> int:
             f"{cached[2]} vs {concurrent[2]}",
         ),
     ]
-    ok = True
-    for text, passed, value in checks:
-        ok &= passed
-        console.print(f"{'[green]PASS' if passed else '[red]FAIL'}[/] {text}: {value}")
-    return 0 if ok else 1
+    return print_checks(console, checks)
 
 
 if __name__ == "__main__":

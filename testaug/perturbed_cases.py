@@ -17,9 +17,10 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import model_validator
 
+from testaug.entity_perturbations import parse_texts
 from testaug.errors import TestAugError
 from testaug.expectations import Expectation
-from testaug.perturbations import Inputs, Perturbation, Which, get_perturbation, parse_texts
+from testaug.perturbations import Inputs, Perturbation, Which, get_perturbation
 from testaug.records import Record, Source, TestCase, content_id
 
 if TYPE_CHECKING:

@@ -6,21 +6,23 @@ import random
 
 import pytest
 
+from testaug.entity_perturbations import (
+    change_location,
+    change_names,
+    change_names_joint,
+    change_number,
+    load_pipeline,
+    parse_texts,
+)
 from testaug.errors import TestAugError
 from testaug.perturbations import (
     PERTURBATIONS,
     add_phrase,
     add_random_urls_handles,
-    change_location,
-    change_names,
-    change_names_joint,
-    change_number,
     contract,
     contractions,
     expand_contractions,
     get_perturbation,
-    load_pipeline,
-    parse_texts,
     punctuation,
     typos,
 )

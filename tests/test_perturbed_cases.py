@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 from pydantic import ValidationError
 
+from testaug.entity_perturbations import load_pipeline
 from testaug.errors import TestAugError
 from testaug.expectations import Expectation
-from testaug.perturbations import load_pipeline
 from testaug.perturbed_cases import PerturbedCase, perturb_cases
 from testaug.records import TestCase
 
