@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from testaug.jsonl import read_jsonl
 from testaug.records import Annotation, TestCase
+from tests.cli_runner import run_testaug
 from tests.tiny_models import write_ranked_run
 
 
@@ -21,15 +21,7 @@ def run_dir(tmp_path: Path) -> Path:
 
 
 def annotate(run_dir: Path, keys: str, *args: str) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [sys.executable, "-m", "testaug", "annotate", *args],
-        input=keys,
-        capture_output=True,
-        text=True,
-        cwd=run_dir,
-        env={**os.environ, "TESTAUG_CACHE_DIR": str(run_dir / "cache")},
-        timeout=120,
-    )
+    return run_testaug(run_dir, "annotate", *args, input=keys, timeout=120)
 
 
 def people(run_dir: Path) -> list[Annotation]:
@@ -96,12 +88,10 @@ def test_server_on_a_used_data_directory_without_its_key_is_a_clear_error(run_di
     data_dir = run_dir / "label-studio"
     data_dir.mkdir()
     (data_dir / "label_studio.sqlite3").write_bytes(b"")
-    env = {k: v for k, v in os.environ.items() if not k.endswith("LABEL_STUDIO_API_KEY")}
-    done = subprocess.run(
-        [sys.executable, "-m", "testaug", "annotate", "server", "--data-dir", str(data_dir)],
-        capture_output=True,
-        text=True,
-        env={**env, "TESTAUG_CACHE_DIR": str(run_dir / "cache")},
+    done = run_testaug(
+        run_dir,
+        *("annotate", "server", "--data-dir", str(data_dir)),
+        without_env=("LABEL_STUDIO_API_KEY", "TESTAUG_LABEL_STUDIO_API_KEY"),
         timeout=60,
     )
     assert done.returncode == 1

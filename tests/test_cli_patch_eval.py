@@ -3,13 +3,11 @@
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 from testaug.jsonl import write_jsonl
 from testaug.reports import write_report
+from tests.cli_runner import run_testaug
 from tests.models_fixture import build_tiny_classifier
 from tests.test_patching import suites
 
@@ -19,16 +17,14 @@ def test_patch_eval_prints_err_percent_per_suite_and_the_report_shows_it(tmp_pat
     suite_a, suite_b = suites()
     write_jsonl(tmp_path / "template.jsonl", suite_a)
     write_jsonl(tmp_path / "augmented.jsonl", suite_b)
-    done = subprocess.run(
-        [
-            sys.executable, "-m", "testaug", "patch-eval",
-            "--suite-a", "template.jsonl", "--suite-b", "augmented.jsonl",
-            "--model", f"hf:{model}", "--seeds", "2", "--epochs", "1", "--learning-rate", "1e-3",
-            "--json", "-o", "patching.json",
-        ],
-        capture_output=True, text=True, cwd=tmp_path, timeout=300,
-        env={**os.environ, "HF_HUB_OFFLINE": "1", "TESTAUG_CACHE_DIR": str(tmp_path / "cache")},
-    )  # fmt: skip
+    done = run_testaug(
+        tmp_path,
+        *("patch-eval", "--suite-a", "template.jsonl", "--suite-b", "augmented.jsonl"),
+        *("--model", f"hf:{model}", "--seeds", "2", "--epochs", "1", "--learning-rate", "1e-3"),
+        *("--json", "-o", "patching.json"),
+        env={"HF_HUB_OFFLINE": "1"},
+        timeout=300,
+    )
     assert done.returncode == 0, done.stderr
     summary = json.loads(done.stdout)
     assert summary["unit"] == "percent" and summary["seeds"] == [42, 43]

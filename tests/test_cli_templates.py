@@ -3,10 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
-from pathlib import Path
 
 import pytest
 
@@ -16,19 +12,9 @@ from testaug.inflection import inflect
 from testaug.jsonl import read_jsonl, write_jsonl
 from testaug.records import TestCase
 from testaug.suites import load_suite
+from tests.cli_runner import run_testaug
 
 pytest.importorskip("spacy")
-
-
-def run_testaug(cwd: Path, *args: str) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [sys.executable, "-m", "testaug", *args],
-        capture_output=True,
-        text=True,
-        cwd=cwd,
-        env={**os.environ, "TESTAUG_CACHE_DIR": str(cwd / "cache")},
-        timeout=180,
-    )
 
 
 def test_induced_templates_expand_into_new_expansion_cases_not_already_in_the_suite(tmp_path):

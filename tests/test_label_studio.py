@@ -11,7 +11,6 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -21,6 +20,7 @@ from pydantic import SecretStr
 from testaug.jsonl import read_jsonl
 from testaug.records import Annotation, TestCase
 from testaug.settings import Settings
+from tests.cli_runner import run_testaug
 from tests.tiny_models import write_ranked_run
 
 pytestmark = [pytest.mark.label_studio, pytest.mark.slow]
@@ -59,18 +59,11 @@ def run_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def annotate(
     server, run_dir: Path, *args: str, api_key: str = API_KEY
 ) -> subprocess.CompletedProcess:
-    env = {
-        **os.environ,
-        "LABEL_STUDIO_URL": server.url,
-        "LABEL_STUDIO_API_KEY": api_key,
-        "TESTAUG_CACHE_DIR": str(run_dir / "cache"),
-    }
-    done = subprocess.run(
-        [sys.executable, "-m", "testaug", "annotate", *args],
-        capture_output=True,
-        text=True,
-        env=env,
-        cwd=run_dir,
+    done = run_testaug(
+        run_dir,
+        "annotate",
+        *args,
+        env={"LABEL_STUDIO_URL": server.url, "LABEL_STUDIO_API_KEY": api_key},
         timeout=180,
     )
     assert api_key not in done.stdout + done.stderr  # the key never reaches the screen

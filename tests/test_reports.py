@@ -3,10 +3,7 @@
 from __future__ import annotations
 
 import json
-import os
 import re
-import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
@@ -17,6 +14,7 @@ from testaug.jsonl import write_jsonl
 from testaug.records import Annotation, TestCase
 from testaug.reports import build_report, write_report
 from testaug.verdicts import decide
+from tests.cli_runner import run_testaug
 from tests.tiny_models import make_labelled
 
 
@@ -42,17 +40,6 @@ CASES = [
 ]
 
 
-def run(cwd: Path, *args: str) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [sys.executable, "-m", "testaug", *args],
-        capture_output=True,
-        text=True,
-        cwd=cwd,
-        env={**os.environ, "TESTAUG_CACHE_DIR": str(cwd / "cache")},
-        timeout=240,
-    )
-
-
 @pytest.fixture
 def run_dir(tmp_path: Path) -> Path:
     write_jsonl(tmp_path / "cases.jsonl", CASES)
@@ -60,7 +47,7 @@ def run_dir(tmp_path: Path) -> Path:
 
 
 def test_report_shows_the_evaluation_numbers_of_the_json_with_plots(run_dir):
-    done = run(
+    done = run_testaug(
         run_dir, "evaluate", "cases.jsonl", "--model", "py:tests.models_fixture:predict",
         "--perturb", "0", "-o", "evaluation.json", "--json",
     )  # fmt: skip
@@ -74,7 +61,7 @@ def test_report_shows_the_evaluation_numbers_of_the_json_with_plots(run_dir):
     }
     assert json.loads((run_dir / "evaluation.json").read_text()) == printed
 
-    reported = run(run_dir, "report", ".")
+    reported = run_testaug(run_dir, "report", ".")
     assert reported.returncode == 0, reported.stderr
     markdown = (run_dir / "report.md").read_text()
     assert f"{model['error_rate']:.1f}% (2/6)" in markdown
