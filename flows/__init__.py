@@ -1,4 +1,2 @@
-"""Prefect flows: wiring of testaug's stage functions, no business logic.
-
-Filled by the flows issue; nothing here yet.
-"""
+"""Prefect flows: thin wiring of testaug's steps (testaug.steps) into `augment`, `collect`,
+`train-rankers` and `pipeline`, and their deployments (prefect.yaml)."""

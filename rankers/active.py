@@ -8,6 +8,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from rankers.ensemble import Ensemble, EnsembleConfig, train_ensemble
+from testaug.annotation import read_annotations
+from testaug.jsonl import read_jsonl
 from testaug.records import Annotation, Candidate, LabelledCandidate, RankedCandidate
 from testaug.verdicts import Verdict, decide
 
@@ -68,3 +70,20 @@ def retrain_and_rerank(
     ]
     reranked = ensemble.rank(pending, batch_size=batch_size) if pending else []
     return ActiveRound(ensemble, reranked, from_people=len(judged), from_extra=len(base))
+
+
+def labelled_from_runs(run_dirs: Iterable[Path]) -> list[LabelledCandidate]:
+    """People's verdicts of every run folder that has annotations.jsonl and ranked.jsonl,
+    as training records (the newest run wins where two judged the same candidate)."""
+    labelled: dict[str, LabelledCandidate] = {}
+    for run_dir in sorted(run_dirs, key=lambda d: d.stat().st_mtime):
+        annotations, ranked = run_dir / "annotations.jsonl", run_dir / "ranked.jsonl"
+        if not (annotations.is_file() and ranked.is_file()):
+            continue
+        candidates = {
+            item.candidate.id: item.candidate for item in read_jsonl(ranked, RankedCandidate)
+        }
+        verdicts = decide(read_annotations(annotations), candidates)
+        for item in labelled_from_verdicts(candidates, verdicts):
+            labelled[item.candidate.id] = item
+    return list(labelled.values())

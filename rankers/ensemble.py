@@ -9,8 +9,10 @@ the same data and config always give the same version.
 from __future__ import annotations
 
 import logging
+import os
 import shutil
 import time
+import uuid
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Annotated
@@ -191,6 +193,31 @@ def train_ensemble(
     return Ensemble(members, manifest)
 
 
+def trained_ensemble(
+    config: EnsembleConfig,
+    labelled: Sequence[LabelledCandidate],
+    root: Path,
+    *,
+    on_member: Callable[[str], None] | None = None,
+) -> Path:
+    """The folder of the ensemble of this config trained on these candidates
+    (`root/<name>-<version>`), trained the first time it is asked for."""
+    folder = root / f"{config.name}-{ensemble_version(config, labelled)}"
+    if (folder / MANIFEST).is_file():
+        return folder
+    root.mkdir(parents=True, exist_ok=True)
+    work = root / f".{folder.name}.{uuid.uuid4().hex}.tmp"
+    try:
+        train_ensemble(labelled, config, work, on_member=on_member)
+        if (folder / MANIFEST).is_file():  # trained by another process meanwhile
+            return folder
+        shutil.rmtree(folder, ignore_errors=True)
+        os.replace(work, folder)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    return folder
+
+
 __all__ = [
     "Ensemble",
     "EnsembleConfig",
@@ -199,4 +226,5 @@ __all__ = [
     "ranked_candidates",
     "shipped_configs",
     "train_ensemble",
+    "trained_ensemble",
 ]

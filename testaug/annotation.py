@@ -76,6 +76,33 @@ def plan_review(
     return ReviewPlan(review=list(ordered[:count]), accepted=accepted)
 
 
+AUTO_NOTE = "annotation mode auto: the ranker ensemble's verdict alone, no person reviewed it"
+
+
+def auto_review(
+    ranked: Sequence[RankedCandidate], *, top: float | None = None, budget: int | None = None
+) -> list[Annotation]:
+    """Annotation mode `auto`, for unattended runs: the ensemble rejects the top of the
+    ranking (the candidates people would have reviewed) and accepts the rest."""
+    ordered = sorted(ranked, key=lambda item: item.rank)
+    count = review_count(len(ordered), top=top, budget=budget)
+    share = f"top {count} of {len(ordered)}"
+    records = []
+    for index, item in enumerate(ordered):
+        doubtful = index < count
+        where = f"in the {share}" if doubtful else f"below the {share}"
+        records.append(
+            Annotation(
+                candidate_id=item.candidate.id,
+                valid=not doubtful,
+                annotator=f"ensemble {item.ensemble_version or 'unversioned'}",
+                origin="ranker",
+                rule=f"rank {item.rank}: {where} most likely invalid; {AUTO_NOTE}",
+            )
+        )
+    return records
+
+
 def invalidity_score(item: RankedCandidate, n: int) -> float:
     """The ensemble's Borda points as a score in [0, 1]: 1 is ranked first by every member."""
     most = (n - 1) * max(len(item.scores), 1)

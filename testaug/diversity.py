@@ -249,3 +249,13 @@ def _row(
         self_bleu_sampled=sampled,
         dependency_paths=len(found),
     )
+
+
+def diversity_summary(report: DiversityReport) -> dict[str, object]:
+    """The JSON output: the whole input's measures and the settings first, then the
+    equalized input (`equalized`) and one equalized row per group."""
+    whole = report.whole.model_dump(mode="json", exclude={"group", "description_id"})
+    settings = report.model_dump(mode="json", exclude={"whole", "overall", "groups", "n_cases"})
+    equalized = report.overall.model_dump(mode="json", exclude={"group", "description_id"})
+    groups = [row.model_dump(mode="json") for row in report.groups]
+    return {**whole, **settings, "equalized": equalized, "groups": groups}

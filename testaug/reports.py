@@ -33,7 +33,7 @@ STAGE_FILES = {
     "accepted.jsonl": "accepted generated cases (source llm)",
     "templates.induced.jsonl": "templates induced from accepted cases",
     "expanded.jsonl": "cases expanded from induced templates (source expansion)",
-    "suite.jsonl": "the suite with the accepted cases",
+    "suite.jsonl": "the suite: seed cases, accepted and expanded ones",
 }
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import uuid
 from datetime import UTC, datetime
@@ -30,10 +31,20 @@ def new_manifest(command: str, arguments: dict[str, Any], **fields: Any) -> RunM
 
 def write_manifest(path: Path, manifest: RunManifest) -> None:
     """Write the manifest as indented JSON, atomically."""
+    write_text_atomic(path, manifest.model_dump_json(indent=2) + "\n")
+
+
+def write_json(path: Path, data: Any) -> None:
+    """Write data as indented JSON, atomically."""
+    write_text_atomic(path, json.dumps(data, indent=1, ensure_ascii=False) + "\n")
+
+
+def write_text_atomic(path: Path, text: str) -> None:
+    """Write a text file whole or not at all: a temporary file renamed over the target."""
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f".{path.name}.{uuid.uuid4().hex}.tmp")
     try:
-        tmp.write_text(manifest.model_dump_json(indent=2) + "\n", encoding="utf-8")
+        tmp.write_text(text, encoding="utf-8")
         os.replace(tmp, path)
     except BaseException:
         tmp.unlink(missing_ok=True)

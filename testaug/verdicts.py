@@ -64,14 +64,14 @@ def decide(
     People outrank the ranker: where anyone annotated a candidate, the strict
     majority of their votes decides, and a tie is `disputed` (the paper discards
     such cases). Where only the ranker did, the candidate is accepted as proposed.
+    Where the ranker rejected it (annotation mode `auto`), it is rejected by the ranker.
     Candidates nobody judged (sent for review, skipped, cancelled) stay `pending`.
     """
     people: dict[str, dict[str, Annotation]] = defaultdict(dict)
-    ranker: set[str] = set()
+    ranker: dict[str, bool] = {}
     for record in annotations:
         if record.origin == "ranker":
-            if record.valid:
-                ranker.add(record.candidate_id)
+            ranker[record.candidate_id] = record.valid
         else:
             people[record.candidate_id][f"{record.origin}:{record.annotator}"] = record
     verdicts: dict[str, Verdict] = {}
@@ -80,10 +80,12 @@ def decide(
         if cid in people:
             votes = {who: vote_of(a, proposed) for who, a in sorted(people[cid].items())}
             verdicts[cid] = _majority(cid, votes)
-        elif cid in ranker:
+        elif ranker.get(cid):
             verdicts[cid] = Verdict(
                 candidate_id=cid, status="accepted", decided_by="ranker", label=proposed
             )
+        elif cid in ranker:
+            verdicts[cid] = Verdict(candidate_id=cid, status="rejected", decided_by="ranker")
         else:
             verdicts[cid] = Verdict(candidate_id=cid, status="pending")
     return verdicts
@@ -108,12 +110,18 @@ def _hashable(vote: Label) -> Hashable:
 
 
 def status_counts(verdicts: Mapping[str, Verdict]) -> dict[str, int]:
-    """How many candidates are accepted (by people, by the ranker), rejected, disputed, pending."""
+    """How many candidates are accepted or rejected (by people, by the ranker), disputed, pending."""
     counts = Counter(
-        f"{v.status} by {v.decided_by}" if v.status == "accepted" else v.status
-        for v in verdicts.values()
+        f"{v.status} by {v.decided_by}" if v.decided_by else v.status for v in verdicts.values()
     )
-    keys = ["accepted by people", "accepted by ranker", "rejected", "disputed", "pending"]
+    keys = [
+        "accepted by people",
+        "accepted by ranker",
+        "rejected by people",
+        "rejected by ranker",
+        "disputed",
+        "pending",
+    ]
     return {key: counts.get(key, 0) for key in keys}
 
 

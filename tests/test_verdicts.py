@@ -70,7 +70,8 @@ def test_status_counts_cover_every_status():
     assert status_counts(verdicts) == {
         "accepted by people": 1,
         "accepted by ranker": 1,
-        "rejected": 1,
+        "rejected by people": 1,
+        "rejected by ranker": 0,
         "disputed": 0,
         "pending": 1,
     }
@@ -134,3 +135,23 @@ def test_decisions_do_not_depend_on_the_order_of_annotations():
         for p in itertools.permutations(records)
     }
     assert len(results) == 1
+
+
+def test_auto_review_rejects_the_top_and_accepts_the_rest_by_the_ranker():
+    from tiny_models import make_candidate
+
+    from testaug.annotation import AUTO_NOTE, auto_review
+    from testaug.records import RankedCandidate
+
+    candidates = [make_candidate(f"case number {i}") for i in range(10)]
+    ranked = [
+        RankedCandidate(candidate=c, scores={"m": 1.0}, borda_points=10 - i, rank=i + 1)
+        for i, c in enumerate(candidates)
+    ]
+    records = auto_review(ranked, top=0.3)
+    verdicts = decide(records, {c.id: c for c in candidates})
+    assert [verdicts[c.id].status for c in candidates] == ["rejected"] * 3 + ["accepted"] * 7
+    assert {v.decided_by for v in verdicts.values()} == {"ranker"}
+    assert all(AUTO_NOTE in record.rule for record in records)
+    cases = accepted_cases(candidates, verdicts)
+    assert len(cases) == 7 and {case.meta["accepted_by"] for case in cases} == {"ranker"}

@@ -4,7 +4,7 @@ bring their verdicts back, and merge the accepted candidates into the suite."""
 from __future__ import annotations
 
 import getpass
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -12,7 +12,7 @@ import typer
 from pydantic import SecretStr
 from rich.table import Table
 
-from testaug.annotation import add_annotations, plan_review, read_annotations, record_plan
+from testaug.annotation import add_annotations, read_annotations, record_plan
 from testaug.cli.annotate_server import install_server_command, server_command
 from testaug.cli.console import console, err_console
 from testaug.errors import InputError, Problem
@@ -21,11 +21,11 @@ from testaug.records import (
     Annotation,
     Candidate,
     LabelledCandidate,
-    RankedCandidate,
     TestCase,
     label_options,
 )
 from testaug.settings import Settings
+from testaug.steps.review import read_ranked, task_labels
 from testaug.verdicts import Verdict, merge_verdicts, pairwise_agreement, status_counts
 
 if TYPE_CHECKING:
@@ -66,7 +66,7 @@ def push_command(
     """Import the top of the ranking into a Label Studio project; the ranker accepts the rest."""
     from testaug.label_studio import push_for_review
 
-    ranked = _read_ranked(ranked_path)
+    ranked = read_ranked(ranked_path)
     seeds = _seed_cases(cases, ranked_path)
     annotations_path = annotations_path or ranked_path.with_name("annotations.jsonl")
     project = project or _default_project(ranked_path)
@@ -75,7 +75,7 @@ def push_command(
         project,
         ranked,
         seeds=seeds,
-        labels=_task_labels(ranked, seeds.values()),
+        labels=task_labels(ranked, seeds.values()),
         top=_default_top(top, budget),
         budget=budget,
     )
@@ -121,7 +121,7 @@ def pull_command(
     )
     candidates = dict(reading.candidates)
     if ranked_path.exists():
-        candidates.update({item.candidate.id: item.candidate for item in _read_ranked(ranked_path)})
+        candidates.update({item.candidate.id: item.candidate for item in read_ranked(ranked_path)})
     else:
         err_console.print(
             f"[yellow]no {ranked_path}[/]: only candidates sent to Label Studio can be merged "
@@ -140,7 +140,7 @@ def merge_command(
     ),
 ) -> None:
     """Decide every candidate from the annotations and write the accepted ones as suite cases."""
-    candidates = {item.candidate.id: item.candidate for item in _read_ranked(ranked_path)}
+    candidates = {item.candidate.id: item.candidate for item in read_ranked(ranked_path)}
     annotations = list(read_jsonl(annotations_path, Annotation))
     _merge_and_report(annotations, candidates, suite, annotations_path)
 
@@ -160,33 +160,20 @@ def terminal_command(
     Verdicts are saved one by one; run it again to go on where you stopped."""
     import sys
 
-    from testaug.terminal_annotation import annotate_in_terminal, key_reader
+    from testaug.steps.review import review_in_terminal
+    from testaug.terminal_annotation import key_reader
 
-    ranked = _read_ranked(ranked_path)
-    seeds = _seed_cases(cases, ranked_path)
-    annotations_path = annotations_path or ranked_path.with_name("annotations.jsonl")
-    annotator = annotator or getpass.getuser()
-    plan = plan_review(ranked, top=_default_top(top, budget), budget=budget)
-    record_plan(annotations_path, plan)
-    done = {
-        a.candidate_id
-        for a in read_annotations(annotations_path)
-        if a.origin == "terminal" and a.annotator == annotator
-    }
-
-    def save(record: Annotation) -> None:
-        add_annotations(annotations_path, [record])
-
-    session = annotate_in_terminal(
-        plan.review,
-        seeds=seeds,
-        labels=_task_labels(ranked, seeds.values()),
-        annotator=annotator,
-        done=done,
+    session = review_in_terminal(
+        ranked_path,
+        annotations_path or ranked_path.with_name("annotations.jsonl"),
+        seeds=_seed_cases(cases, ranked_path),
+        annotator=annotator or getpass.getuser(),
         read_key=key_reader(sys.stdin),
         console=console,
-        save=save,
+        top=_default_top(top, budget),
+        budget=budget,
     )
+    annotations_path = annotations_path or ranked_path.with_name("annotations.jsonl")
     console.print(
         f"[green]{session.annotated:,} annotated[/] ({session.valid:,} valid, "
         f"{session.invalid:,} invalid), {session.skipped:,} skipped, {session.remaining:,} left; "
@@ -211,7 +198,7 @@ def retrain_command(
     from rankers.active import retrain_and_rerank
     from rankers.ensemble import load_config
 
-    ranked = _read_ranked(ranked_path)
+    ranked = read_ranked(ranked_path)
     labelled = list(read_jsonl(extra, LabelledCandidate)) if extra else []
     with err_console.status("retraining the ranker ensemble"):
         result = retrain_and_rerank(
@@ -242,13 +229,6 @@ def _studio(url: str | None, api_key: str | None) -> LabelStudio:
     return LabelStudio(url or settings.label_studio_url, key)
 
 
-def _read_ranked(path: Path) -> list[RankedCandidate]:
-    ranked = list(read_jsonl(path, RankedCandidate))
-    if not ranked:
-        raise InputError(Problem("no ranked candidates in the file", file=path))
-    return ranked
-
-
 def _seed_cases(cases: Path | None, ranked_path: Path) -> dict[str, TestCase]:
     """Seed cases by id, from --cases or the run's cases.jsonl; none when neither exists."""
     path = cases or ranked_path.with_name("cases.jsonl")
@@ -258,19 +238,6 @@ def _seed_cases(cases: Path | None, ranked_path: Path) -> dict[str, TestCase]:
         )
         return {}
     return {case.id: case for case in read_jsonl(path, TestCase)}
-
-
-def _task_labels(ranked: Sequence[RankedCandidate], cases: Iterable[TestCase]) -> list[str]:
-    """The labels annotators may correct to: the labels of the bundled suite of the task,
-    and every label of the candidates and seed cases."""
-    from testaug.bundled import bundled_suites, resolve_suite
-    from testaug.suites import load_suite
-
-    labels = {option for item in ranked for option in label_options(item.candidate.label)}
-    labels |= {option for case in cases for option in label_options(case.label)}
-    for task in {item.candidate.task for item in ranked} & set(bundled_suites()):
-        labels |= set(load_suite(resolve_suite(task)).labels)
-    return sorted(labels)
 
 
 def _default_top(top: float | None, budget: int | None) -> float | None:

@@ -45,7 +45,7 @@ def diversity_command(
     batch_size: int = typer.Option(256, min=1, help="Texts per spaCy parsing batch."),
 ) -> None:
     """Self-BLEU-4 (lower is more diverse) and unique dependency paths (higher is more diverse)."""
-    from testaug.diversity import diversity_report, parse_dimensions
+    from testaug.diversity import diversity_report, diversity_summary, parse_dimensions
     from testaug.errors import TestAugError
     from testaug.self_bleu import VARIANTS
 
@@ -67,7 +67,7 @@ def diversity_command(
         batch_size=batch_size,
     )
     if as_json:
-        typer.echo(json.dumps(_summary(report)))
+        typer.echo(json.dumps(diversity_summary(report)))
         return
     console.print(_table(report))
     size = (
@@ -85,16 +85,6 @@ def diversity_command(
             "group[/] and were kept whole",
             highlight=False,
         )
-
-
-def _summary(report: DiversityReport) -> dict[str, object]:
-    """The JSON output: the whole input's measures and the settings first, then the
-    equalized input (`equalized`) and one equalized row per group."""
-    whole = report.whole.model_dump(mode="json", exclude={"group", "description_id"})
-    settings = report.model_dump(mode="json", exclude={"whole", "overall", "groups", "n_cases"})
-    equalized = report.overall.model_dump(mode="json", exclude={"group", "description_id"})
-    groups = [row.model_dump(mode="json") for row in report.groups]
-    return {**whole, **settings, "equalized": equalized, "groups": groups}
 
 
 def _table(report: DiversityReport) -> Table:

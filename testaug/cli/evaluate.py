@@ -4,20 +4,17 @@ description, test type and source, with CheckList's INV and DIR perturbation tes
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import typer
 from rich.table import Table
 
-from testaug.bundled import bundled_suites, resolve_suite
 from testaug.cli.console import console, err_console, progress
 from testaug.errors import InputError, Problem
 from testaug.jsonl import read_jsonl, write_jsonl
-from testaug.records import TestCase, label_options
+from testaug.records import TestCase
 from testaug.runs import sibling
-from testaug.suites import load_suite
 
 
 def evaluate_command(
@@ -40,14 +37,14 @@ def evaluate_command(
     examples: int = typer.Option(3, min=0, help="Failing examples kept per group."),
 ) -> None:
     """Run every model on the cases (MFT) and on perturbations of them (INV, DIR)."""
-    from testaug.evaluation import evaluate_model
+    from testaug.evaluation import evaluate_model, evaluation_summary, task_labels_and_lexicons
     from testaug.models import load_model
     from testaug.perturbation_battery import default_battery, run_battery
 
     cases = list(read_jsonl(cases_path, TestCase))
     if not cases:
         raise InputError(Problem("no test cases in the file", file=cases_path))
-    task_labels, lexicons = _task(cases, labels)
+    task_labels, lexicons = task_labels_and_lexicons(cases, labels)
     perturbed = []
     if perturb:
         with err_console.status("perturbing cases (INV, DIR)"):
@@ -79,42 +76,6 @@ def evaluate_command(
     _print(summary)
     if output is not None:
         console.print(f"[green]wrote[/] {output} and {sibling(output, 'results')}", highlight=False)
-
-
-def evaluation_summary(
-    evaluations: Sequence[Any], *, n_cases: int, n_perturbed: int
-) -> dict[str, Any]:
-    """The JSON of an evaluation: per model the overall error rate and the rate per
-    capability first, then every breakdown with failing examples (not every result)."""
-    models = []
-    for evaluation in evaluations:
-        full = evaluation.model_dump(mode="json", exclude={"results"})
-        models.append(
-            {
-                "model": evaluation.model,
-                "error_rate": evaluation.overall.rate,
-                "error_rate_by_capability": {
-                    name: rate.rate for name, rate in evaluation.by_capability.items()
-                },
-                **{k: v for k, v in full.items() if k != "model"},
-            }
-        )
-    return {"n_cases": n_cases, "n_perturbed": n_perturbed, "models": models}
-
-
-def _task(cases: Sequence[TestCase], labels: str | None) -> tuple[list[str], dict[str, Any]]:
-    """The task labels (given, or the bundled suite's, or the cases') and suite lexicons."""
-    task = cases[0].task
-    lexicons: dict[str, Any] = {}
-    suite_labels: list[str] = []
-    if task in bundled_suites():
-        suite = load_suite(resolve_suite(task))
-        suite_labels, lexicons = list(suite.labels), suite.words()
-    if labels:
-        return [name.strip() for name in labels.split(",") if name.strip()], lexicons
-    if suite_labels:
-        return suite_labels, lexicons
-    return sorted({option for case in cases for option in label_options(case.label)}), lexicons
 
 
 def _print(summary: dict[str, Any]) -> None:

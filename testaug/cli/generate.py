@@ -16,14 +16,15 @@ from testaug.cases import expand_suite
 from testaug.cli.console import console, err_console, progress
 from testaug.errors import InputError, Problem
 from testaug.generation import GenerationResult, GenerationSettings, generate
-from testaug.jsonl import read_jsonl, write_jsonl
+from testaug.jsonl import read_jsonl
 from testaug.parsing import REJECT_REASONS
 from testaug.prompts import prompt_for
 from testaug.records import TestCase
 from testaug.response_cache import ResponseCache
-from testaug.runs import new_manifest, sibling, write_manifest
+from testaug.runs import sibling
 from testaug.seeding import build_prompts
 from testaug.settings import Settings
+from testaug.steps.augment import one_task, write_generation
 from testaug.suites import load_suite
 
 
@@ -73,7 +74,7 @@ def generate_command(
         cases = [case for case in cases if case.capability in capability]
     if not cases:
         raise InputError(Problem("no seed cases (check --capability)", source))
-    task = _one_task(cases, source)
+    task = one_task(cases, source)
     template = prompt_for(task, path=prompt_file)
     prompts = build_prompts(
         cases, template, per_description=prompts_per_description, k=seeds_per_prompt, seed=seed
@@ -118,9 +119,6 @@ def generate_command(
         )
     response_cache.close()
 
-    write_jsonl(output, result.candidates)
-    write_jsonl(sibling(output, "rejects"), result.rejects)
-    write_jsonl(sibling(output, "prompts"), prompts)
     arguments = {
         "source": source,
         "backend": backend,
@@ -133,17 +131,7 @@ def generate_command(
         "per_template": per_template,
         **generation.model_dump(),
     }
-    write_manifest(
-        sibling(output, "manifest", ".json"),
-        new_manifest(
-            "generate",
-            arguments,
-            seed=seed,
-            model_ids={"generator": f"{llm.name}:{llm.model}"},
-            prompt_hashes={template.name: template.sha},
-            token_usage=result.stats.as_dict(),
-        ),
-    )
+    write_generation(output, result, prompts, template, llm, arguments, seed=seed)
     _print_summary(result, output)
 
 
@@ -153,13 +141,6 @@ def _seed_cases(source: str, per_template: int, seed: int) -> list[TestCase]:
         return list(read_jsonl(path, TestCase))
     suite = load_suite(resolve_suite(source))
     return list(expand_suite(suite, per_template=per_template, seed=seed))
-
-
-def _one_task(cases: list[TestCase], source: str) -> str:
-    tasks = sorted({case.task for case in cases})
-    if len(tasks) != 1:
-        raise InputError(Problem(f"seed cases of several tasks ({', '.join(tasks)})", source))
-    return tasks[0]
 
 
 def _endpoint(value: str) -> Endpoint:

@@ -2,22 +2,12 @@
 
 from __future__ import annotations
 
-from collections import Counter
 from pathlib import Path
 
 import typer
-import yaml
 from rich.table import Table
 
-from testaug.bundled import resolve_suite
-from testaug.cases import template_case_counts
 from testaug.cli.console import console, err_console
-from testaug.errors import InputError, Problem
-from testaug.jsonl import read_jsonl, write_jsonl
-from testaug.records import TestCase
-from testaug.runs import sibling
-from testaug.suites import load_suite
-from testaug.templates import lexicon_of
 
 templates_app = typer.Typer(help="Templates from generated cases.", no_args_is_help=True)
 
@@ -37,65 +27,24 @@ def induce_command(
 ) -> None:
     """Turn reused slot words of the seed cases back into slots: one template per case.
     Writes the templates as a suite (source `expansion`) that `testaug expand` takes."""
-    from testaug.induction import induce_templates, induced_suite, lexicons_used
-    from testaug.spacy_pipeline import load_spacy
+    from testaug.steps.grow import induce_templates_file
 
-    accepted = list(read_jsonl(accepted_path, TestCase))
-    if not accepted:
-        raise InputError(Problem("no accepted cases in the file", file=accepted_path))
     cases = cases or accepted_path.with_name("cases.jsonl")
-    seeds = {case.id: case for case in read_jsonl(cases, TestCase)}
-    loaded = load_suite(resolve_suite(suite or accepted[0].task))
-    with err_console.status(f"parsing {len(accepted):,} cases and their seeds with spaCy"):
-        result = induce_templates(accepted, seeds, load_spacy())
-    templates = []
-    skipped = Counter(result.skipped)
-    for template in result.templates:
-        if all(lexicon_of(t) in loaded.lexicons for t in template.slots):
-            templates.append(template)
-        else:
-            skipped["unknown_lexicon"] += 1
-
-    lexicon_path = sibling(output, "lexicons", ".yaml")
-    used = lexicons_used(templates)
-    _write_yaml(lexicon_path, {name: list(loaded.lexicons[name].words) for name in used})
-    document = induced_suite(
-        templates,
-        name=f"{loaded.name}-induced",
-        task=loaded.task,
-        labels=loaded.labels,
-        lexicon_file=lexicon_path.name,
-    )
-    _write_yaml(output, document)
-    write_jsonl(sibling(output, "induced"), templates)
-    expanded = sum(template_case_counts(load_suite(output)).values()) if templates else 0
+    with err_console.status("parsing the accepted cases and their seeds with spaCy"):
+        induced = induce_templates_file(accepted_path, cases, output, suite=suite)
 
     table = Table(title_justify="left")
     table.add_column("capability")
     table.add_column("templates", justify="right")
-    for capability, count in Counter(t.capability for t in templates).items():
+    for capability, count in induced.summary["per_capability"].items():
         table.add_row(capability, f"{count:,}")
     console.print(table)
+    skipped = induced.summary["skipped"]
     reasons = ", ".join(f"{n} {reason}" for reason, n in skipped.items()) or "none"
     console.print(
-        f"[green]induced[/] {len(templates):,} templates from {len(accepted):,} cases into "
-        f"{output} (lexicons: {lexicon_path.name}; provenance: "
-        f"{sibling(output, 'induced').name}); they fill {expanded:,} cases; skipped: {reasons}",
+        f"[green]induced[/] {induced.records:,} templates from "
+        f"{induced.summary['from_cases']:,} cases into {output} (lexicons: "
+        f"{induced.files['lexicons'].name}; provenance: {induced.files['induced'].name}); "
+        f"they fill {induced.summary['fills']:,} cases; skipped: {reasons}",
         highlight=False,
     )
-
-
-def _write_yaml(path: Path, data: object) -> None:
-    """Write YAML atomically."""
-    import os
-    import uuid
-
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{uuid.uuid4().hex}.tmp")
-    try:
-        text = yaml.safe_dump(data, sort_keys=False, allow_unicode=True, width=1000)
-        tmp.write_text(text, encoding="utf-8")
-        os.replace(tmp, path)
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise

@@ -1,0 +1,150 @@
+"""The `augment` flow: suite -> seed cases -> generation (one task per capability, run
+concurrently) -> ranking -> annotation: the doubtful candidates to people (or, in mode
+`auto`, rejected by the ensemble), the rest accepted."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from prefect import flow, get_run_logger
+from pydantic import BaseModel, ConfigDict
+
+from flows import tasks
+from flows.artifacts import publish_summary
+from testaug.bundled import bundled_dir
+from testaug.generation import GenerationSettings
+from testaug.jsonl import read_jsonl
+from testaug.records import TestCase
+from testaug.run_sizes import run_size
+from testaug.settings import Settings
+from testaug.steps import StepOutput
+from testaug.steps.augment import BackendSpec, PromptPlan
+from testaug.steps.review import AnnotationMode
+
+
+class Augmented(BaseModel):
+    """What an augment run wrote, step by step."""
+
+    model_config = ConfigDict(frozen=True)
+
+    run_dir: Path
+    cases: StepOutput
+    candidates: StepOutput
+    rankers: StepOutput
+    ranked: StepOutput
+    annotations: StepOutput | None = None
+
+
+def default_training() -> Path:
+    """The shipped labelled candidates the offline ensemble trains on at first use."""
+    return bundled_dir("data") / "validity" / "train.jsonl"
+
+
+@flow(name="augment")
+def augment(
+    suite: str = "sentiment",
+    run_dir: str = "runs/latest",
+    size: str = "default",
+    generator: BackendSpec = BackendSpec(),  # noqa: B008  (a frozen record)
+    rankers: str = "offline",
+    annotation: AnnotationMode = "auto",
+    top: float = 0.3,
+    project: str | None = None,
+    capabilities: list[str] | None = None,
+    seed: int = 0,
+    prompts_per_description: int | None = None,
+    samples: int | None = None,
+) -> Augmented:
+    """Generate candidates for a suite, rank them, and send the doubtful ones for review."""
+    logger = get_run_logger()
+    folder = Path(run_dir)
+    numbers = run_size(size, prompts_per_description=prompts_per_description, samples=samples)
+    cases = tasks.current(
+        tasks.expand_seed_cases,
+        suite,
+        folder / "cases.jsonl",
+        per_template=numbers.per_template,
+        seed=seed,
+    )
+    chosen = capabilities or sorted({case.capability for case in read_jsonl(cases.path, TestCase)})
+    logger.info("%d seed cases; generating for %d capabilities", cases.records, len(chosen))
+    plan = PromptPlan(
+        prompts_per_description=numbers.prompts_per_description,
+        seeds_per_prompt=numbers.seeds_per_prompt,
+        seed=seed,
+    )
+    generation = GenerationSettings(samples=numbers.samples)
+    calls = [
+        dict(
+            cases=cases,
+            out=folder / "generated" / f"{index:02d}.candidates.jsonl",
+            capability=capability,
+            generator=generator,
+            plan=plan,
+            generation=generation,
+        )
+        for index, capability in enumerate(chosen)
+    ]
+    rankers_ready = tasks.prepare_rankers.submit(
+        rankers, default_training(), Settings().cache_dir / "rankers"
+    )
+    futures = [tasks.generate_candidates.submit(**call) for call in calls]
+    parts = tasks.current_all(tasks.generate_candidates, futures, calls)
+    candidates = tasks.current(tasks.combine_candidates, parts, folder / "candidates.jsonl")
+    ranker_output = rankers_ready.result()
+    ranked = tasks.current(
+        tasks.rank_candidates,
+        candidates.path,
+        ranker_output.path.parent,
+        folder / "ranked.jsonl",
+    )
+    result = Augmented(
+        run_dir=folder, cases=cases, candidates=candidates, rankers=ranker_output, ranked=ranked
+    )
+    if annotation == "auto":
+        annotations = tasks.review_automatically(ranked.path, folder / "annotations.jsonl", top=top)
+        result = result.model_copy(update={"annotations": annotations})
+    elif annotation == "label-studio":
+        annotations = tasks.push_to_label_studio(
+            ranked.path, folder / "annotations.jsonl", cases.path, project=project, top=top
+        )
+        result = result.model_copy(update={"annotations": annotations})
+    elif annotation == "terminal":
+        annotations = review_in_terminal(ranked.path, folder / "annotations.jsonl", cases.path, top)
+        result = result.model_copy(update={"annotations": annotations})
+    publish_summary("augment", [cases, candidates, ranker_output, ranked, result.annotations])
+    return result
+
+
+def review_in_terminal(
+    ranked_path: Path, annotations_path: Path, cases_path: Path, top: float
+) -> StepOutput:
+    """Mode `terminal`: the person who started the run reviews the top of the ranking."""
+    import getpass
+    import sys
+
+    from rich.console import Console
+
+    from testaug.steps import review, step_output
+    from testaug.terminal_annotation import key_reader
+
+    seeds = {case.id: case for case in read_jsonl(cases_path, TestCase)}
+    session = review.review_in_terminal(
+        ranked_path,
+        annotations_path,
+        seeds=seeds,
+        annotator=getpass.getuser(),
+        read_key=key_reader(sys.stdin),
+        console=Console(),
+        top=top,
+    )
+    return step_output(
+        "annotate",
+        annotations_path,
+        session.annotated,
+        mode="terminal",
+        valid=session.valid,
+        invalid=session.invalid,
+        skipped=session.skipped,
+        remaining=session.remaining,
+    )

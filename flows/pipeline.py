@@ -1,0 +1,88 @@
+"""The `pipeline` flow: augment and collect in one run, with an annotation mode:
+`auto` (the ensemble's verdict alone, for unattended and scheduled runs), `terminal`,
+or `label-studio` (waits up to `wait_minutes`, and a later `collect` picks up the rest)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from prefect import flow
+from pydantic import BaseModel, ConfigDict
+
+from flows.augment import Augmented, augment
+from flows.collect import DEFAULT_MODELS, Collected, collect
+from testaug.runs import new_manifest, write_manifest
+from testaug.steps.augment import BackendSpec
+from testaug.steps.review import AnnotationMode
+
+
+class PipelineRun(BaseModel):
+    """Both halves of a pipeline run."""
+
+    model_config = ConfigDict(frozen=True)
+
+    augmented: Augmented
+    collected: Collected
+
+
+@flow(name="pipeline")
+def pipeline(
+    suite: str = "sentiment",
+    run_dir: str = "runs/latest",
+    size: str = "default",
+    generator: BackendSpec = BackendSpec(),  # noqa: B008  (a frozen record)
+    rankers: str = "offline",
+    annotation: AnnotationMode = "auto",
+    top: float = 0.3,
+    project: str | None = None,
+    wait_minutes: float = 0.0,
+    models: list[str] = list(DEFAULT_MODELS),  # noqa: B006  (Prefect copies parameters)
+    capabilities: list[str] | None = None,
+    seed: int = 0,
+    prompts_per_description: int | None = None,
+    samples: int | None = None,
+) -> PipelineRun:
+    """Suite to report in one run: generate, rank, review, grow the suite, measure, report."""
+    write_manifest(
+        Path(run_dir) / "manifest.json",
+        new_manifest(
+            "pipeline",
+            {
+                "suite": suite,
+                "size": size,
+                "generator": generator.model_dump(mode="json"),
+                "rankers": rankers,
+                "annotation": annotation,
+                "top": top,
+                "models": list(models),
+                "capabilities": capabilities,
+                "prompts_per_description": prompts_per_description,
+                "samples": samples,
+            },
+            seed=seed,
+        ),
+    )
+    augmented = augment(
+        suite=suite,
+        run_dir=run_dir,
+        size=size,
+        generator=generator,
+        rankers=rankers,
+        annotation=annotation,
+        top=top,
+        project=project,
+        capabilities=capabilities,
+        seed=seed,
+        prompts_per_description=prompts_per_description,
+        samples=samples,
+    )
+    collected = collect(
+        run_dir=run_dir,
+        annotation=annotation,
+        project=project,
+        wait_minutes=wait_minutes,
+        models=models,
+        size=size,
+        seed=seed,
+    )
+    return PipelineRun(augmented=augmented, collected=collected)

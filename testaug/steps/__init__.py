@@ -1,0 +1,66 @@
+"""The pipeline's steps as functions from files to files, shared by `testaug run`, the
+Prefect flows and the stage commands.
+
+Each step reads the files it is given, writes its outputs atomically into a run
+folder, and returns a small `StepOutput` naming its main file with the file's
+SHA-256. Flows pass these records between tasks, never the records inside the files,
+and a cached step whose file has gone or changed is run again (`is_current`).
+"""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+from typing import Any
+
+from pydantic import Field
+
+from testaug.records import Record
+
+
+class StepOutput(Record):
+    """What a step wrote: its main file (with the file's SHA-256), how many records it
+    holds, the other files it wrote by role, and a few numbers worth reporting."""
+
+    step: str
+    path: Path
+    sha256: str
+    records: int = 0
+    files: dict[str, Path] = Field(default_factory=dict)
+    summary: dict[str, Any] = Field(default_factory=dict)
+
+
+def file_sha256(path: Path) -> str:
+    """The SHA-256 of a file's bytes."""
+    digest = hashlib.sha256()
+    with path.open("rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def step_output(
+    step: str,
+    path: Path,
+    records: int = 0,
+    *,
+    files: dict[str, Path] | None = None,
+    **summary: Any,
+) -> StepOutput:
+    """The record of a step that wrote `path` (and maybe other files)."""
+    return StepOutput(
+        step=step,
+        path=path,
+        sha256=file_sha256(path),
+        records=records,
+        files=files or {},
+        summary=summary,
+    )
+
+
+def is_current(output: StepOutput) -> bool:
+    """Whether the step's main file is still there with the content it wrote."""
+    return output.path.is_file() and file_sha256(output.path) == output.sha256
+
+
+__all__ = ["StepOutput", "file_sha256", "is_current", "step_output"]

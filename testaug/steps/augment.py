@@ -1,0 +1,216 @@
+"""Steps from a suite to ranked candidates: seed cases, generation, ranking."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import Field, SecretStr
+
+from testaug.backends import Backend, create_backend
+from testaug.bundled import resolve_suite
+from testaug.cases import expand_suite
+from testaug.errors import InputError, Problem
+from testaug.generation import GenerationResult, GenerationSettings, generate
+from testaug.jsonl import read_jsonl, write_jsonl
+from testaug.prompts import PromptTemplate, prompt_for
+from testaug.records import Candidate, Prompt, Record, Reject, TestCase
+from testaug.response_cache import ResponseCache
+from testaug.runs import new_manifest, sibling, write_manifest
+from testaug.seeding import build_prompts
+from testaug.steps import StepOutput, step_output
+from testaug.suites import load_suite
+
+logger = logging.getLogger(__name__)
+
+
+class BackendSpec(Record):
+    """Which LLM to ask: the embedded model, or any OpenAI-compatible server. The API
+    key is not part of it: it comes from the environment where the step runs."""
+
+    kind: Literal["local", "openai"] = "local"
+    model: str | None = None
+    base_url: str | None = None
+    endpoint: Literal["chat", "completions"] = "completions"
+    timeout: float = Field(default=60.0, gt=0)
+
+
+class PromptPlan(Record):
+    """How many prompts each description gets, and how their seed cases are sampled."""
+
+    prompts_per_description: int = Field(default=1, ge=1)
+    seeds_per_prompt: int = Field(default=3, ge=1)
+    seed: int = 0
+
+
+def expand_seed_cases(suite: str, out: Path, *, per_template: int | None, seed: int) -> StepOutput:
+    """The suite's templates filled into seed cases (a seeded sample per template)."""
+    loaded = load_suite(resolve_suite(suite))
+    written = write_jsonl(out, expand_suite(loaded, per_template=per_template, seed=seed))
+    logger.info("wrote %d seed cases of suite %s to %s", written, loaded.name, out)
+    return step_output("expand", out, written, suite=loaded.name, task=loaded.task)
+
+
+def one_task(cases: Sequence[TestCase], source: str | Path) -> str:
+    """The task all the cases belong to; an error naming the source when they mix tasks."""
+    tasks = sorted({case.task for case in cases})
+    if len(tasks) != 1:
+        raise InputError(Problem(f"seed cases of several tasks ({', '.join(tasks)})", source))
+    return tasks[0]
+
+
+def connect_backend(spec: BackendSpec, *, api_key: SecretStr | None, cache_dir: Path) -> Backend:
+    """A backend for the spec; the embedded model is loaded once per process and shared."""
+    if spec.kind == "local":
+        return _shared_local_backend(spec.model, cache_dir)
+    return create_backend(
+        spec.kind,
+        model=spec.model,
+        base_url=spec.base_url,
+        api_key=api_key.get_secret_value() if api_key else None,
+        endpoint=spec.endpoint,
+        timeout=spec.timeout,
+        cache_dir=cache_dir,
+    )
+
+
+_LOCAL_BACKENDS: dict[tuple[str | None, Path], Backend] = {}
+
+
+def _shared_local_backend(model: str | None, cache_dir: Path) -> Backend:
+    key = (model, cache_dir)
+    if key not in _LOCAL_BACKENDS:
+        _LOCAL_BACKENDS[key] = create_backend("local", model=model, cache_dir=cache_dir)
+    return _LOCAL_BACKENDS[key]
+
+
+def generate_candidates(
+    cases_path: Path,
+    out: Path,
+    *,
+    backend: Backend,
+    generation: GenerationSettings,
+    plan: PromptPlan,
+    cache_path: Path,
+    capabilities: Sequence[str] = (),
+    prompt_file: Path | None = None,
+    arguments: dict[str, Any] | None = None,
+    on_prompt_done: Callable[[], None] | None = None,
+) -> StepOutput:
+    """Prompts from the seed cases (of some capabilities, or all), sent through the
+    response cache, parsed into candidates; rejects and prompts are written beside them."""
+    cases = list(read_jsonl(cases_path, TestCase))
+    chosen = [case for case in cases if not capabilities or case.capability in capabilities]
+    if not chosen:
+        raise InputError(Problem("no seed cases (check the capabilities)", cases_path))
+    template = prompt_for(one_task(chosen, cases_path), path=prompt_file)
+    prompts = build_prompts(
+        chosen,
+        template,
+        per_description=plan.prompts_per_description,
+        k=plan.seeds_per_prompt,
+        seed=plan.seed,
+    )
+    response_cache = ResponseCache(cache_path)
+    try:
+        result = generate(
+            prompts,
+            template,
+            backend,
+            response_cache,
+            generation,
+            known_cases=cases,
+            on_prompt_done=on_prompt_done,
+        )
+    finally:
+        response_cache.close()
+    arguments = {**(arguments or {}), **plan.model_dump(), "capability": list(capabilities)}
+    files = write_generation(out, result, prompts, template, backend, arguments, seed=plan.seed)
+    return step_output(
+        "generate",
+        out,
+        len(result.candidates),
+        files=files,
+        prompts=len(prompts),
+        rejects=len(result.rejects),
+        **result.stats.as_dict(),
+    )
+
+
+def write_generation(
+    out: Path,
+    result: GenerationResult,
+    prompts: Sequence[Prompt],
+    template: PromptTemplate,
+    backend: Backend,
+    arguments: dict[str, Any],
+    *,
+    seed: int,
+) -> dict[str, Path]:
+    """Candidates at `out`; rejects, prompts and the manifest beside it."""
+    files = {
+        "rejects": sibling(out, "rejects"),
+        "prompts": sibling(out, "prompts"),
+        "manifest": sibling(out, "manifest", ".json"),
+    }
+    write_jsonl(out, result.candidates)
+    write_jsonl(files["rejects"], result.rejects)
+    write_jsonl(files["prompts"], prompts)
+    write_manifest(
+        files["manifest"],
+        new_manifest(
+            "generate",
+            arguments,
+            seed=seed,
+            model_ids={"generator": f"{backend.name}:{backend.model}"},
+            prompt_hashes={template.name: template.sha},
+            token_usage=result.stats.as_dict(),
+        ),
+    )
+    return files
+
+
+def combine_candidates(parts: Sequence[StepOutput], out: Path) -> StepOutput:
+    """Candidates (and rejects) of several generation steps in one file, each candidate once."""
+    seen: set[str] = set()
+    candidates: list[Candidate] = []
+    rejects: list[Reject] = []
+    for part in parts:
+        for candidate in read_jsonl(part.path, Candidate):
+            if candidate.id not in seen:
+                seen.add(candidate.id)
+                candidates.append(candidate)
+        rejects_path = part.files.get("rejects")
+        if rejects_path is not None and rejects_path.exists():
+            rejects.extend(read_jsonl(rejects_path, Reject))
+    write_jsonl(out, candidates)
+    rejects_out = sibling(out, "rejects")
+    write_jsonl(rejects_out, rejects)
+    totals = {
+        key: sum(int(part.summary.get(key, 0)) for part in parts)
+        for key in ("prompts", "requests", "cached_samples", "fresh_samples")
+    }
+    return step_output(
+        "generate",
+        out,
+        len(candidates),
+        files={"rejects": rejects_out},
+        rejects=len(rejects),
+        **totals,
+    )
+
+
+def rank_candidates(
+    candidates_path: Path, rankers: Path, out: Path, *, batch_size: int = 64
+) -> StepOutput:
+    """Candidates ordered most-likely-invalid first by the ensemble's Borda count."""
+    from rankers.ensemble import Ensemble
+
+    candidates = list(read_jsonl(candidates_path, Candidate))
+    ensemble = Ensemble.load(rankers)
+    ranked = ensemble.rank(candidates, batch_size=batch_size) if candidates else []
+    write_jsonl(out, ranked)
+    logger.info("ranked %d candidates with ensemble %s", len(ranked), ensemble.version)
+    return step_output("rank", out, len(ranked), ensemble=ensemble.version)

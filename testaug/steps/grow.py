@@ -1,0 +1,120 @@
+"""Steps that grow the suite from accepted cases: templates induced from reused slot
+words, filled into new cases (source `expansion`) and added to the suite."""
+
+from __future__ import annotations
+
+import logging
+from collections import Counter
+from collections.abc import Sequence
+from pathlib import Path
+
+import yaml
+
+from testaug.bundled import resolve_suite
+from testaug.cases import expand_suite, template_case_counts
+from testaug.errors import InputError, Problem
+from testaug.jsonl import read_jsonl, write_jsonl
+from testaug.records import TestCase
+from testaug.runs import sibling, write_text_atomic
+from testaug.steps import StepOutput, step_output
+from testaug.suites import load_suite
+from testaug.templates import lexicon_of
+from testaug.verdicts import merge_into_suite
+
+logger = logging.getLogger(__name__)
+
+
+def write_yaml(path: Path, data: object) -> None:
+    """Write YAML atomically, keys in the order given."""
+    write_text_atomic(path, yaml.safe_dump(data, sort_keys=False, allow_unicode=True, width=1000))
+
+
+def induce_templates_file(
+    accepted_path: Path,
+    cases_path: Path,
+    out: Path,
+    *,
+    suite: str | None = None,
+    allow_empty: bool = False,
+) -> StepOutput:
+    """Templates from accepted cases whose text reuses slot words of their seed cases,
+    written as a suite (`out`, source `expansion`) with its lexicons beside it.
+
+    The summary holds the templates per capability, the cases they fill, and why
+    cases gave no template."""
+    from testaug.induction import induce_templates, induced_suite, lexicons_used
+    from testaug.spacy_pipeline import load_spacy
+
+    accepted = list(read_jsonl(accepted_path, TestCase))
+    if not accepted and not allow_empty:
+        raise InputError(Problem("no accepted cases in the file", file=accepted_path))
+    seeds = {case.id: case for case in read_jsonl(cases_path, TestCase)}
+    if suite is None and not accepted:
+        suite = next(iter(seeds.values())).task
+    loaded = load_suite(resolve_suite(suite or accepted[0].task))
+    result = induce_templates(accepted, seeds, load_spacy())
+    templates = []
+    skipped = Counter(result.skipped)
+    for template in result.templates:
+        if all(lexicon_of(t) in loaded.lexicons for t in template.slots):
+            templates.append(template)
+        else:
+            skipped["unknown_lexicon"] += 1
+
+    files = {"lexicons": sibling(out, "lexicons", ".yaml"), "induced": sibling(out, "induced")}
+    used = lexicons_used(templates)
+    write_yaml(files["lexicons"], {name: list(loaded.lexicons[name].words) for name in used})
+    document = induced_suite(
+        templates,
+        name=f"{loaded.name}-induced",
+        task=loaded.task,
+        labels=loaded.labels,
+        lexicon_file=files["lexicons"].name,
+    )
+    write_yaml(out, document)
+    write_jsonl(files["induced"], templates)
+    fills = sum(template_case_counts(load_suite(out)).values()) if templates else 0
+    return step_output(
+        "induce",
+        out,
+        len(templates),
+        files=files,
+        from_cases=len(accepted),
+        fills=fills,
+        per_capability=dict(Counter(t.capability for t in templates)),
+        skipped=dict(skipped),
+    )
+
+
+def expand_induced(
+    templates: StepOutput,
+    known: Sequence[Path],
+    out: Path,
+    *,
+    per_template: int | None,
+    seed: int,
+) -> StepOutput:
+    """Cases filled from induced templates, leaving out any already in the `known` files."""
+    seen = {case.id for path in known for case in read_jsonl(path, TestCase)}
+    cases: list[TestCase] = []
+    if templates.records:
+        induced = load_suite(templates.path)
+        cases = [
+            case
+            for case in expand_suite(induced, per_template=per_template, seed=seed)
+            if case.id not in seen
+        ]
+    written = write_jsonl(out, cases)
+    logger.info("expanded %d templates into %d new cases", templates.records, written)
+    return step_output("expand-induced", out, written, templates=templates.records)
+
+
+def extend_suite(suite_path: Path, new_cases: Sequence[Path], out: Path) -> StepOutput:
+    """The suite's cases with the new ones appended (each case once)."""
+    merged, added = merge_into_suite(
+        list(read_jsonl(suite_path, TestCase)),
+        (case for path in new_cases for case in read_jsonl(path, TestCase)),
+    )
+    write_jsonl(out, merged)
+    by_source = Counter(case.source for case in merged)
+    return step_output("suite", out, len(merged), added=added, by_source=dict(by_source))
