@@ -14,10 +14,12 @@ from testaug.cli.console import err_console
 from testaug.cli.diversity import diversity_command
 from testaug.cli.evaluate import evaluate_command
 from testaug.cli.expand import expand_command
+from testaug.cli.flows import flows_app
 from testaug.cli.generate import generate_command
 from testaug.cli.patch_eval import patch_eval_command
 from testaug.cli.rankers import rank_command, rankers_app
 from testaug.cli.report import report_command
+from testaug.cli.run import run_command
 from testaug.cli.suite import suite_app
 from testaug.cli.templates import templates_app
 from testaug.errors import TestAugError
@@ -29,6 +31,7 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
     add_completion=False,
 )
+app.command("run")(run_command)
 app.add_typer(suite_app, name="suite")
 app.command("expand")(expand_command)
 app.command("generate")(generate_command)
@@ -40,6 +43,7 @@ app.command("evaluate")(evaluate_command)
 app.command("patch-eval")(patch_eval_command)
 app.command("report")(report_command)
 app.add_typer(templates_app, name="templates")
+app.add_typer(flows_app, name="flows")
 
 
 def _version(value: bool) -> None:

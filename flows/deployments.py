@@ -1,0 +1,113 @@
+"""Deployments of the flows, read from prefect.yaml (Prefect's own format, so `prefect
+deploy --all` reads it too): served from this process, or registered on a Prefect server
+for the workers of a work pool."""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from testaug.errors import InputError, Problem
+from testaug.yaml_source import load_yaml
+
+PROJECT_ROOT = Path(__file__).resolve().parent.parent
+PREFECT_YAML = PROJECT_ROOT / "prefect.yaml"
+
+
+class Schedule(BaseModel):
+    """A cron schedule of a deployment."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    cron: str
+    timezone: str = "UTC"
+    active: bool = True
+
+
+class DeploymentSpec(BaseModel):
+    """One entry of prefect.yaml's `deployments` (the keys testaug uses; others are Prefect's)."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    name: str
+    entrypoint: str
+    description: str = ""
+    parameters: dict[str, Any] = Field(default_factory=dict)
+    schedules: list[Schedule] = Field(default_factory=list)
+    tags: list[str] = Field(default_factory=list)
+
+
+def read_deployments(path: Path = PREFECT_YAML) -> list[DeploymentSpec]:
+    """The deployments of a prefect.yaml; errors name the file, line and field."""
+    document = load_yaml(path)
+    entries = (document.data or {}).get("deployments") if isinstance(document.data, dict) else None
+    if not isinstance(entries, list) or not entries:
+        raise InputError(document.problem(("deployments",), "expected a list of deployments"))
+    specs = []
+    for index, entry in enumerate(entries):
+        try:
+            specs.append(DeploymentSpec.model_validate(entry))
+        except ValidationError as exc:
+            raise InputError(
+                [
+                    document.problem(("deployments", index, *e["loc"]), e["msg"])
+                    for e in exc.errors()
+                ]
+            ) from None
+    return specs
+
+
+def choose(specs: Sequence[DeploymentSpec], names: Sequence[str]) -> list[DeploymentSpec]:
+    """The deployments named (all of them when no name is given)."""
+    known = {spec.name: spec for spec in specs}
+    unknown = [name for name in names if name not in known]
+    if unknown:
+        raise InputError(
+            Problem(
+                f"no deployment {', '.join(unknown)} (there are: {', '.join(known)})",
+                field="name",
+            )
+        )
+    return [known[name] for name in names] if names else list(specs)
+
+
+def runner_deployment(spec: DeploymentSpec, root: Path = PROJECT_ROOT) -> Any:
+    """A Prefect RunnerDeployment of the flow at the spec's entrypoint (relative to `root`)."""
+    from prefect.flows import load_flow_from_entrypoint
+    from prefect.schedules import Cron
+
+    file, _, name = spec.entrypoint.partition(":")
+    flow = load_flow_from_entrypoint(f"{root / file}:{name}")
+    deployment = flow.to_deployment(
+        name=spec.name,
+        description=spec.description or None,
+        parameters=spec.parameters,
+        schedules=[Cron(s.cron, timezone=s.timezone, active=s.active) for s in spec.schedules],
+        tags=spec.tags,
+    )
+    deployment.entrypoint = spec.entrypoint
+    deployment._path = str(root)
+    return deployment
+
+
+def deploy(specs: Sequence[DeploymentSpec], pool: str, root: Path = PROJECT_ROOT) -> list[str]:
+    """Register the deployments on the Prefect server (PREFECT_API_URL) for the workers of
+    `pool`, a process work pool created if missing. Returns the deployment ids."""
+    from prefect.client.orchestration import get_client
+    from prefect.client.schemas.actions import WorkPoolCreate
+    from prefect.exceptions import ObjectAlreadyExists
+
+    with get_client(sync_client=True) as client, contextlib.suppress(ObjectAlreadyExists):
+        client.create_work_pool(WorkPoolCreate(name=pool, type="process"))
+    return [str(runner_deployment(spec, root).apply(work_pool_name=pool)) for spec in specs]
+
+
+def serve(specs: Sequence[DeploymentSpec], root: Path = PROJECT_ROOT) -> None:
+    """Serve the deployments from this process until it is stopped: schedules fire here."""
+    from prefect import serve as prefect_serve
+
+    prefect_serve(*(runner_deployment(spec, root) for spec in specs))

@@ -1,0 +1,165 @@
+"""`testaug run`: the main job, the `pipeline` flow under Prefect, from a suite to the report."""
+
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import typer
+from rich.table import Table
+
+from testaug.cli.console import console, err_console
+from testaug.errors import InputError, Problem
+from testaug.run_sizes import SIZES, run_size
+from testaug.steps.review import ANNOTATION_MODES
+
+if TYPE_CHECKING:
+    from flows.pipeline import PipelineRun
+
+DEFAULT_MODELS = ["vader", "spacy:eng_spacysentiment"]
+
+# Prefect runs offline on a temporary local API unless PREFECT_API_URL names a server.
+# Its first start in a fresh home takes 15-20 s on 2 cores, past Prefect's default limit.
+PREFECT_DEFAULTS = {
+    "PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS": "180",
+    "PREFECT_SERVER_ANALYTICS_ENABLED": "false",
+    "DO_NOT_TRACK": "1",
+    "TRANSFORMERS_VERBOSITY": "error",
+}
+
+
+def prepare_prefect_environment() -> None:
+    """Defaults for running flows offline; a value the user set wins."""
+    for name, value in PREFECT_DEFAULTS.items():
+        os.environ.setdefault(name, value)
+
+
+def run_command(
+    suite: str = typer.Option("sentiment", help="A suite: file, folder or shipped name."),
+    run_dir: Path = typer.Option(
+        Path("runs/latest"), "--run-dir", help="The run folder (a second run reuses its work)."
+    ),
+    size: str = typer.Option("default", help=f"How big a run: {', '.join(SIZES)}."),
+    backend: str = typer.Option("local", help="LLM backend: local (embedded) or openai."),
+    base_url: str | None = typer.Option(
+        None, help="OpenAI-compatible server URL (default: $OPENAI_BASE_URL, else OpenAI)."
+    ),
+    generator_model: str | None = typer.Option(
+        None, "--generator-model", help="The LLM's model id (openai) or path (local)."
+    ),
+    endpoint: str = typer.Option("completions", help="openai endpoint: completions or chat."),
+    rankers: str = typer.Option(
+        "offline",
+        help="A trained ensemble folder, or a config (offline, paper, a YAML file) to train "
+        "on data/validity at first use.",
+    ),
+    annotation: str = typer.Option(
+        "auto",
+        help="Who judges the doubtful candidates: auto (the ensemble alone, marked as such), "
+        "terminal, or label-studio.",
+    ),
+    top: float = typer.Option(0.3, min=0.0, max=1.0, help="Fraction of the ranking reviewed."),
+    project: str | None = typer.Option(None, help="Label Studio project (default: testaug RUN)."),
+    wait_minutes: float = typer.Option(
+        0.0, min=0.0, help="label-studio: minutes to wait for people before collecting."
+    ),
+    model: list[str] = typer.Option(
+        DEFAULT_MODELS, "--model", help="A model under test (repeatable): vader, spacy:NAME, ..."
+    ),
+    capability: list[str] = typer.Option([], help="Only these capabilities (repeatable)."),
+    prompts_per_description: int | None = typer.Option(None, min=1, help="Overrides the size."),
+    samples: int | None = typer.Option(None, min=1, help="Overrides the size."),
+    seed: int = typer.Option(0, help="Seed of every sample the run draws."),
+) -> None:
+    """Run the whole pipeline as a Prefect flow: seed cases, generation, ranking, annotation,
+    template expansion, diversity, evaluation, and the HTML report."""
+    if annotation not in ANNOTATION_MODES:
+        raise InputError(
+            Problem(f"expected one of {', '.join(ANNOTATION_MODES)}", field="--annotation")
+        )
+    if backend not in ("local", "openai"):
+        raise InputError(Problem("expected local or openai", field="--backend"))
+    if endpoint not in ("chat", "completions"):
+        raise InputError(Problem("expected chat or completions", field="--endpoint"))
+    run_size(size)  # an unknown size fails here, before Prefect starts
+    prepare_prefect_environment()
+
+    from flows.pipeline import pipeline
+    from testaug.settings import Settings
+    from testaug.steps.augment import BackendSpec
+
+    generator = BackendSpec(
+        kind=backend,  # type: ignore[arg-type]  # checked above
+        model=generator_model,
+        base_url=base_url or Settings().base_url,
+        endpoint=endpoint,  # type: ignore[arg-type]  # checked above
+    )
+    err_console.print(
+        f"[bold]testaug run[/]: suite {suite}, size {size}, {backend} generator, rankers "
+        f"{rankers}, annotation {annotation}, models {', '.join(model) or 'none'} -> {run_dir}",
+        highlight=False,
+    )
+    started = time.perf_counter()
+    result = pipeline(
+        suite=suite,
+        run_dir=str(run_dir),
+        size=size,
+        generator=generator,
+        rankers=rankers,
+        annotation=annotation,  # type: ignore[arg-type]  # checked above
+        top=top,
+        project=project,
+        wait_minutes=wait_minutes,
+        models=model,
+        capabilities=capability or None,
+        seed=seed,
+        prompts_per_description=prompts_per_description,
+        samples=samples,
+    )
+    print_summary(result, time.perf_counter() - started)
+
+
+def print_summary(result: PipelineRun, seconds: float) -> None:
+    """What each step wrote, the annotation mode's mark, and where the report is."""
+    augmented, collected = result.augmented, result.collected
+    steps = [
+        ("seed cases", augmented.cases),
+        ("candidates", augmented.candidates),
+        ("ranked", augmented.ranked),
+        ("annotations", augmented.annotations),
+        ("accepted", collected.accepted),
+        ("induced templates", collected.templates),
+        ("expanded cases", collected.expanded),
+        ("suite", collected.suite),
+        ("diversity groups", collected.diversity),
+        ("models evaluated", collected.evaluation),
+    ]
+    table = Table(title="testaug run", title_justify="left")
+    table.add_column("step")
+    table.add_column("records", justify="right")
+    table.add_column("file")
+    for name, output in steps:
+        if output is not None:
+            table.add_row(name, f"{output.records:,}", str(output.path))
+    console.print(table)
+    if collected.evaluation is not None:
+        rates = collected.evaluation.summary.get("error_rates", {})
+        console.print(
+            "error rate: "
+            + ", ".join(f"{name} {rate:.1f}%" for name, rate in rates.items() if rate is not None),
+            highlight=False,
+        )
+    annotations = augmented.annotations
+    if annotations is not None and annotations.summary.get("mode") == "auto":
+        console.print(
+            f"[yellow]annotation mode auto[/]: no person reviewed the candidates; the ranker "
+            f"ensemble rejected {annotations.summary['rejected_by_ranker']:,} and accepted "
+            f"{annotations.summary['accepted_by_ranker']:,} (marked accepted_by: ranker in the "
+            "suite)",
+            highlight=False,
+        )
+    console.print(
+        f"[green]done[/] in {seconds:.0f} s; report: {collected.report.path}", highlight=False
+    )
