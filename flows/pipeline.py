@@ -9,8 +9,10 @@ from pathlib import Path
 from prefect import flow
 from pydantic import BaseModel, ConfigDict
 
+from flows.artifacts import publish_summary
 from flows.augment import Augmented, augment
 from flows.collect import DEFAULT_MODELS, Collected, collect
+from flows.runners import task_runner
 from testaug.runs import new_manifest, write_manifest
 from testaug.steps.augment import BackendSpec
 from testaug.steps.review import AnnotationMode
@@ -41,8 +43,10 @@ def pipeline(
     seed: int = 0,
     prompts_per_description: int | None = None,
     samples: int | None = None,
+    dask: str | None = None,
 ) -> PipelineRun:
-    """Suite to report in one run: generate, rank, review, grow the suite, measure, report."""
+    """Suite to report in one run: generate, rank, review, grow the suite, measure, report.
+    With `dask` (`local`, or a scheduler address) the tasks of both halves run on Dask."""
     write_manifest(
         Path(run_dir) / "manifest.json",
         new_manifest(
@@ -58,11 +62,13 @@ def pipeline(
                 "capabilities": capabilities,
                 "prompts_per_description": prompts_per_description,
                 "samples": samples,
+                "dask": dask,
             },
             seed=seed,
         ),
     )
-    augmented = augment(
+    runner = task_runner(dask)
+    augmented = augment.with_options(task_runner=runner)(
         suite=suite,
         run_dir=run_dir,
         size=size,
@@ -76,7 +82,7 @@ def pipeline(
         prompts_per_description=prompts_per_description,
         samples=samples,
     )
-    collected = collect(
+    collected = collect.with_options(task_runner=runner)(
         run_dir=run_dir,
         annotation=annotation,
         project=project,
@@ -84,5 +90,20 @@ def pipeline(
         models=models,
         size=size,
         seed=seed,
+    )
+    publish_summary(
+        "pipeline",
+        [
+            augmented.cases,
+            augmented.candidates,
+            augmented.ranked,
+            augmented.annotations,
+            collected.accepted,
+            collected.expanded,
+            collected.suite,
+            collected.diversity,
+            collected.evaluation,
+        ],
+        report=collected.report.path,
     )
     return PipelineRun(augmented=augmented, collected=collected)

@@ -20,6 +20,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from rankers.inputs import document_text, query_text, ranker_input
 from rankers.losses import lce_groups, localized_contrastive_loss
 from testaug.errors import TestAugError
+from testaug.heavy_imports import IMPORT_LOCK
 from testaug.records import Candidate, LabelledCandidate
 
 logger = logging.getLogger(__name__)
@@ -70,7 +71,8 @@ class CrossEncoderRanker:
     @classmethod
     def load(cls, name: str, model: str | Path, *, max_length: int = 128) -> CrossEncoderRanker:
         """A ranker from a hub id, a local path or a shipped name, with one output score."""
-        from sentence_transformers.cross_encoder import CrossEncoder
+        with IMPORT_LOCK:
+            from sentence_transformers.cross_encoder import CrossEncoder
 
         source = resolve_model(str(model))
         try:
@@ -102,13 +104,14 @@ def train_cross_encoder(
     labelled: Sequence[LabelledCandidate], config: CrossEncoderConfig, work_dir: Path
 ) -> CrossEncoderRanker:
     """Fine-tune the config's model on labelled candidates; seeded and reproducible on CPU."""
-    from datasets import Dataset
-    from sentence_transformers.cross_encoder import (
-        CrossEncoderTrainer,
-        CrossEncoderTrainingArguments,
-    )
-    from sentence_transformers.cross_encoder.losses import BinaryCrossEntropyLoss
-    from transformers import set_seed
+    with IMPORT_LOCK:
+        from datasets import Dataset
+        from sentence_transformers.cross_encoder import (
+            CrossEncoderTrainer,
+            CrossEncoderTrainingArguments,
+        )
+        from sentence_transformers.cross_encoder.losses import BinaryCrossEntropyLoss
+        from transformers import set_seed
 
     set_seed(config.seed)
     ranker = CrossEncoderRanker.load(config.name, config.model, max_length=config.max_length)

@@ -15,6 +15,7 @@ from collections import defaultdict
 from collections.abc import Iterable, Iterator
 
 from rankers.inputs import document_text, query_text
+from testaug.heavy_imports import IMPORT_LOCK
 from testaug.records import LabelledCandidate
 
 
@@ -49,7 +50,8 @@ def lce_groups(
 
 def localized_contrastive_loss(model):
     """The LCE loss for a sentence-transformers CrossEncoder (imported lazily: torch)."""
-    from sentence_transformers.cross_encoder.losses import MultipleNegativesRankingLoss
+    with IMPORT_LOCK:
+        from sentence_transformers.cross_encoder.losses import MultipleNegativesRankingLoss
 
     class LocalizedContrastiveLoss(MultipleNegativesRankingLoss):
         """Softmax cross-entropy over each row's columns; no in-batch negatives."""

@@ -22,6 +22,7 @@ import numpy as np
 from pydantic import Field
 
 from testaug.errors import TestAugError
+from testaug.heavy_imports import IMPORT_LOCK
 from testaug.records import Label, Record, label_options
 
 if TYPE_CHECKING:
@@ -112,7 +113,8 @@ def load_classifier(
     training: where they are exactly the task labels); otherwise the head is replaced
     by a new one of the task's size, initialized from `seed`.
     """
-    from transformers import AutoConfig, AutoModelForSequenceClassification, AutoTokenizer
+    with IMPORT_LOCK:
+        from transformers import AutoConfig, AutoModelForSequenceClassification, AutoTokenizer
 
     source = str(model_path_or_id)
     try:
@@ -229,7 +231,9 @@ def train_loop(
 ) -> None:
     """Fine-tune the classifier in place with AdamW and cross-entropy, seeded by config.seed."""
     import torch
-    from transformers import get_linear_schedule_with_warmup
+
+    with IMPORT_LOCK:
+        from transformers import get_linear_schedule_with_warmup
 
     model, tokenizer = classifier.model, classifier.tokenizer
     features = encode(tokenizer, case_inputs(cases), config.max_length)

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from testaug.annotation import AUTO_NOTE
 from testaug.errors import InputError, Problem
 from testaug.jsonl import read_jsonl
 from testaug.plots import acc_curves_png
@@ -49,6 +50,7 @@ def build_report(run_dir: Path) -> Report:
     if not run_dir.is_dir():
         raise InputError(Problem("not a run directory", file=run_dir))
     report = Report(title=f"testaug report: {run_dir.name}")
+    _auto_mode_notice(report, run_dir)
     _overview(report, run_dir)
     _annotation(report, run_dir)
     _triage(report, run_dir)
@@ -88,6 +90,28 @@ def _json(path: Path) -> Any | None:
 def _count_lines(path: Path) -> int:
     with path.open(encoding="utf-8") as handle:
         return sum(1 for line in handle if line.strip())
+
+
+def _auto_mode_notice(report: Report, run_dir: Path) -> None:
+    """Annotation mode `auto` is said first: no person judged the generated cases."""
+    path = run_dir / "annotations.jsonl"
+    if not path.exists():
+        return
+    auto = [
+        a
+        for a in read_jsonl(path, Annotation)
+        if a.origin == "ranker" and a.rule and AUTO_NOTE in a.rule
+    ]
+    if auto:
+        rejected = sum(not a.valid for a in auto)
+        report.add(
+            Text(
+                f"Annotation mode auto: no person reviewed the generated candidates. The ranker "
+                f"ensemble alone rejected {rejected:,} (the top of its ranking) and accepted "
+                f"{len(auto) - rejected:,}; the accepted ones carry accepted_by: ranker in "
+                "suite.jsonl."
+            )
+        )
 
 
 def _overview(report: Report, run_dir: Path) -> None:

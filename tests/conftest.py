@@ -51,3 +51,16 @@ def run_generation() -> Callable[..., object]:
         )
 
     return run
+
+
+@pytest.fixture(scope="session")
+def prefect_harness():
+    """One temporary Prefect API (and database) for every flow test of the session."""
+    import os
+
+    os.environ.setdefault("PREFECT_SERVER_ANALYTICS_ENABLED", "false")
+    os.environ.setdefault("DO_NOT_TRACK", "1")
+    from prefect.testing.utilities import prefect_test_harness
+
+    with prefect_test_harness(server_startup_timeout=180):
+        yield

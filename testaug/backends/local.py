@@ -45,6 +45,7 @@ from testaug.backends import (
     FinishReason,
     Usage,
 )
+from testaug.heavy_imports import IMPORT_LOCK
 
 if TYPE_CHECKING:
     import torch
@@ -167,8 +168,10 @@ class LocalBackend:
         if self._loaded is not None:
             return self._loaded
         import torch
-        from transformers import AutoModelForCausalLM, AutoTokenizer
-        from transformers.utils import logging as transformers_logging
+
+        with IMPORT_LOCK:
+            from transformers import AutoModelForCausalLM, AutoTokenizer
+            from transformers.utils import logging as transformers_logging
 
         transformers_logging.disable_progress_bar()  # the caller shows its own progress
         if self.threads is not None:
@@ -311,7 +314,9 @@ def _finish(
 def _stop_criteria(tokenizer: Any, prompt_len: int, stops: tuple[str, ...]) -> Any:
     """A stopping criterion that marks each sequence done once its text holds a stop sequence."""
     import torch
-    from transformers import StoppingCriteria, StoppingCriteriaList
+
+    with IMPORT_LOCK:
+        from transformers import StoppingCriteria, StoppingCriteriaList
 
     class StopOnText(StoppingCriteria):
         def __call__(
@@ -332,7 +337,8 @@ def _stop_criteria(tokenizer: Any, prompt_len: int, stops: tuple[str, ...]) -> A
 
 def _convert_gguf(gguf: Path, out: Path) -> None:
     """Load `gguf` (dequantized to fp32) and save a plain safetensors copy into `out`."""
-    from transformers import AutoModelForCausalLM, AutoTokenizer
+    with IMPORT_LOCK:
+        from transformers import AutoModelForCausalLM, AutoTokenizer
 
     directory, name = str(gguf.parent), gguf.name
     tokenizer = AutoTokenizer.from_pretrained(directory, gguf_file=name)

@@ -72,6 +72,9 @@ def run_command(
     prompts_per_description: int | None = typer.Option(None, min=1, help="Overrides the size."),
     samples: int | None = typer.Option(None, min=1, help="Overrides the size."),
     seed: int = typer.Option(0, help="Seed of every sample the run draws."),
+    dask: str | None = typer.Option(
+        None, help="Run the tasks on Dask: local (a cluster in this process) or an address."
+    ),
 ) -> None:
     """Run the whole pipeline as a Prefect flow: seed cases, generation, ranking, annotation,
     template expansion, diversity, evaluation, and the HTML report."""
@@ -117,6 +120,7 @@ def run_command(
         seed=seed,
         prompts_per_description=prompts_per_description,
         samples=samples,
+        dask=dask,
     )
     print_summary(result, time.perf_counter() - started)
 

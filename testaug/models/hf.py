@@ -16,6 +16,7 @@ from typing import Any
 
 import numpy as np
 
+from testaug.heavy_imports import IMPORT_LOCK
 from testaug.models import Inputs, ModelError, batches
 from testaug.models.labels import map_labels
 
@@ -70,7 +71,8 @@ class HFModel:
     ) -> HFModel:
         """Load tokenizer and classifier from a hub id or path; `ModelError` when either fails."""
         try:
-            from transformers import AutoModelForSequenceClassification, AutoTokenizer
+            with IMPORT_LOCK:
+                from transformers import AutoModelForSequenceClassification, AutoTokenizer
         except ImportError as exc:
             raise ModelError('hf: models need `pip install -e ".[rank]"` (transformers)') from exc
         try:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import threading
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, Literal
@@ -77,13 +78,16 @@ def connect_backend(spec: BackendSpec, *, api_key: SecretStr | None, cache_dir: 
 
 
 _LOCAL_BACKENDS: dict[tuple[str | None, Path], Backend] = {}
+_LOCAL_BACKENDS_LOCK = threading.Lock()
 
 
 def _shared_local_backend(model: str | None, cache_dir: Path) -> Backend:
+    """One in-process model per (model, cache) for every step and thread of the process."""
     key = (model, cache_dir)
-    if key not in _LOCAL_BACKENDS:
-        _LOCAL_BACKENDS[key] = create_backend("local", model=model, cache_dir=cache_dir)
-    return _LOCAL_BACKENDS[key]
+    with _LOCAL_BACKENDS_LOCK:
+        if key not in _LOCAL_BACKENDS:
+            _LOCAL_BACKENDS[key] = create_backend("local", model=model, cache_dir=cache_dir)
+        return _LOCAL_BACKENDS[key]
 
 
 def generate_candidates(

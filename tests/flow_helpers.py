@@ -1,0 +1,50 @@
+"""What the flow tests share: an LLM reply script that echoes a seed case, a one-member
+lexical ranker config (trains in a second), and the environment of a Prefect subprocess."""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+
+LEXICAL_CONFIG = """\
+name: lexical
+members:
+  - name: tfidf-lr
+    kind: lexical
+    min_count: 1
+    l2: 1.0
+"""
+
+# Offline Prefect for subprocesses: a fresh home starts its temporary API in 15-20 s.
+PREFECT_ENV = {
+    "PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS": "180",
+    "PREFECT_SERVER_ANALYTICS_ENABLED": "false",
+    "DO_NOT_TRACK": "1",
+}
+
+
+def echo_seed_reply(prompt: str, index: int) -> str:
+    """A generated case that reuses the last seed case of the prompt, so induction finds
+    slot words in it; different for every sample."""
+    seeds = re.findall(r"- \{ (.+?) \}", prompt)
+    return f" {seeds[-1]} I mean it{'!' * (index + 1)} }}\n- {{"
+
+
+def lexical_config(folder: Path) -> Path:
+    """A ranker ensemble config with one lexical member, written into `folder`."""
+    path = folder / "lexical.yaml"
+    path.write_text(LEXICAL_CONFIG, encoding="utf-8")
+    return path
+
+
+def prefect_env(home: Path, cache: Path) -> dict[str, str]:
+    """The environment of a subprocess that runs flows on its own temporary Prefect API."""
+    base = {k: v for k, v in os.environ.items() if not k.startswith("PREFECT_")}
+    return {
+        **base,
+        **PREFECT_ENV,
+        "PREFECT_HOME": str(home),
+        "TESTAUG_CACHE_DIR": str(cache),
+        "OPENAI_API_KEY": "test-key",
+    }

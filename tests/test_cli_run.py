@@ -1,0 +1,74 @@
+"""`testaug run`, the main job, as a user runs it: a subprocess with its own Prefect home."""
+
+from __future__ import annotations
+
+import json
+import time
+
+import pytest
+
+from cli_runner import run_testaug
+from flow_helpers import PREFECT_ENV, lexical_config
+from testaug.jsonl import read_jsonl
+from testaug.records import TestCase
+
+
+def prefect_home(tmp_path) -> dict[str, str]:
+    return {**PREFECT_ENV, "PREFECT_HOME": str(tmp_path / "prefect")}
+
+
+@pytest.mark.slow
+def test_run_with_the_embedded_generator_writes_the_report_and_is_faster_the_second_time(
+    tmp_path,
+):
+    args = (
+        "run",
+        "--size",
+        "small",
+        "--rankers",
+        str(lexical_config(tmp_path)),
+        "--capability",
+        "Negation",
+        "--capability",
+        "Temporal",
+        "--run-dir",
+        "runs/small",
+    )
+    env = prefect_home(tmp_path)
+    started = time.perf_counter()
+    first = run_testaug(tmp_path, *args, env=env, without_env=["PREFECT_API_URL"], timeout=900)
+    first_seconds = time.perf_counter() - started
+    assert first.returncode == 0, first.stderr[-4000:]
+
+    run_dir = tmp_path / "runs" / "small"
+    report = run_dir / "report.html"
+    assert f"report: {report.relative_to(tmp_path)}" in first.stdout.replace("\n", "")
+    assert "annotation mode auto" in first.stdout
+    suite = list(read_jsonl(run_dir / "suite.jsonl", TestCase))
+    assert {"template", "llm"} <= {case.source for case in suite}
+    models = [m["model"] for m in json.loads((run_dir / "evaluation.json").read_text())["models"]]
+    assert models == ["vader", "spacy:eng_spacysentiment"]
+    manifest = json.loads((run_dir / "candidates.jsonl").with_name("manifest.json").read_text())
+    assert manifest["arguments"]["generator"]["kind"] == "local"
+    html = report.read_text()
+    assert "Annotation mode auto" in html and "Models under test" in html
+
+    started = time.perf_counter()
+    second = run_testaug(tmp_path, *args, env=env, without_env=["PREFECT_API_URL"], timeout=600)
+    second_seconds = time.perf_counter() - started
+    assert second.returncode == 0, second.stderr[-4000:]
+    assert "Cached" in second.stderr
+    assert second_seconds < first_seconds / 2
+
+
+def test_run_rejects_an_unknown_annotation_mode_before_starting_prefect(tmp_path):
+    done = run_testaug(tmp_path, "run", "--annotation", "crowd", env=prefect_home(tmp_path))
+    assert done.returncode == 1
+    assert "--annotation" in done.stderr and "auto, label-studio, terminal" in done.stderr
+    assert not (tmp_path / "prefect").exists()
+
+
+def test_run_rejects_an_unknown_size(tmp_path):
+    done = run_testaug(tmp_path, "run", "--size", "huge", env=prefect_home(tmp_path))
+    assert done.returncode == 1
+    assert "unknown size" in done.stderr and "small, default, large" in done.stderr

@@ -1,0 +1,104 @@
+"""A flow killed halfway through generation, started again: it resumes without sending
+any request that was answered before (counted by our LLM server on 127.0.0.1)."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from collections import Counter
+from pathlib import Path
+
+import pytest
+from flow_helpers import echo_seed_reply, lexical_config, prefect_env
+
+from testaug.jsonl import read_jsonl
+from testaug.label_studio_server import free_port
+from testaug.records import Candidate, Prompt
+from testaug.testing.openai_server import ScriptedOpenAIServer
+
+pytestmark = pytest.mark.slow
+
+AUGMENT = """
+import sys
+from flows.augment import augment
+from testaug.steps.augment import BackendSpec
+run_dir, base_url, rankers = sys.argv[1:4]
+result = augment(
+    run_dir=run_dir, size="small", rankers=rankers, capabilities=["Negation", "Temporal"],
+    generator=BackendSpec(kind="openai", base_url=base_url, model="scripted"),
+)
+print("candidates", result.candidates.records)
+"""
+
+
+class StallAfter:
+    """A reply script that answers the first `answer` prompts, then holds every other
+    request until released: the flow is then halfway through generation."""
+
+    def __init__(self, answer: int) -> None:
+        self.answer = answer
+        self.answered: list[str] = []
+        self.stalled = threading.Event()
+        self.release = threading.Event()
+        self._lock = threading.Lock()
+        self.stalling = True
+
+    def __call__(self, prompt: str, index: int) -> str:
+        with self._lock:
+            known = prompt in self.answered
+            if not known and (len(self.answered) < self.answer or not self.stalling):
+                self.answered.append(prompt)
+                known = True
+        if not known:
+            self.stalled.set()
+            self.release.wait(timeout=120)
+        return echo_seed_reply(prompt, index)
+
+
+def start_augment(tmp_path: Path, base_url: str) -> subprocess.Popen[str]:
+    rankers = lexical_config(tmp_path)
+    return subprocess.Popen(
+        [sys.executable, "-c", AUGMENT, str(tmp_path / "run"), base_url, str(rankers)],
+        env=prefect_env(tmp_path / "prefect", tmp_path / "cache"),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        start_new_session=True,
+    )
+
+
+def test_a_flow_killed_during_generation_resumes_without_asking_the_llm_twice(tmp_path):
+    script = StallAfter(answer=4)
+    with ScriptedOpenAIServer(script, port=free_port()) as server:
+        first = start_augment(tmp_path, server.base_url)
+        assert script.stalled.wait(timeout=240), first.communicate()[0][-3000:]
+        time.sleep(1.0)  # the answered replies reach the response cache
+        os.killpg(first.pid, signal.SIGKILL)
+        first.wait(timeout=30)
+        answered_before = list(script.answered)
+        requests_before = server.request_count
+        script.stalling = False
+        script.release.set()
+        assert not (tmp_path / "run" / "candidates.jsonl").exists()
+
+        second = start_augment(tmp_path, server.base_url)
+        output, _ = second.communicate(timeout=300)
+        assert second.returncode == 0, output[-3000:]
+
+        prompts = [r.body.get("prompt") for r in server.requests]
+    asked = Counter(prompts)
+    assert len(answered_before) == 4 and requests_before > 4  # some were in flight
+    assert all(asked[prompt] == 1 for prompt in answered_before)
+    run_prompts = [
+        p.text
+        for part in sorted((tmp_path / "run" / "generated").glob("*.prompts.jsonl"))
+        for p in read_jsonl(part, Prompt)
+    ]
+    # Every prompt of the run was answered once; only those in flight at the kill twice.
+    assert set(asked) == set(run_prompts)
+    assert sum(n > 1 for n in asked.values()) <= requests_before - 4
+    assert list(read_jsonl(tmp_path / "run" / "candidates.jsonl", Candidate))

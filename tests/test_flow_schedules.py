@@ -1,0 +1,144 @@
+"""Deployments with cron schedules, registered by `testaug flows deploy` on a real local
+Prefect server (`prefect server start` on 127.0.0.1), which then schedules their runs."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from cli_runner import run_testaug
+from flow_helpers import PREFECT_ENV
+
+from testaug.label_studio_server import free_port
+
+pytestmark = pytest.mark.slow
+
+
+@pytest.fixture(scope="module")
+def prefect_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """A Prefect server on a free port of 127.0.0.1, with a fresh SQLite database and a
+    scheduler that looks for work every 2 s; yields its API URL."""
+    home = tmp_path_factory.mktemp("prefect-server")
+    port = free_port()
+    env = {
+        **{k: v for k, v in os.environ.items() if not k.startswith("PREFECT_")},
+        **PREFECT_ENV,
+        "PREFECT_HOME": str(home),
+        "PREFECT_SERVER_SERVICES_SCHEDULER_LOOP_SECONDS": "2",
+    }
+    process = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "prefect",
+            "server",
+            "start",
+            "--host",
+            "127.0.0.1",
+            "--port",
+            str(port),
+        ],
+        env=env,
+        stdout=open(home / "server.log", "w"),  # noqa: SIM115  (closed with the process)
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
+    )
+    url = f"http://127.0.0.1:{port}/api"
+    try:
+        deadline = time.monotonic() + 180
+        while True:
+            try:
+                with urllib.request.urlopen(f"{url}/health", timeout=2) as response:
+                    if response.status == 200:
+                        break
+            except OSError:
+                pass
+            if process.poll() is not None or time.monotonic() > deadline:
+                raise RuntimeError((home / "server.log").read_text()[-3000:])
+            time.sleep(0.5)
+        yield url
+    finally:
+        os.killpg(process.pid, signal.SIGTERM)
+        process.wait(timeout=30)
+
+
+def scheduled_runs(url: str, deployment_name: str) -> list:
+    from prefect.client.orchestration import get_client
+    from prefect.client.schemas.filters import DeploymentFilter, DeploymentFilterName
+    from prefect.settings import PREFECT_API_URL, temporary_settings
+
+    with temporary_settings({PREFECT_API_URL: url}), get_client(sync_client=True) as client:
+        return client.read_flow_runs(
+            deployment_filter=DeploymentFilter(name=DeploymentFilterName(any_=[deployment_name]))
+        )
+
+
+def test_deploy_registers_a_cron_schedule_and_the_server_schedules_its_runs(
+    prefect_server, tmp_path
+):
+    done = run_testaug(
+        tmp_path,
+        "flows",
+        "deploy",
+        "hourly-collect",
+        "--pool",
+        "test-pool",
+        env={**PREFECT_ENV, "PREFECT_API_URL": prefect_server, "PREFECT_HOME": str(tmp_path)},
+        timeout=180,
+    )
+    assert done.returncode == 0, done.stderr
+    assert "hourly-collect" in done.stdout and "test-pool" in done.stdout
+
+    deadline = time.monotonic() + 90
+    runs = scheduled_runs(prefect_server, "hourly-collect")
+    while not runs and time.monotonic() < deadline:
+        time.sleep(1)
+        runs = scheduled_runs(prefect_server, "hourly-collect")
+    assert runs, "the scheduler created no run"
+    assert {run.state.name for run in runs} == {"Scheduled"}
+    assert {run.expected_start_time.minute for run in runs} == {15}  # cron "15 * * * *"
+    assert runs[0].parameters["annotation"] == "label-studio"
+    assert runs[0].work_pool_name == "test-pool"
+
+
+def test_deploy_without_a_server_says_how_to_start_one(tmp_path):
+    done = run_testaug(
+        tmp_path, "flows", "deploy", without_env=["PREFECT_API_URL"], env=PREFECT_ENV
+    )
+    assert done.returncode == 1
+    assert "prefect server start" in done.stderr and "Traceback" not in done.stderr
+
+
+def test_an_unknown_deployment_is_named_with_the_known_ones(tmp_path):
+    done = run_testaug(
+        tmp_path, "flows", "deploy", "nightly", env={**PREFECT_ENV, "PREFECT_API_URL": "http://x"}
+    )
+    assert done.returncode == 1
+    assert "no deployment nightly" in done.stderr and "nightly-augment" in done.stderr
+
+
+def test_a_broken_prefect_yaml_is_named_with_its_line_and_field(tmp_path):
+    broken = tmp_path / "prefect.yaml"
+    broken.write_text("deployments:\n  - name: x\n    schedules: []\n")
+    done = run_testaug(tmp_path, "flows", "list", "--file", str(broken))
+    assert done.returncode == 1
+    assert f"{broken}:2" in done.stderr and "entrypoint" in done.stderr
+
+
+def test_prefect_yaml_deployments_point_at_flows_that_load(tmp_path):
+    from flows.deployments import PREFECT_YAML, read_deployments, runner_deployment
+
+    specs = read_deployments(PREFECT_YAML)
+    assert {s.name for s in specs} >= {"nightly-augment", "hourly-collect"}
+    for spec in specs:
+        deployment = runner_deployment(spec)
+        assert deployment.entrypoint == spec.entrypoint
+        assert [s.schedule.cron for s in deployment.schedules] == [c.cron for c in spec.schedules]
+        assert Path(deployment._path, spec.entrypoint.split(":")[0]).is_file()

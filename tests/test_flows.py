@@ -1,0 +1,233 @@
+"""The flows under Prefect's test harness, against our OpenAI-compatible server on 127.0.0.1."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from flow_helpers import echo_seed_reply, lexical_config
+
+from testaug.errors import InputError, Problem
+from testaug.jsonl import read_jsonl
+from testaug.label_studio_server import free_port
+from testaug.records import Annotation, TestCase
+from testaug.steps.augment import BackendSpec
+from testaug.testing.openai_server import ScriptedOpenAIServer
+
+pytestmark = pytest.mark.usefixtures("prefect_harness")
+
+
+@pytest.fixture
+def server() -> Iterator[ScriptedOpenAIServer]:
+    with ScriptedOpenAIServer(echo_seed_reply, port=free_port()) as running:
+        yield running
+
+
+@pytest.fixture
+def cache_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.setenv("TESTAUG_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setenv("OPENAI_API_KEY", "test-key")
+    return tmp_path / "cache"
+
+
+def run_pipeline(server: ScriptedOpenAIServer, run_dir: Path, rankers: Path, **options):
+    from flows.pipeline import pipeline
+
+    return pipeline(
+        run_dir=str(run_dir),
+        size="small",
+        generator=BackendSpec(kind="openai", base_url=server.base_url, model="scripted"),
+        rankers=str(rankers),
+        models=["vader"],
+        capabilities=["Negation", "Vocabulary"],
+        **options,
+    )
+
+
+def task_states(since_flow_run: object) -> dict[str, list[str]]:
+    """The state names of the task runs of a flow run and its subflows, by task name."""
+    from prefect.client.orchestration import get_client
+    from prefect.client.schemas.filters import FlowRunFilter, FlowRunFilterParentFlowRunId
+
+    with get_client(sync_client=True) as client:
+        children = client.read_flow_runs(
+            flow_run_filter=FlowRunFilter(
+                parent_flow_run_id=FlowRunFilterParentFlowRunId(any_=[since_flow_run])
+            )
+        )
+        states: dict[str, list[str]] = {}
+        for child in children:
+            for run in client.read_task_runs(
+                flow_run_filter=FlowRunFilter(id={"any_": [child.id]})
+            ):
+                if run.flow_run_id == child.id and run.state is not None:
+                    states.setdefault(run.name.rsplit("-", 1)[0], []).append(run.state.name)
+    return states
+
+
+def test_pipeline_in_auto_mode_writes_every_stage_and_marks_the_ranker_verdicts(
+    server, cache_dir, tmp_path
+):
+    run_dir = tmp_path / "run"
+    result = run_pipeline(server, run_dir, lexical_config(tmp_path))
+
+    for name in (
+        "cases.jsonl",
+        "candidates.jsonl",
+        "ranked.jsonl",
+        "annotations.jsonl",
+        "verdicts.jsonl",
+        "accepted.jsonl",
+        "templates.yaml",
+        "expanded.jsonl",
+        "suite.jsonl",
+        "diversity.json",
+        "evaluation.json",
+        "report.html",
+        "manifest.json",
+    ):
+        assert (run_dir / name).is_file(), name
+    augmented, collected = result.augmented, result.collected
+    assert augmented.candidates.records > 0
+    assert server.request_count == augmented.candidates.summary["prompts"]
+    annotations = list(read_jsonl(run_dir / "annotations.jsonl", Annotation))
+    assert {a.origin for a in annotations} == {"ranker"}
+    assert any(not a.valid for a in annotations) and any(a.valid for a in annotations)
+    suite = list(read_jsonl(run_dir / "suite.jsonl", TestCase))
+    llm = [case for case in suite if case.source == "llm"]
+    assert llm and {case.meta["accepted_by"] for case in llm} == {"ranker"}
+    assert collected.expanded.records == sum(case.source == "expansion" for case in suite)
+    assert {case.source for case in suite} == {"template", "llm", "expansion"}
+    evaluation = json.loads((run_dir / "evaluation.json").read_text())
+    assert [model["model"] for model in evaluation["models"]] == ["vader"]
+    assert evaluation["n_cases"] == len(suite)
+    html = (run_dir / "report.html").read_text()
+    assert "Annotation mode auto" in html and "Diversity" in html
+    manifest = json.loads((run_dir / "manifest.json").read_text())
+    assert manifest["arguments"]["annotation"] == "auto"
+
+
+def test_each_flow_run_publishes_a_summary_table_and_a_link_to_the_report(
+    server, cache_dir, tmp_path
+):
+    from prefect.client.orchestration import get_client
+    from prefect.client.schemas.filters import ArtifactFilter, ArtifactFilterKey
+
+    run_pipeline(server, tmp_path / "run", lexical_config(tmp_path))
+    keys = ["testaug-augment-summary", "testaug-collect-summary", "testaug-collect-report"]
+    with get_client(sync_client=True) as client:
+        artifacts = client.read_artifacts(
+            artifact_filter=ArtifactFilter(key=ArtifactFilterKey(any_=keys))
+        )
+    by_key = {artifact.key: artifact for artifact in artifacts}
+    assert set(by_key) == set(keys)
+    assert by_key["testaug-collect-report"].type == "markdown"  # how Prefect stores a link
+    assert "report.html" in str(by_key["testaug-collect-report"].data)
+    table = by_key["testaug-augment-summary"]
+    assert table.type == "table" and "ranked.jsonl" in str(table.data)
+
+
+def test_a_second_run_takes_every_step_from_the_cache_and_asks_the_llm_nothing(
+    server, cache_dir, tmp_path
+):
+    run_dir, rankers = tmp_path / "run", lexical_config(tmp_path)
+    run_pipeline(server, run_dir, rankers)
+    asked = server.request_count
+    suite_before = (run_dir / "suite.jsonl").read_bytes()
+
+    second = run_pipeline(server, run_dir, rankers, return_state=True)
+
+    assert server.request_count == asked
+    assert (run_dir / "suite.jsonl").read_bytes() == suite_before
+    states = task_states(second.state_details.flow_run_id)
+    assert states["generate Negation"] == ["Cached"]
+    assert states["prepare rankers"] == ["Cached"]
+    assert states["evaluate vader"] == ["Cached"]
+    assert states["write report"] == ["Completed"]  # the report is always written anew
+
+
+def test_a_cached_step_whose_file_was_deleted_runs_again_from_the_response_cache(
+    server, cache_dir, tmp_path
+):
+    run_dir, rankers = tmp_path / "run", lexical_config(tmp_path)
+    run_pipeline(server, run_dir, rankers)
+    asked = server.request_count
+    (run_dir / "candidates.jsonl").unlink()
+    (run_dir / "generated" / "00.candidates.jsonl").unlink()
+
+    result = run_pipeline(server, run_dir, rankers)
+
+    assert (run_dir / "candidates.jsonl").is_file()
+    assert result.augmented.candidates.records > 0
+    assert server.request_count == asked  # the replies came from the response cache
+
+
+def test_changing_a_seed_suite_file_invalidates_the_steps_that_read_it(tmp_path):
+    from flows.caching import InputFiles
+
+    cases, out = tmp_path / "cases.jsonl", tmp_path / "candidates.jsonl"
+    cases.write_text("one\n")
+    policy = InputFiles(outputs=("out",))
+
+    def key() -> str | None:
+        return policy.compute_key(None, {"cases": cases, "out": out}, None)
+
+    first = key()
+    out.write_text("written by the step\n")
+    assert key() == first  # what the step writes is not one of its inputs
+    cases.write_text("two\n")
+    assert key() != first
+
+
+def test_only_network_faults_are_retried():
+    from prefect.states import Failed
+
+    from flows.tasks import transient_fault
+    from testaug.backends import BackendError, TransientBackendError
+
+    assert transient_fault(None, None, Failed(data=TransientBackendError("503")))
+    assert transient_fault(None, None, Failed(data=ConnectionError("refused")))
+    assert not transient_fault(None, None, Failed(data=BackendError("401 bad key")))
+    assert not transient_fault(None, None, Failed(data=InputError(Problem("bad", field="x"))))
+
+
+def test_collect_names_the_files_an_unaugmented_run_folder_lacks(cache_dir, tmp_path):
+    from flows.collect import collect
+
+    with pytest.raises(InputError) as caught:
+        collect(run_dir=str(tmp_path / "empty"), annotation="auto", models=[])
+    assert {Path(p.file).name for p in caught.value.problems} == {"cases.jsonl", "ranked.jsonl"}
+
+
+def test_train_rankers_learns_from_the_verdicts_of_people_in_every_run(cache_dir, tmp_path):
+    from tiny_models import make_candidate
+
+    from flows.train_rankers import train_rankers
+    from testaug.annotation import save_annotations
+    from testaug.jsonl import write_jsonl
+    from testaug.records import RankedCandidate
+
+    run = tmp_path / "runs" / "one"
+    candidates = [make_candidate(f"case number {i}") for i in range(4)]
+    write_jsonl(
+        run / "ranked.jsonl",
+        [
+            RankedCandidate(candidate=c, scores={"m": 0.0}, borda_points=0, rank=i + 1)
+            for i, c in enumerate(candidates)
+        ],
+    )
+    save_annotations(
+        run / "annotations.jsonl",
+        [
+            Annotation(candidate_id=c.id, valid=i % 2 == 0, annotator="ann", origin="terminal")
+            for i, c in enumerate(candidates)
+        ],
+    )
+    trained = train_rankers(
+        runs=str(tmp_path / "runs"), config=str(lexical_config(tmp_path)), out=str(tmp_path / "r")
+    )
+    assert trained.summary["from_people"] == 4
+    assert trained.summary["trained_on"] > 4  # with the shipped labelled candidates
+    assert trained.path.is_file() and trained.path.parent.parent == tmp_path / "r"
