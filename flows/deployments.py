@@ -76,34 +76,61 @@ def choose(specs: Sequence[DeploymentSpec], names: Sequence[str]) -> list[Deploy
 
 
 def runner_deployment(spec: DeploymentSpec, root: Path = PROJECT_ROOT) -> Any:
-    """A Prefect RunnerDeployment of the flow at the spec's entrypoint (relative to `root`)."""
-    from prefect.flows import load_flow_from_entrypoint
+    """A Prefect RunnerDeployment of the flow at the spec's entrypoint (a file relative to
+    `root`). It names the flow by module path (`flows.pipeline.pipeline`), so a worker runs
+    it from the installed package, in any folder, with nothing copied."""
+    from prefect.deployments.runner import EntrypointType
     from prefect.schedules import Cron
 
-    file, _, name = spec.entrypoint.partition(":")
-    flow = load_flow_from_entrypoint(f"{root / file}:{name}")
-    deployment = flow.to_deployment(
+    flow = load_flow(spec.entrypoint, root)
+    return flow.to_deployment(
         name=spec.name,
         description=spec.description or None,
         parameters=spec.parameters,
         schedules=[Cron(s.cron, timezone=s.timezone, active=s.active) for s in spec.schedules],
         tags=spec.tags,
+        entrypoint_type=EntrypointType.MODULE_PATH,
     )
-    deployment.entrypoint = spec.entrypoint
-    deployment._path = str(root)
-    return deployment
 
 
-def deploy(specs: Sequence[DeploymentSpec], pool: str, root: Path = PROJECT_ROOT) -> list[str]:
+def load_flow(entrypoint: str, root: Path = PROJECT_ROOT) -> Any:
+    """The flow of an entrypoint `flows/pipeline.py:pipeline`, imported as the module
+    `flows.pipeline` (so its deployments name it by module path)."""
+    import importlib
+
+    file, _, name = entrypoint.partition(":")
+    path = root / file
+    if not path.is_file() or path.suffix != ".py" or not name:
+        raise InputError(Problem(f"no flow file {file!r} under {root}", field="entrypoint"))
+    module = importlib.import_module(".".join(Path(file).with_suffix("").parts))
+    flow = getattr(module, name, None)
+    if flow is None:
+        raise InputError(Problem(f"{file} has no flow {name!r}", field="entrypoint"))
+    return flow
+
+
+def deploy(
+    specs: Sequence[DeploymentSpec],
+    pool: str,
+    *,
+    working_dir: Path,
+    root: Path = PROJECT_ROOT,
+) -> list[str]:
     """Register the deployments on the Prefect server (PREFECT_API_URL) for the workers of
-    `pool`, a process work pool created if missing. Returns the deployment ids."""
+    `pool`, a process work pool created if missing; their runs work in `working_dir`
+    (relative run folders land there). Returns the deployment ids."""
     from prefect.client.orchestration import get_client
     from prefect.client.schemas.actions import WorkPoolCreate
     from prefect.exceptions import ObjectAlreadyExists
 
     with get_client(sync_client=True) as client, contextlib.suppress(ObjectAlreadyExists):
         client.create_work_pool(WorkPoolCreate(name=pool, type="process"))
-    return [str(runner_deployment(spec, root).apply(work_pool_name=pool)) for spec in specs]
+    ids = []
+    for spec in specs:
+        deployment = runner_deployment(spec, root)
+        deployment.job_variables = {"working_dir": str(working_dir.resolve())}
+        ids.append(str(deployment.apply(work_pool_name=pool)))
+    return ids
 
 
 def serve(specs: Sequence[DeploymentSpec], root: Path = PROJECT_ROOT) -> None:

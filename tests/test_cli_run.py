@@ -6,9 +6,9 @@ import json
 import time
 
 import pytest
-
 from cli_runner import run_testaug
 from flow_helpers import PREFECT_ENV, lexical_config
+
 from testaug.jsonl import read_jsonl
 from testaug.records import TestCase
 

@@ -3,6 +3,7 @@ Prefect server (`prefect server start` on 127.0.0.1), which then schedules their
 
 from __future__ import annotations
 
+import importlib
 import os
 import signal
 import subprocess
@@ -10,7 +11,6 @@ import sys
 import time
 import urllib.request
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 from cli_runner import run_testaug
@@ -80,6 +80,14 @@ def scheduled_runs(url: str, deployment_name: str) -> list:
         )
 
 
+def deployment_of(url: str, name: str):
+    from prefect.client.orchestration import get_client
+    from prefect.settings import PREFECT_API_URL, temporary_settings
+
+    with temporary_settings({PREFECT_API_URL: url}), get_client(sync_client=True) as client:
+        return client.read_deployment_by_name(name)
+
+
 def test_deploy_registers_a_cron_schedule_and_the_server_schedules_its_runs(
     prefect_server, tmp_path
 ):
@@ -106,6 +114,12 @@ def test_deploy_registers_a_cron_schedule_and_the_server_schedules_its_runs(
     assert {run.expected_start_time.minute for run in runs} == {15}  # cron "15 * * * *"
     assert runs[0].parameters["annotation"] == "label-studio"
     assert runs[0].work_pool_name == "test-pool"
+    assert deployment_of(prefect_server, "collect/hourly-collect").job_variables == {
+        "working_dir": str(tmp_path.resolve())
+    }
+    assert deployment_of(prefect_server, "collect/hourly-collect").entrypoint == (
+        "flows.collect.collect"
+    )
 
 
 def test_deploy_without_a_server_says_how_to_start_one(tmp_path):
@@ -139,6 +153,6 @@ def test_prefect_yaml_deployments_point_at_flows_that_load(tmp_path):
     assert {s.name for s in specs} >= {"nightly-augment", "hourly-collect"}
     for spec in specs:
         deployment = runner_deployment(spec)
-        assert deployment.entrypoint == spec.entrypoint
+        module, _, name = deployment.entrypoint.rpartition(".")
+        assert getattr(importlib.import_module(module), name).name == deployment.flow_name
         assert [s.schedule.cron for s in deployment.schedules] == [c.cron for c in spec.schedules]
-        assert Path(deployment._path, spec.entrypoint.split(":")[0]).is_file()

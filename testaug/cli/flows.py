@@ -18,7 +18,9 @@ flows_app = typer.Typer(
     no_args_is_help=True,
 )
 
-FILE = typer.Option(None, "--file", help="A prefect.yaml (default: the project's).")
+FILE = typer.Option(
+    None, "--file", help="A prefect.yaml (default: the project's); entrypoints are testaug's flows."
+)
 NAMES = typer.Argument(None, metavar="[NAME]...", help="Deployments (default: all of them).")
 
 
@@ -26,12 +28,6 @@ def _specs(file: Path | None, names: list[str] | None) -> list:
     from flows.deployments import PREFECT_YAML, choose, read_deployments
 
     return choose(read_deployments(file or PREFECT_YAML), names or [])
-
-
-def _root(file: Path | None) -> Path:
-    from flows.deployments import PROJECT_ROOT
-
-    return file.resolve().parent if file else PROJECT_ROOT
 
 
 @flows_app.command("list")
@@ -59,22 +55,25 @@ def serve_command(names: list[str] | None = NAMES, file: Path | None = FILE) -> 
     _require_server()
     specs = _specs(file, names)
     err_console.print(f"serving {', '.join(s.name for s in specs)}; Ctrl-C stops", highlight=False)
-    serve(specs, _root(file))
+    serve(specs)
 
 
 @flows_app.command("deploy")
 def deploy_command(
     names: list[str] | None = NAMES,
     pool: str = typer.Option("testaug", help="Work pool (a process pool, created if missing)."),
+    working_dir: Path = typer.Option(
+        Path("."), "--working-dir", help="Where the runs work (their run folders land there)."
+    ),
     file: Path | None = FILE,
 ) -> None:
     """Register the deployments with their schedules on the Prefect server; start workers
-    with `prefect worker start --pool POOL` where the project is checked out."""
+    with `prefect worker start --pool POOL` where testaug is installed."""
     from flows.deployments import deploy
 
     _require_server()
     specs = _specs(file, names)
-    ids = deploy(specs, pool, _root(file))
+    ids = deploy(specs, pool, working_dir=working_dir)
     table = Table(title=f"deployed to work pool {pool!r}", title_justify="left")
     table.add_column("deployment")
     table.add_column("id")
