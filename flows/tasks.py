@@ -148,7 +148,7 @@ def evaluate_one_model(
 def prepare_rankers(rankers: str, training: Path, cache_root: Path) -> StepOutput:
     """A trained ensemble: a folder as given, or a config (shipped name or YAML file)
     trained on the labelled candidates the first time it is asked for."""
-    from rankers.ensemble import MANIFEST, EnsembleManifest, load_config, trained_ensemble
+    from rankers.ensemble import MANIFEST, load_config, trained_ensemble
     from testaug.jsonl import read_jsonl
     from testaug.records import LabelledCandidate
 
@@ -165,6 +165,13 @@ def prepare_rankers(rankers: str, training: Path, cache_root: Path) -> StepOutpu
             cache_root,
             on_member=lambda name: logger.info("training ranker %s (first use only)", name),
         )
+    return ensemble_output(folder)
+
+
+def ensemble_output(folder: Path, **summary: Any) -> StepOutput:
+    """The record of a trained ensemble folder: its manifest, members, version, data size."""
+    from rankers.ensemble import MANIFEST, EnsembleManifest
+
     manifest = EnsembleManifest.model_validate_json((folder / MANIFEST).read_text("utf-8"))
     return step_output(
         "rankers",
@@ -172,6 +179,7 @@ def prepare_rankers(rankers: str, training: Path, cache_root: Path) -> StepOutpu
         len(manifest.config.members),
         version=manifest.version,
         trained_on=manifest.trained_on,
+        **summary,
     )
 
 

@@ -9,9 +9,9 @@ from prefect import flow, get_run_logger
 
 from flows.artifacts import publish_summary
 from flows.augment import default_training
-from flows.tasks import step_task
+from flows.tasks import ensemble_output, step_task
 from testaug.settings import Settings
-from testaug.steps import StepOutput, step_output
+from testaug.steps import StepOutput
 
 
 @step_task("train ensemble", outputs=("out_root",), retries=0)
@@ -19,7 +19,7 @@ def train_from_runs(runs: Path, config: str, base: Path, out_root: Path) -> Step
     """Train (or reuse: the folder is named by the data's hash) an ensemble on people's
     verdicts in the run folders under `runs` and the labelled candidates in `base`."""
     from rankers.active import labelled_from_runs
-    from rankers.ensemble import MANIFEST, EnsembleManifest, load_config, trained_ensemble
+    from rankers.ensemble import load_config, trained_ensemble
     from testaug.jsonl import read_jsonl
     from testaug.records import LabelledCandidate
 
@@ -29,15 +29,7 @@ def train_from_runs(runs: Path, config: str, base: Path, out_root: Path) -> Step
     shipped = [i for i in read_jsonl(base, LabelledCandidate) if i.candidate.id not in judged]
     logger.info("training on %d verdicts of people and %d shipped", len(people), len(shipped))
     folder = trained_ensemble(load_config(config), [*shipped, *people], out_root)
-    manifest = EnsembleManifest.model_validate_json((folder / MANIFEST).read_text("utf-8"))
-    return step_output(
-        "rankers",
-        folder / MANIFEST,
-        len(manifest.config.members),
-        version=manifest.version,
-        trained_on=manifest.trained_on,
-        from_people=len(people),
-    )
+    return ensemble_output(folder, from_people=len(people))
 
 
 @flow(name="train-rankers")

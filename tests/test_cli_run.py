@@ -6,11 +6,11 @@ import json
 import time
 
 import pytest
-from cli_runner import run_testaug
-from flow_helpers import PREFECT_ENV, lexical_config
 
 from testaug.jsonl import read_jsonl
 from testaug.records import TestCase
+from tests.cli_runner import run_testaug
+from tests.flow_helpers import PREFECT_ENV, lexical_config
 
 
 def prefect_home(tmp_path) -> dict[str, str]:
@@ -72,3 +72,51 @@ def test_run_rejects_an_unknown_size(tmp_path):
     done = run_testaug(tmp_path, "run", "--size", "huge", env=prefect_home(tmp_path))
     assert done.returncode == 1
     assert "unknown size" in done.stderr and "small, default, large" in done.stderr
+
+
+@pytest.mark.slow
+def test_run_in_terminal_mode_asks_a_person_about_the_top_of_the_ranking(tmp_path):
+    from testaug.label_studio_server import free_port
+    from testaug.records import Annotation
+    from testaug.testing.openai_server import ScriptedOpenAIServer
+    from testaug.verdicts import Verdict
+    from tests.flow_helpers import echo_seed_reply
+
+    with ScriptedOpenAIServer(echo_seed_reply, port=free_port()) as llm:
+        done = run_testaug(
+            tmp_path,
+            "run",
+            "--annotation",
+            "terminal",
+            "--size",
+            "small",
+            "--backend",
+            "openai",
+            "--base-url",
+            llm.base_url,
+            "--generator-model",
+            "scripted",
+            "--rankers",
+            str(lexical_config(tmp_path)),
+            "--capability",
+            "Negation",
+            "--model",
+            "vader",
+            "--run-dir",
+            "runs/terminal",
+            input="n\n" * 200,  # every case shown: not valid, reason capability
+            env={**prefect_home(tmp_path), "OPENAI_API_KEY": "test-key"},
+            without_env=["PREFECT_API_URL"],
+            timeout=600,
+        )
+    assert done.returncode == 0, done.stderr[-4000:]
+    run_dir = tmp_path / "runs" / "terminal"
+    people = [
+        a for a in read_jsonl(run_dir / "annotations.jsonl", Annotation) if a.origin == "terminal"
+    ]
+    ranked = (run_dir / "ranked.jsonl").read_text().splitlines()
+    assert len(people) == -(-len(ranked) * 3 // 10)  # the top 30%, rounded up
+    assert {(a.valid, a.reason) for a in people} == {(False, "capability")}
+    verdicts = list(read_jsonl(run_dir / "verdicts.jsonl", Verdict))
+    assert sum(v.status == "rejected" and v.decided_by == "people" for v in verdicts) == len(people)
+    assert "Annotation mode auto" not in (run_dir / "report.html").read_text()

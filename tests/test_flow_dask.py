@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import pytest
-from flow_helpers import echo_seed_reply, lexical_config
 
 from testaug.label_studio_server import free_port
 from testaug.steps.augment import BackendSpec
 from testaug.testing.openai_server import ScriptedOpenAIServer
+from tests.flow_helpers import echo_seed_reply, lexical_config
 
 pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("prefect_harness")]
 

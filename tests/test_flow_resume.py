@@ -13,12 +13,12 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
-from flow_helpers import echo_seed_reply, lexical_config, prefect_env
 
 from testaug.jsonl import read_jsonl
 from testaug.label_studio_server import free_port
 from testaug.records import Candidate, Prompt
 from testaug.testing.openai_server import ScriptedOpenAIServer
+from tests.flow_helpers import echo_seed_reply, lexical_config, prefect_env
 
 pytestmark = pytest.mark.slow
 

@@ -13,10 +13,10 @@ import urllib.request
 from collections.abc import Iterator
 
 import pytest
-from cli_runner import run_testaug
-from flow_helpers import PREFECT_ENV
 
 from testaug.label_studio_server import free_port
+from tests.cli_runner import run_testaug
+from tests.flow_helpers import PREFECT_ENV
 
 pytestmark = pytest.mark.slow
 

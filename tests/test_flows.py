@@ -7,7 +7,6 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from flow_helpers import echo_seed_reply, lexical_config
 
 from testaug.errors import InputError, Problem
 from testaug.jsonl import read_jsonl
@@ -15,6 +14,7 @@ from testaug.label_studio_server import free_port
 from testaug.records import Annotation, TestCase
 from testaug.steps.augment import BackendSpec
 from testaug.testing.openai_server import ScriptedOpenAIServer
+from tests.flow_helpers import echo_seed_reply, lexical_config
 
 pytestmark = pytest.mark.usefixtures("prefect_harness")
 
@@ -202,12 +202,11 @@ def test_collect_names_the_files_an_unaugmented_run_folder_lacks(cache_dir, tmp_
 
 
 def test_train_rankers_learns_from_the_verdicts_of_people_in_every_run(cache_dir, tmp_path):
-    from tiny_models import make_candidate
-
     from flows.train_rankers import train_rankers
     from testaug.annotation import save_annotations
     from testaug.jsonl import write_jsonl
     from testaug.records import RankedCandidate
+    from tests.tiny_models import make_candidate
 
     run = tmp_path / "runs" / "one"
     candidates = [make_candidate(f"case number {i}") for i in range(4)]

@@ -251,3 +251,58 @@ def test_the_api_key_reaches_no_file_of_the_run_and_no_output(server, run_dir):
         if path.is_file():
             assert API_KEY not in path.read_text(errors="replace"), path
     assert API_KEY not in server.log_path.read_text(errors="replace")
+
+
+@pytest.mark.usefixtures("prefect_harness")
+def test_the_pipeline_sends_the_doubtful_to_people_and_collect_brings_their_verdicts(
+    server, tmp_path, monkeypatch
+):
+    from flows.collect import collect
+    from flows.pipeline import pipeline
+    from testaug.label_studio_server import free_port
+    from testaug.steps.augment import BackendSpec
+    from testaug.testing.openai_server import ScriptedOpenAIServer
+    from testaug.verdicts import Verdict
+    from tests.flow_helpers import echo_seed_reply, lexical_config
+
+    for name, value in {
+        "LABEL_STUDIO_URL": server.url,
+        "LABEL_STUDIO_API_KEY": API_KEY,
+        "TESTAUG_CACHE_DIR": str(tmp_path / "cache"),
+        "OPENAI_API_KEY": "test-key",
+    }.items():
+        monkeypatch.setenv(name, value)
+    run_dir, project = tmp_path / "run", "flow run"
+    with ScriptedOpenAIServer(echo_seed_reply, port=free_port()) as llm:
+        first = pipeline(
+            run_dir=str(run_dir),
+            size="small",
+            generator=BackendSpec(kind="openai", base_url=llm.base_url, model="scripted"),
+            rankers=str(lexical_config(tmp_path)),
+            annotation="label-studio",
+            project=project,
+            models=["vader"],
+            capabilities=["Negation"],
+        )
+    sent = first.augmented.annotations.summary["sent"]
+    assert sent > 0 and first.collected.pulled.summary["pending"] == sent
+    verdicts = {v.candidate_id: v for v in read_jsonl(run_dir / "verdicts.jsonl", Verdict)}
+    assert sum(v.status == "pending" for v in verdicts.values()) == sent
+
+    sdk = client(server)
+    found = next(p for p in sdk.projects.list(title=project) if p.title == project)
+    payload = b"".join(
+        sdk.projects.exports.download_sync(id=found.id, export_type="JSON", download_all_tasks=True)
+    )
+    tasks = json.loads(payload)
+    assert len(tasks) == sent
+    for task in tasks:
+        sdk.annotations.create(id=task["id"], result=[choice("validity", "invalid")])
+
+    later = collect(run_dir=str(run_dir), annotation="label-studio", project=project, models=[])
+    assert later.pulled.summary["verdicts"] == sent and later.pulled.summary["pending"] == 0
+    verdicts = {v.candidate_id: v for v in read_jsonl(run_dir / "verdicts.jsonl", Verdict)}
+    rejected = [v for v in verdicts.values() if v.status == "rejected"]
+    assert len(rejected) == sent and {v.decided_by for v in rejected} == {"people"}
+    suite = list(read_jsonl(run_dir / "suite.jsonl", TestCase))
+    assert not {v.candidate_id for v in rejected} & {case.id for case in suite}

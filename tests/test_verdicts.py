@@ -138,10 +138,9 @@ def test_decisions_do_not_depend_on_the_order_of_annotations():
 
 
 def test_auto_review_rejects_the_top_and_accepts_the_rest_by_the_ranker():
-    from tiny_models import make_candidate
-
     from testaug.annotation import AUTO_NOTE, auto_review
     from testaug.records import RankedCandidate
+    from tests.tiny_models import make_candidate
 
     candidates = [make_candidate(f"case number {i}") for i in range(10)]
     ranked = [
