@@ -120,3 +120,11 @@ def test_run_in_terminal_mode_asks_a_person_about_the_top_of_the_ranking(tmp_pat
     verdicts = list(read_jsonl(run_dir / "verdicts.jsonl", Verdict))
     assert sum(v.status == "rejected" and v.decided_by == "people" for v in verdicts) == len(people)
     assert "Annotation mode auto" not in (run_dir / "report.html").read_text()
+
+
+def test_run_says_when_the_suite_is_not_of_the_task_asked_for(tmp_path):
+    done = run_testaug(
+        tmp_path, "run", "--task", "nli", "--suite", "sentiment", env=prefect_home(tmp_path)
+    )
+    assert done.returncode == 1
+    assert "sentiment is a sentiment suite, not nli" in done.stderr

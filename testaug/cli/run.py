@@ -37,7 +37,12 @@ def prepare_prefect_environment() -> None:
 
 
 def run_command(
-    suite: str = typer.Option("sentiment", help="A suite: file, folder or shipped name."),
+    task: str | None = typer.Option(
+        None, help="A task (sentiment, paraphrase, nli): its bundled suite, unless --suite."
+    ),
+    suite: str | None = typer.Option(
+        None, help="A suite: file, folder or shipped name (default: the task's, else sentiment)."
+    ),
     run_dir: Path = typer.Option(
         Path("runs/latest"), "--run-dir", help="The run folder (a second run reuses its work)."
     ),
@@ -66,7 +71,10 @@ def run_command(
         0.0, min=0.0, help="label-studio: minutes to wait for people before collecting."
     ),
     model: list[str] = typer.Option(
-        DEFAULT_MODELS, "--model", help="A model under test (repeatable): vader, spacy:NAME, ..."
+        [],
+        "--model",
+        help="A model under test (repeatable): vader, spacy:NAME, hf:PATH, py:MOD:FN "
+        "(default for sentiment: vader and spacy:eng_spacysentiment).",
     ),
     capability: list[str] = typer.Option([], help="Only these capabilities (repeatable)."),
     prompts_per_description: int | None = typer.Option(None, min=1, help="Overrides the size."),
@@ -87,6 +95,7 @@ def run_command(
     if endpoint not in ("chat", "completions"):
         raise InputError(Problem("expected chat or completions", field="--endpoint"))
     run_size(size)  # an unknown size fails here, before Prefect starts
+    suite, models = _suite_and_models(task, suite, model)
     prepare_prefect_environment()
 
     from flows.pipeline import pipeline
@@ -101,7 +110,7 @@ def run_command(
     )
     err_console.print(
         f"[bold]testaug run[/]: suite {suite}, size {size}, {backend} generator, rankers "
-        f"{rankers}, annotation {annotation}, models {', '.join(model) or 'none'} -> {run_dir}",
+        f"{rankers}, annotation {annotation}, models {', '.join(models) or 'none'} -> {run_dir}",
         highlight=False,
     )
     started = time.perf_counter()
@@ -115,7 +124,7 @@ def run_command(
         top=top,
         project=project,
         wait_minutes=wait_minutes,
-        models=model,
+        models=models,
         capabilities=capability or None,
         seed=seed,
         prompts_per_description=prompts_per_description,
@@ -123,6 +132,28 @@ def run_command(
         dask=dask,
     )
     print_summary(result, time.perf_counter() - started)
+
+
+def _suite_and_models(
+    task: str | None, suite: str | None, models: list[str]
+) -> tuple[str, list[str]]:
+    """The suite to run (by task, path or name) and the models under test for its task."""
+    from testaug.bundled import resolve_suite
+    from testaug.suites import load_suite
+
+    chosen = suite or task or "sentiment"
+    loaded = load_suite(resolve_suite(chosen))
+    if task is not None and loaded.task != task:
+        raise InputError(Problem(f"{chosen} is a {loaded.task} suite, not {task}", field="--task"))
+    if models:
+        return chosen, models
+    if loaded.task == "sentiment":
+        return chosen, list(DEFAULT_MODELS)
+    err_console.print(
+        f"[yellow]no models under test for task {loaded.task}[/]: pass --model to evaluate one",
+        highlight=False,
+    )
+    return chosen, []
 
 
 def print_summary(result: PipelineRun, seconds: float) -> None:
