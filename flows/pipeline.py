@@ -47,41 +47,31 @@ def pipeline(
 ) -> PipelineRun:
     """Suite to report in one run: generate, rank, review, grow the suite, measure, report.
     With `dask` (`local`, or a scheduler address) the tasks of both halves run on Dask."""
+    augment_options = {
+        "suite": suite,
+        "run_dir": run_dir,
+        "size": size,
+        "generator": generator,
+        "rankers": rankers,
+        "annotation": annotation,
+        "top": top,
+        "project": project,
+        "capabilities": capabilities,
+        "seed": seed,
+        "prompts_per_description": prompts_per_description,
+        "samples": samples,
+    }
+    recorded = {**augment_options, "generator": generator.model_dump(mode="json")}
     write_manifest(
         Path(run_dir) / "manifest.json",
         new_manifest(
             "pipeline",
-            {
-                "suite": suite,
-                "size": size,
-                "generator": generator.model_dump(mode="json"),
-                "rankers": rankers,
-                "annotation": annotation,
-                "top": top,
-                "models": list(models),
-                "capabilities": capabilities,
-                "prompts_per_description": prompts_per_description,
-                "samples": samples,
-                "dask": dask,
-            },
+            {**recorded, "models": list(models), "wait_minutes": wait_minutes, "dask": dask},
             seed=seed,
         ),
     )
     runner = task_runner(dask)
-    augmented = augment.with_options(task_runner=runner)(
-        suite=suite,
-        run_dir=run_dir,
-        size=size,
-        generator=generator,
-        rankers=rankers,
-        annotation=annotation,
-        top=top,
-        project=project,
-        capabilities=capabilities,
-        seed=seed,
-        prompts_per_description=prompts_per_description,
-        samples=samples,
-    )
+    augmented = augment.with_options(task_runner=runner)(**augment_options)
     collected = collect.with_options(task_runner=runner)(
         run_dir=run_dir,
         annotation=annotation,
