@@ -397,24 +397,3 @@ def evaluation_summary(
             }
         )
     return {"n_cases": n_cases, "n_perturbed": n_perturbed, "models": models}
-
-
-def task_labels_and_lexicons(
-    cases: Sequence[TestCase], labels: str | None = None
-) -> tuple[list[str], dict[str, Any]]:
-    """The task labels (given comma-separated, or the bundled suite's, or the cases') and the
-    bundled suite's lexicons (the perturbations draw words from them)."""
-    from testaug.bundled import bundled_suites, resolve_suite
-    from testaug.suites import load_suite
-
-    task = cases[0].task
-    lexicons: dict[str, Any] = {}
-    suite_labels: list[str] = []
-    if task in bundled_suites():
-        suite = load_suite(resolve_suite(task))
-        suite_labels, lexicons = list(suite.labels), suite.words()
-    if labels:
-        return [name.strip() for name in labels.split(",") if name.strip()], lexicons
-    if suite_labels:
-        return suite_labels, lexicons
-    return sorted({option for case in cases for option in label_options(case.label)}), lexicons

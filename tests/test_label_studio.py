@@ -76,9 +76,9 @@ def client(server):
     return LabelStudio(base_url=server.url, api_key=API_KEY)
 
 
-def project_tasks(server) -> list[dict]:
+def project_tasks(server, title: str = PROJECT) -> list[dict]:
     sdk = client(server)
-    project = next(p for p in sdk.projects.list(title=PROJECT) if p.title == PROJECT)
+    project = next(p for p in sdk.projects.list(title=title) if p.title == title)
     payload = b"".join(
         sdk.projects.exports.download_sync(
             id=project.id, export_type="JSON", download_all_tasks=True
@@ -290,11 +290,7 @@ def test_the_pipeline_sends_the_doubtful_to_people_and_collect_brings_their_verd
     assert sum(v.status == "pending" for v in verdicts.values()) == sent
 
     sdk = client(server)
-    found = next(p for p in sdk.projects.list(title=project) if p.title == project)
-    payload = b"".join(
-        sdk.projects.exports.download_sync(id=found.id, export_type="JSON", download_all_tasks=True)
-    )
-    tasks = json.loads(payload)
+    tasks = project_tasks(server, project)
     assert len(tasks) == sent
     for task in tasks:
         sdk.annotations.create(id=task["id"], result=[choice("validity", "invalid")])

@@ -37,7 +37,8 @@ def evaluate_command(
     examples: int = typer.Option(3, min=0, help="Failing examples kept per group."),
 ) -> None:
     """Run every model on the cases (MFT) and on perturbations of them (INV, DIR)."""
-    from testaug.evaluation import evaluate_model, evaluation_summary, task_labels_and_lexicons
+    from testaug.bundled import task_labels_and_lexicons
+    from testaug.evaluation import evaluate_model, evaluation_summary
     from testaug.models import load_model
     from testaug.perturbation_battery import default_battery, run_battery
 

@@ -47,7 +47,7 @@ def measure_diversity(
 
 def perturb_suite(cases_path: Path, out: Path, *, per_test: int, seed: int = 0) -> StepOutput:
     """CheckList's INV and DIR perturbations of a seeded sample of the cases."""
-    from testaug.evaluation import task_labels_and_lexicons
+    from testaug.bundled import task_labels_and_lexicons
     from testaug.perturbation_battery import default_battery, run_battery
 
     cases = _cases(cases_path)
@@ -77,7 +77,8 @@ def evaluate_one_model(
 ) -> StepOutput:
     """One model on the cases (MFT) and their perturbations (INV, DIR): its summary as
     JSON at `out`, every case's result beside it."""
-    from testaug.evaluation import evaluate_model, evaluation_summary, task_labels_and_lexicons
+    from testaug.bundled import task_labels_and_lexicons
+    from testaug.evaluation import evaluate_model, evaluation_summary
     from testaug.models import load_model
 
     cases = _cases(cases_path)
