@@ -159,6 +159,17 @@ def _annotation(report: Report, run_dir: Path) -> None:
         report.add(Text(f"{disputed:,} candidates had annotators who disagreed."))
 
 
+def _triage_row(name: str, triage: dict) -> list[str]:
+    """A ranking's effort, its reduction against random order and the gap it closes."""
+    closed = triage.get("gap_closed")  # absent from triage files written before it existed
+    return [
+        name,
+        f"{triage['effort_at_target']:.1%}",
+        f"{triage['reduction_vs_random']:.1%}",
+        "" if closed is None else f"{closed:.0%}",
+    ]
+
+
 def _triage(report: Report, run_dir: Path) -> None:
     triage = _json(run_dir / "triage.json")
     if triage is None:
@@ -166,22 +177,26 @@ def _triage(report: Report, run_dir: Path) -> None:
     report.add(Heading("Validity triage"))
     ensemble = triage["ensemble"]
     target = triage.get("target", 0.9)
-    rows = [
+    rows = [_triage_row("ensemble (Borda)", ensemble)]
+    rows.extend(_triage_row(name, member) for name, member in triage.get("members", {}).items())
+    rows.append(["random order", f"{ensemble['random_effort_at_target']:.1%}", "", "0%"])
+    oracle_reduction = ensemble.get("oracle_reduction_vs_random")
+    rows.append(
         [
-            "ensemble (Borda)",
-            f"{ensemble['effort_at_target']:.1%}",
-            f"{ensemble['reduction_vs_random']:.1%}",
+            "oracle order",
+            f"{ensemble['oracle_effort_at_target']:.1%}",
+            "" if oracle_reduction is None else f"{oracle_reduction:.1%}",
+            "100%",
         ]
-    ]
-    for name, member in triage.get("members", {}).items():
-        rows.append(
-            [name, f"{member['effort_at_target']:.1%}", f"{member['reduction_vs_random']:.1%}"]
-        )
-    rows.append(["random order", f"{ensemble['random_effort_at_target']:.1%}", ""])
-    rows.append(["oracle order", f"{ensemble['oracle_effort_at_target']:.1%}", ""])
+    )
     report.add(
         Table(
-            ["ranking", f"review effort for {target:.0%} accuracy", "reduction vs random"],
+            [
+                "ranking",
+                f"review effort for {target:.0%} accuracy",
+                "reduction vs random",
+                "share of the random-to-oracle gap closed",
+            ],
             rows,
             caption=f"{triage['n']:,} labelled candidates, {triage['n_invalid']:,} invalid",
         )

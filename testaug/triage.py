@@ -123,6 +123,19 @@ def effort_reduction(effort: float, reference_effort: float) -> float:
     return 1.0 - effort / reference_effort
 
 
+def gap_closed(effort: float, random_effort: float, oracle_effort: float) -> float:
+    """The share of the random-to-oracle effort gap that a ranking closes.
+
+    The oracle's own reduction is a ceiling that falls as invalid cases become the
+    majority, so this is the fair figure when comparing sets. 1 when there is no gap
+    and the ranking matches the oracle, 0 when there is none and it does not.
+    """
+    gap = random_effort - oracle_effort
+    if gap <= 0:
+        return 1.0 if effort <= oracle_effort else 0.0
+    return (random_effort - effort) / gap
+
+
 def _tied_pairs(values: np.ndarray) -> int:
     """The number of pairs of items with equal values."""
     _, counts = np.unique(values, return_counts=True)
@@ -170,8 +183,10 @@ def kendall_tau(a_scores: np.ndarray, b_scores: np.ndarray) -> float:
 class TriageReport(BaseModel):
     """Effort to reach a target accuracy with a ranking, next to random and perfect orders.
 
-    Efforts are fractions k/N; `reduction_vs_random` is 1 - effort / random effort and
-    `gap_to_oracle` is effort - oracle effort. `curve[k]` is ACC@k for k = 0..N.
+    Efforts are fractions k/N; `reduction_vs_random` is 1 - effort / random effort,
+    `oracle_reduction_vs_random` the same for the perfect order (the most any ranking
+    can save), `gap_closed` the share of the random-to-oracle gap this ranking closes
+    and `gap_to_oracle` is effort - oracle effort. `curve[k]` is ACC@k for k = 0..N.
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
@@ -183,6 +198,8 @@ class TriageReport(BaseModel):
     random_effort_at_target: float
     oracle_effort_at_target: float
     reduction_vs_random: float
+    oracle_reduction_vs_random: float
+    gap_closed: float
     gap_to_oracle: float
     curve: list[float]
 
@@ -203,6 +220,8 @@ def triage_report(invalid_in_order: np.ndarray, target: float = 0.9) -> TriageRe
         random_effort_at_target=random_effort,
         oracle_effort_at_target=oracle_effort,
         reduction_vs_random=effort_reduction(effort, random_effort),
+        oracle_reduction_vs_random=effort_reduction(oracle_effort, random_effort),
+        gap_closed=gap_closed(effort, random_effort, oracle_effort),
         gap_to_oracle=effort - oracle_effort,
         curve=curve.tolist(),
     )

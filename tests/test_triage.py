@@ -18,6 +18,7 @@ from testaug.triage import (
     acc_curve,
     effort_at_target,
     effort_reduction,
+    gap_closed,
     kendall_tau,
     oracle_acc_curve,
     oracle_effort_at_target,
@@ -93,6 +94,8 @@ def test_triage_report_of_ten_cases_with_three_invalid():
     assert report.oracle_effort_at_target == 0.2
     assert report.reduction_vs_random == pytest.approx(1 - 0.5 / 0.7)
     assert report.gap_to_oracle == pytest.approx(0.3)
+    assert report.oracle_reduction_vs_random == pytest.approx(1 - 0.2 / 0.7)
+    assert report.gap_closed == pytest.approx(0.2 / 0.5)
     assert report.curve == pytest.approx(acc_curve(TEN).tolist())
     assert TriageReport.model_validate_json(report.model_dump_json()) == report
 
@@ -123,6 +126,18 @@ def test_nothing_invalid_or_nothing_at_all_needs_no_review():
 
 def test_zero_one_integers_are_read_as_booleans():
     assert acc_curve(TEN.astype(int)).tolist() == acc_curve(TEN).tolist()
+
+
+def test_gap_closed_runs_from_random_order_to_the_oracle():
+    assert gap_closed(0.88, 0.88, 0.72) == 0.0
+    assert gap_closed(0.72, 0.88, 0.72) == pytest.approx(1.0)
+    assert gap_closed(0.80, 0.88, 0.72) == pytest.approx(0.5)
+    assert gap_closed(0.95, 0.88, 0.72) < 0  # worse than random
+
+
+def test_gap_closed_without_a_gap_is_whether_the_oracle_was_matched():
+    assert gap_closed(0.0, 0.0, 0.0) == 1.0
+    assert gap_closed(0.5, 0.4, 0.4) == 0.0
 
 
 def test_effort_reduction():
@@ -182,6 +197,7 @@ def test_a_perfect_order_has_the_oracle_effort(counts, target):
     assert effort_at_target(perfect, target) == oracle_effort_at_target(n, n_invalid, target)
     report = triage_report(perfect, target)
     assert report.gap_to_oracle == 0.0
+    assert report.gap_closed == pytest.approx(1.0)
 
 
 @given(orders, targets)
@@ -191,6 +207,9 @@ def test_no_order_beats_the_oracle_and_the_oracle_beats_random(order, target):
     oracle = oracle_effort_at_target(n, n_invalid, target)
     assert oracle <= effort_at_target(invalid, target)
     assert oracle <= random_effort_at_target(n, n_invalid, target)
+    report = triage_report(invalid, target)
+    assert report.reduction_vs_random <= report.oracle_reduction_vs_random + 1e-12
+    assert report.gap_closed <= 1.0 + 1e-12
 
 
 @pytest.mark.parametrize(("n", "n_invalid"), [(1, 1), (5, 2), (7, 3), (8, 8)])

@@ -116,6 +116,8 @@ def evaluate_command(
             "random_effort_at_target": evaluation.ensemble.random_effort_at_target,
             "oracle_effort_at_target": evaluation.ensemble.oracle_effort_at_target,
             "reduction_vs_random": evaluation.ensemble.reduction_vs_random,
+            "oracle_reduction_vs_random": evaluation.ensemble.oracle_reduction_vs_random,
+            "gap_closed": evaluation.ensemble.gap_closed,
             "plot": str(plot_path),
             "version": ensemble.version,
             **evaluation.model_dump(),
@@ -123,7 +125,7 @@ def evaluate_command(
         typer.echo(json.dumps(summary))
         return
     table = Table(title=f"review effort for {target:.0%} accuracy", title_justify="left")
-    for column in ("ranking", "effort", "vs random", "ACC@10%", "ACC@30%"):
+    for column in ("ranking", "effort", "vs random", "gap closed", "ACC@10%", "ACC@30%"):
         table.add_column(column, justify="left" if column == "ranking" else "right")
     reports = {"ensemble (Borda)": evaluation.ensemble, **evaluation.members}
     for name, report in reports.items():
@@ -131,12 +133,19 @@ def evaluate_command(
             name,
             f"{report.effort_at_target:.1%}",
             f"-{report.reduction_vs_random:.1%}",
+            f"{report.gap_closed:.0%}",
             f"{_acc_at(report.curve, 0.1):.1%}",
             f"{_acc_at(report.curve, 0.3):.1%}",
         )
     first = evaluation.ensemble
-    table.add_row("random order", f"{first.random_effort_at_target:.1%}", "", "", "", style="dim")
-    table.add_row("oracle order", f"{first.oracle_effort_at_target:.1%}", "", "", "", style="dim")
+    table.add_row("random order", f"{first.random_effort_at_target:.1%}", "", "0%", style="dim")
+    table.add_row(
+        "oracle order",
+        f"{first.oracle_effort_at_target:.1%}",
+        f"-{first.oracle_reduction_vs_random:.1%}",
+        "100%",
+        style="dim",
+    )
     console.print(table)
     for pair, tau in evaluation.kendall_tau.items():
         console.print(f"Kendall tau {pair}: {tau:.3f}", highlight=False)
