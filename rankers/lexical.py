@@ -1,17 +1,15 @@
-"""A cheap lexical ranker: TF-IDF n-grams of the candidate with logistic regression (numpy).
+"""A cheap lexical ranker: TF-IDF features of the candidate with logistic regression (numpy).
 
-It sees only surface form (words, word pairs, character trigrams of the
-candidate and of the description it must fit), so it catches what a tiny
-cross-encoder misses cheaply: broken syntax, echoes of the prompt, odd tokens.
-Saved as JSON (vocabulary, idf, weights), never as a pickle.
+It sees only surface form and cue words (see `rankers.lexical_features`), so it
+catches what a tiny cross-encoder misses cheaply: broken syntax, echoes of the
+prompt, odd tokens, a description's phenomenon missing from the candidate.
+Saved as JSON (feature set, vocabulary, idf, weights), never as a pickle.
 """
 
 from __future__ import annotations
 
-import itertools
 import json
 import math
-import re
 from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
@@ -20,10 +18,10 @@ from typing import Literal
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
-from rankers.inputs import document_text, query_text
+from rankers.lexical_features import FeatureSet, features
 from testaug.records import Candidate, LabelledCandidate
 
-_WORD = re.compile(r"[a-z0-9']+|[^\sa-z0-9]")
+SCORE_CHUNK = 512  # candidates per dense feature matrix when scoring
 
 
 class LexicalConfig(BaseModel):
@@ -33,24 +31,11 @@ class LexicalConfig(BaseModel):
 
     kind: Literal["lexical"] = "lexical"
     name: str
+    features: FeatureSet = "conditioned"
     min_count: int = Field(default=2, ge=1)
     l2: float = Field(default=1.0, ge=0.0)
     iterations: int = Field(default=400, ge=1)
     learning_rate: float = Field(default=0.5, gt=0)
-
-
-def features(candidate: Candidate) -> Counter[str]:
-    """Sparse features of a candidate: its n-grams, and which description words it reuses."""
-    text = document_text(candidate).lower()
-    words = _WORD.findall(text)
-    grams: Counter[str] = Counter(f"w:{w}" for w in words)
-    grams.update(f"b:{a}_{b}" for a, b in itertools.pairwise(words))
-    padded = f" {text} "
-    grams.update(f"c:{padded[i : i + 3]}" for i in range(len(padded) - 2))
-    description = set(_WORD.findall(query_text(candidate).lower()))
-    grams.update(f"q:{w}" for w in set(words) & description)
-    grams[f"len:{min(len(words) // 4, 8)}"] += 1
-    return grams
 
 
 class LexicalRanker:
@@ -59,12 +44,14 @@ class LexicalRanker:
     def __init__(
         self,
         name: str,
+        feature_set: FeatureSet,
         vocabulary: dict[str, int],
         idf: np.ndarray,
         weights: np.ndarray,
         bias: float,
     ) -> None:
         self.name = name
+        self.feature_set = feature_set
         self.vocabulary = vocabulary
         self.idf = idf
         self.weights = weights
@@ -73,7 +60,7 @@ class LexicalRanker:
     def _matrix(self, candidates: Sequence[Candidate]) -> np.ndarray:
         matrix = np.zeros((len(candidates), len(self.vocabulary)), dtype=np.float64)
         for row, candidate in enumerate(candidates):
-            for feature, count in features(candidate).items():
+            for feature, count in features(candidate, self.feature_set).items():
                 column = self.vocabulary.get(feature)
                 if column is not None:
                     matrix[row, column] = 1.0 + math.log(count)
@@ -82,15 +69,23 @@ class LexicalRanker:
         return matrix / np.where(norms == 0, 1.0, norms)
 
     def score(self, candidates: Sequence[Candidate], *, batch_size: int = 0) -> np.ndarray:
-        """Log-odds that each candidate is invalid."""
+        """Log-odds that each candidate is invalid, in chunks of `SCORE_CHUNK` (memory stays flat).
+
+        `batch_size` is accepted for the ensemble's sake; chunks are what bound memory here.
+        """
         if not candidates:
             return np.zeros(0, dtype=np.float64)
-        return self._matrix(candidates) @ self.weights + self.bias
+        chunks = [
+            self._matrix(candidates[start : start + SCORE_CHUNK]) @ self.weights
+            for start in range(0, len(candidates), SCORE_CHUNK)
+        ]
+        return np.concatenate(chunks) + self.bias
 
     def save(self, path: Path) -> None:
         path.mkdir(parents=True, exist_ok=True)
         payload = {
             "name": self.name,
+            "features": self.feature_set,
             "vocabulary": self.vocabulary,
             "idf": self.idf.tolist(),
             "weights": self.weights.tolist(),
@@ -103,6 +98,7 @@ class LexicalRanker:
         payload = json.loads((path / "lexical.json").read_text(encoding="utf-8"))
         return cls(
             payload["name"],
+            payload.get("features", "surface"),  # saved before feature sets existed
             payload["vocabulary"],
             np.asarray(payload["idf"]),
             np.asarray(payload["weights"]),
@@ -115,13 +111,13 @@ def train_lexical(labelled: Sequence[LabelledCandidate], config: LexicalConfig) 
 
     Deterministic: no sampling. Classes are weighted so invalid and valid count equally.
     """
-    documents = [features(item.candidate) for item in labelled]
+    documents = [features(item.candidate, config.features) for item in labelled]
     frequency: Counter[str] = Counter(f for doc in documents for f in doc)
     kept = sorted(f for f, n in frequency.items() if n >= config.min_count)
     vocabulary = {f: i for i, f in enumerate(kept)}
     n = max(len(documents), 1)
     idf = np.array([math.log((1 + n) / (1 + frequency[f])) + 1.0 for f in kept])
-    ranker = LexicalRanker(config.name, vocabulary, idf, np.zeros(len(kept)), 0.0)
+    ranker = LexicalRanker(config.name, config.features, vocabulary, idf, np.zeros(len(kept)), 0.0)
     x = ranker._matrix([item.candidate for item in labelled])
     y = np.array([0.0 if item.valid else 1.0 for item in labelled])
     positives = max(y.sum(), 1.0)
