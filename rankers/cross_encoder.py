@@ -73,7 +73,9 @@ class CrossEncoderRanker:
         """A ranker from a hub id, a local path or a shipped name, with one output score."""
         with IMPORT_LOCK:
             from sentence_transformers.cross_encoder import CrossEncoder
+            from transformers.utils import logging as transformers_logging
 
+        transformers_logging.disable_progress_bar()  # no "Loading weights" bar per member
         source = resolve_model(str(model))
         try:
             encoder = CrossEncoder(source, num_labels=1, max_length=max_length, device="cpu")
