@@ -12,6 +12,7 @@ from pydantic import BaseModel, ConfigDict
 from flows import tasks
 from flows.artifacts import publish_summary
 from testaug.errors import InputError, Problem
+from testaug.provenance import Evidence
 from testaug.run_sizes import run_size
 from testaug.steps import StepOutput
 from testaug.steps.measure import model_slug
@@ -45,8 +46,11 @@ def collect(
     models: list[str] = list(DEFAULT_MODELS),  # noqa: B006  (Prefect copies parameters)
     size: str = "default",
     seed: int = 0,
+    evidence: Evidence = "verified",
 ) -> Collected:
-    """Bring verdicts back, grow the suite from the accepted cases, measure it, report."""
+    """Bring verdicts back, grow the suite from the accepted cases, measure it, report.
+    The headline error rates rest on `evidence`: verified cases only (template seeds, cases
+    accepted by people, their expansions) or all."""
     logger = get_run_logger()
     folder = Path(run_dir)
     cases, ranked, annotations = (
@@ -110,7 +114,9 @@ def collect(
         ]
         futures = [tasks.evaluate_one_model.submit(**call) for call in calls]
         per_model = tasks.current_all(tasks.evaluate_one_model, futures, calls)
-        evaluation = tasks.current(tasks.combine_evaluations, per_model, folder / "evaluation.json")
+        evaluation = tasks.current(
+            tasks.combine_evaluations, per_model, folder / "evaluation.json", evidence=evidence
+        )
     (diversity,) = tasks.current_all(tasks.measure_diversity, [diversity_future], [diversity_call])
     report = tasks.write_run_report(folder)
     logger.info("report: %s", report.path)

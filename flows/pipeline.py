@@ -13,6 +13,7 @@ from flows.artifacts import publish_summary
 from flows.augment import Augmented, augment
 from flows.collect import DEFAULT_MODELS, Collected, collect
 from flows.runners import task_runner
+from testaug.provenance import Evidence
 from testaug.runs import new_manifest, write_manifest
 from testaug.steps.augment import BackendSpec
 from testaug.steps.review import AnnotationMode
@@ -44,9 +45,11 @@ def pipeline(
     prompts_per_description: int | None = None,
     samples: int | None = None,
     dask: str | None = None,
+    evidence: Evidence = "verified",
 ) -> PipelineRun:
     """Suite to report in one run: generate, rank, review, grow the suite, measure, report.
-    With `dask` (`local`, or a scheduler address) the tasks of both halves run on Dask."""
+    With `dask` (`local`, or a scheduler address) the tasks of both halves run on Dask.
+    The headline error rates rest on `evidence`: verified cases only, or all."""
     augment_options = {
         "suite": suite,
         "run_dir": run_dir,
@@ -66,7 +69,13 @@ def pipeline(
         Path(run_dir) / "manifest.json",
         new_manifest(
             "pipeline",
-            {**recorded, "models": list(models), "wait_minutes": wait_minutes, "dask": dask},
+            {
+                **recorded,
+                "models": list(models),
+                "wait_minutes": wait_minutes,
+                "dask": dask,
+                "evidence": evidence,
+            },
             seed=seed,
         ),
     )
@@ -80,6 +89,7 @@ def pipeline(
         models=models,
         size=size,
         seed=seed,
+        evidence=evidence,
     )
     publish_summary(
         "pipeline",

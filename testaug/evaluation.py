@@ -6,7 +6,8 @@ every distinct input once (MFT cases, the originals of perturbed cases, the
 perturbed inputs), checks each case (`testaug.expectations`) and aggregates
 failure rates, in percent of the cases that count (filtered DIR cases, which
 cannot fail, are left out as in CheckList): overall, per capability, per
-description, per test type, per source, and the capability x test type matrix.
+description, per test type, per source, per provenance (`testaug.provenance`; a
+perturbed case has its original's), and the capability x test type matrix.
 Every rate carries up to k failing examples. Perturbed cases count one by one
 (CheckList groups an original with all its perturbations; with one perturbation
 per case the two agree). Suite cases of any test type are checked by their label.
@@ -30,6 +31,7 @@ from testaug.expectations import (
     predicted_labels,
 )
 from testaug.perturbed_cases import PerturbedCase
+from testaug.provenance import Provenance, case_provenance
 from testaug.records import Record, Source, TestCase, TestType, label_options
 
 logger = logging.getLogger(__name__)
@@ -57,6 +59,7 @@ class CaseResult(Record):
     description_id: str
     description: str
     source: Source
+    provenance: Provenance | None = None  # None in results written before it was kept
     text: str
     text_pair: str | None = None
     passed: bool
@@ -92,6 +95,7 @@ class ErrorRates(Record):
     by_description: dict[str, FailureRate]  # keyed by description id
     by_test_type: dict[str, FailureRate]
     by_source: dict[str, FailureRate]
+    by_provenance: dict[str, FailureRate]
     matrix: dict[str, dict[str, FailureRate]]  # capability -> test type -> cell; absent = N/A
 
 
@@ -105,6 +109,7 @@ class ModelEvaluation(Record):
     by_description: dict[str, FailureRate]
     by_test_type: dict[str, FailureRate]
     by_source: dict[str, FailureRate]
+    by_provenance: dict[str, FailureRate]
     matrix: dict[str, dict[str, FailureRate]]
     failures: tuple[CaseResult, ...]
     results: tuple[CaseResult, ...]
@@ -147,7 +152,8 @@ def _by_test_type(
 
 
 def error_rates(results: Sequence[CaseResult], *, k: int = 3) -> ErrorRates:
-    """Failure rates overall, per capability, description, test type, source, and the matrix."""
+    """Failure rates overall, per capability, description, test type, source, provenance,
+    and the matrix."""
     capabilities = dict.fromkeys(r.capability for r in results)
     return ErrorRates(
         overall=failure_rate("all", results, k=k),
@@ -157,6 +163,9 @@ def error_rates(results: Sequence[CaseResult], *, k: int = 3) -> ErrorRates:
         ),
         by_test_type=_by_test_type(results, lambda r: r.test_type, k),
         by_source=_grouped(results, lambda r: r.source, lambda r: r.source, k),
+        by_provenance=_grouped(
+            results, lambda r: str(r.provenance), lambda r: str(r.provenance), k
+        ),
         matrix={
             capability: _by_test_type(
                 [r for r in results if r.capability == capability],
@@ -368,6 +377,7 @@ def _result(
         description_id=case.description_id,
         description=case.description,
         source=case.source,
+        provenance=case_provenance(case),
         passed=outcome.passed,
         filtered=outcome.filtered,
         predicted=predicted,
@@ -376,24 +386,3 @@ def _result(
         reason=outcome.reason,
         **(fields | overrides),
     )
-
-
-def evaluation_summary(
-    evaluations: Sequence[Any], *, n_cases: int, n_perturbed: int
-) -> dict[str, Any]:
-    """The JSON of an evaluation: per model the overall error rate and the rate per
-    capability first, then every breakdown with failing examples (not every result)."""
-    models = []
-    for evaluation in evaluations:
-        full = evaluation.model_dump(mode="json", exclude={"results"})
-        models.append(
-            {
-                "model": evaluation.model,
-                "error_rate": evaluation.overall.rate,
-                "error_rate_by_capability": {
-                    name: rate.rate for name, rate in evaluation.by_capability.items()
-                },
-                **{k: v for k, v in full.items() if k != "model"},
-            }
-        )
-    return {"n_cases": n_cases, "n_perturbed": n_perturbed, "models": models}

@@ -18,6 +18,7 @@ from typing import Any
 
 from testaug.inflection import TAGS as INFLECTIONS
 from testaug.inflection import inflect
+from testaug.provenance import Provenance, case_provenance, is_verified
 from testaug.records import Label, Record, TestCase, TestType, content_id, description_id
 from testaug.templates import lexicon_of, render
 from testaug.templates import tags as slot_tags
@@ -43,6 +44,7 @@ class InducedTemplate(Record):
     slots: dict[str, str]
     case_id: str
     seed_template_ids: tuple[str, ...]
+    case_provenance: Provenance | None = None  # None in files written before it was kept
 
 
 @dataclass(frozen=True)
@@ -227,6 +229,7 @@ def induce_one(
         slots=fills,
         case_id=case.id,
         seed_template_ids=tuple(dict.fromkeys(s.template_id for s in seeds if s.template_id)),
+        case_provenance=case_provenance(case),
     )
 
 
@@ -234,7 +237,8 @@ def induce_templates(
     accepted: Sequence[TestCase], seeds: Mapping[str, TestCase], nlp: Any, *, batch_size: int = 256
 ) -> InductionResult:
     """Templates from accepted generated cases and the seed cases behind them (by
-    `meta["seed_case_ids"]`), each parsed once with spaCy in batches."""
+    `meta["seed_case_ids"]`), each parsed once with spaCy in batches. A template made
+    from several cases records a verified one where there is one."""
     result = InductionResult()
     work = [
         (c, [seeds[i] for i in c.meta.get("seed_case_ids", []) if i in seeds]) for c in accepted
@@ -247,14 +251,18 @@ def induce_templates(
         if t
     }
     parsed = dict(zip(texts, nlp.pipe(list(texts), batch_size=batch_size), strict=True))
-    seen: set[str] = set()
+    index: dict[str, int] = {}
     for case, case_seeds in work:
         made = induce_one(case, case_seeds, parsed)
         if isinstance(made, str):
             result.skipped[made] += 1
-        elif made.id not in seen:
-            seen.add(made.id)
+        elif made.id not in index:
+            index[made.id] = len(result.templates)
             result.templates.append(made)
+        elif is_verified(made.case_provenance) and not is_verified(
+            result.templates[index[made.id]].case_provenance
+        ):  # the same template from a case people vouch for: it rests on that one
+            result.templates[index[made.id]] = made
     logger.info("induced %d templates from %d cases", len(result.templates), len(accepted))
     return result
 

@@ -4,7 +4,7 @@ returned as bytes for a report."""
 from __future__ import annotations
 
 import io
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -65,8 +65,14 @@ def plot_acc_curves(
     return path
 
 
-def error_rates_png(rates: Mapping[str, Mapping[str, float]], *, title: str = "") -> bytes:
-    """Grouped horizontal bars: error rate (%) per capability (rows), one bar per model."""
+def error_rates_png(
+    rates: Mapping[str, Mapping[str, float]],
+    *,
+    title: str = "",
+    unverified: Collection[str] = (),
+) -> bytes:
+    """Grouped horizontal bars: error rate (%) per group (rows: capabilities, or any other
+    grouping), one bar per model. Rows in `unverified` are hatched, pale and labelled so."""
     plt = _pyplot()
     capabilities = list(dict.fromkeys(c for per_model in rates.values() for c in per_model))
     models = list(rates)
@@ -78,15 +84,35 @@ def error_rates_png(rates: Mapping[str, Mapping[str, float]], *, title: str = ""
     for index, model in enumerate(models):
         ys = [row + index * height for row in range(len(capabilities))]
         xs = [rates[model].get(c, 0.0) for c in capabilities]
-        axes.barh(ys, xs, height=height, label=model)
+        bars = axes.barh(ys, xs, height=height, label=model)
+        for bar, name in zip(bars, capabilities, strict=True):
+            if name in unverified:
+                bar.set_hatch("///")
+                bar.set_alpha(0.5)
+                bar.set_edgecolor("black")
     axes.set_yticks([row + height * (len(models) - 1) / 2 for row in range(len(capabilities))])
-    axes.set_yticklabels(capabilities)
+    axes.set_yticklabels(
+        [
+            f"{c}\n(unverified)" if c in unverified and "unverified" not in c else c
+            for c in capabilities
+        ]
+    )
+    for label, name in zip(axes.get_yticklabels(), capabilities, strict=True):
+        if name in unverified:
+            label.set_color("#a15c00")
+            label.set_fontstyle("italic")
     axes.invert_yaxis()
     axes.set_xlabel("error rate (%)")
     axes.set_xlim(0, 100)
     axes.set_title(title or "Error rate per capability")
     axes.grid(axis="x", alpha=0.3)
-    axes.legend(fontsize=8, loc="lower right")
+    handles, labels = axes.get_legend_handles_labels()
+    if any(c in unverified for c in capabilities):
+        from matplotlib.patches import Patch
+
+        handles.append(Patch(facecolor="white", edgecolor="black", hatch="///"))
+        labels.append("unverified evidence (no person reviewed it)")
+    axes.legend(handles, labels, fontsize=8, loc="best")
     return _png(figure)
 
 

@@ -1,5 +1,7 @@
 """Report content as blocks (headings, text, tables, images), rendered to Markdown with image
-files beside it, or to one self-contained HTML page with the images inlined."""
+files beside it, or to one self-contained HTML page with the images inlined. A table row can
+carry a mark (a warning such as "unverified: ..."): a badge and a distinct style in HTML,
+the same words in Markdown."""
 
 from __future__ import annotations
 
@@ -19,13 +21,21 @@ class Heading:
 @dataclass(frozen=True)
 class Text:
     text: str
+    notice: bool = False  # a caveat the reader must not miss: set apart
 
 
 @dataclass(frozen=True)
 class Table:
+    """Rows of strings; `marks[i]`, where given, is a warning about row i."""
+
     columns: Sequence[str]
     rows: Sequence[Sequence[str]]
     caption: str = ""
+    marks: Sequence[str | None] = ()
+
+    def mark(self, index: int) -> str | None:
+        """Row `index`'s mark, if any."""
+        return self.marks[index] if index < len(self.marks) else None
 
 
 @dataclass(frozen=True)
@@ -59,13 +69,18 @@ def render_markdown(report: Report, path: Path, images_dir: Path) -> list[Path]:
         if isinstance(block, Heading):
             lines += [f"{'#' * block.level} {block.text}", ""]
         elif isinstance(block, Text):
-            lines += [block.text, ""]
+            lines += [f"> **Note:** {block.text}" if block.notice else block.text, ""]
         elif isinstance(block, Table):
             if block.caption:
                 lines += [f"*{block.caption}*", ""]
             lines.append("| " + " | ".join(_md(c) for c in block.columns) + " |")
             lines.append("|" + "|".join("---" for _ in block.columns) + "|")
-            lines += ["| " + " | ".join(_md(cell) for cell in row) + " |" for row in block.rows]
+            for index, row in enumerate(block.rows):
+                cells = [_md(cell) for cell in row]
+                mark = block.mark(index)
+                if mark and cells:
+                    cells[0] += f" **[{_md(mark)}]**"
+                lines.append("| " + " | ".join(cells) + " |")
             lines.append("")
         else:
             images_dir.mkdir(parents=True, exist_ok=True)
@@ -86,13 +101,11 @@ def render_html(report: Report, path: Path) -> None:
             level = min(max(block.level, 2), 4)
             body.append(f"<h{level}>{html.escape(block.text)}</h{level}>")
         elif isinstance(block, Text):
-            body.append(f"<p>{html.escape(block.text)}</p>")
+            notice = ' class="notice"' if block.notice else ""
+            body.append(f"<p{notice}>{html.escape(block.text)}</p>")
         elif isinstance(block, Table):
             head = "".join(f"<th>{html.escape(c)}</th>" for c in block.columns)
-            rows = "".join(
-                "<tr>" + "".join(f"<td>{html.escape(str(cell))}</td>" for cell in row) + "</tr>"
-                for row in block.rows
-            )
+            rows = "".join(_html_row(row, block.mark(i)) for i, row in enumerate(block.rows))
             caption = f"<caption>{html.escape(block.caption)}</caption>" if block.caption else ""
             body.append(
                 f"<table>{caption}<thead><tr>{head}</tr></thead><tbody>{rows}</tbody></table>"
@@ -113,12 +126,25 @@ th {{ background: #f3f3f3; }}
 caption {{ caption-side: top; text-align: left; font-style: italic; padding-bottom: 0.3em; }}
 img {{ max-width: 100%; }}
 figcaption {{ font-size: 0.85em; color: #555; }}
+tr.marked td {{ background: #fff4e0; color: #6b4a00; font-style: italic; }}
+.badge {{ display: inline-block; margin-left: 0.4em; padding: 0 0.4em; border-radius: 0.6em;
+  background: #b36b00; color: white; font-size: 0.8em; font-style: normal; }}
+p.notice {{ border-left: 4px solid #b36b00; background: #fff4e0; padding: 0.5em 0.8em; }}
 </style></head>
 <body>
 {chr(10).join(body)}
 </body></html>
 """
     path.write_text(page, encoding="utf-8")
+
+
+def _html_row(row: Sequence[str], mark: str | None) -> str:
+    """A table row; a marked one gets the class `marked` and its mark as a badge."""
+    cells = [html.escape(str(cell)) for cell in row]
+    if mark and cells:
+        cells[0] += f' <span class="badge">{html.escape(mark)}</span>'
+    opening = '<tr class="marked">' if mark else "<tr>"
+    return opening + "".join(f"<td>{cell}</td>" for cell in cells) + "</tr>"
 
 
 def _md(cell: object) -> str:

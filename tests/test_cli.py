@@ -157,6 +157,14 @@ def test_bad_label_map_option_is_a_one_line_error(tmp_path):
     assert result.returncode == 1 and "--label-map: expected RAW=LABEL" in result.stderr
 
 
+@pytest.mark.parametrize("command", [["evaluate", "cases.jsonl", "--model", "vader"], ["run"]])
+def test_an_unknown_evidence_is_a_one_line_error_before_any_work(command, tmp_path):
+    result = cli(*command, "--evidence", "ranker", cwd=tmp_path)
+    assert result.returncode == 1
+    assert "--evidence: expected one of verified, all" in result.stderr
+    assert list(tmp_path.iterdir()) == []
+
+
 @pytest.mark.parametrize(
     "command",
     [["suite", "validate", "--help"], ["expand", "--help"], ["suite", "import", "--help"]],

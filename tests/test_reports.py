@@ -18,7 +18,9 @@ from tests.cli_runner import run_testaug
 from tests.tiny_models import make_labelled
 
 
-def case(text: str, label: str, capability: str, source: str = "template") -> TestCase:
+def case(
+    text: str, label: str, capability: str, source: str = "template", accepted_by=None
+) -> TestCase:
     return TestCase(
         task="sentiment",
         capability=capability,
@@ -27,6 +29,7 @@ def case(text: str, label: str, capability: str, source: str = "template") -> Te
         text=text,
         label=label,
         source=source,
+        meta={"accepted_by": accepted_by} if accepted_by else {},
     )
 
 
@@ -35,8 +38,8 @@ CASES = [
     case("I love this airline.", "positive", "Vocabulary"),
     case("The seat was awful.", "negative", "Vocabulary"),
     case("The crew was not great.", "negative", "Negation"),  # the keyword model fails it
-    case("I do not hate the food.", "positive", "Negation", source="llm"),  # and this
-    case("The staff was bad.", "negative", "Negation", source="llm"),
+    case("I do not hate the food.", "positive", "Negation", "llm", "people"),  # and this
+    case("The staff was bad.", "negative", "Negation", "llm", "people"),
 ]
 
 
@@ -69,11 +72,111 @@ def test_report_shows_the_evaluation_numbers_of_the_json_with_plots(run_dir):
     assert "| llm | 50.0% (1/2) |" in markdown
     assert "The crew was not great." in markdown or "I do not hate the food." in markdown
     images = sorted(p.name for p in (run_dir / "report_files").iterdir())
-    assert images == ["error_rates.png", "matrix_0.png"]
+    assert images == ["error_rates.png", "error_rates_provenance.png", "matrix_0.png"]
     html = (run_dir / "report.html").read_text()
     sources = re.findall(r'src="([^"]*)"', html)
-    assert len(sources) == 2 and all(s.startswith("data:image/png;base64,") for s in sources)
+    assert len(sources) == 3 and all(s.startswith("data:image/png;base64,") for s in sources)
     assert "66.7% (2/3)" in html
+
+
+RANKER_CASES = [
+    *CASES[:4],
+    case("I do not hate the food.", "positive", "Negation", "llm", "ranker"),  # fails
+    case("The staff was bad.", "negative", "Negation", "llm", "people"),
+]
+RANKER_BADGE = "unverified: accepted by the ranker, no person reviewed it"
+
+
+def marked_rows(html: str) -> list[str]:
+    return re.findall(r'<tr class="marked">(.*?)</tr>', html)
+
+
+def evaluate_and_report(run_dir: Path, cases: list[TestCase], *options: str) -> dict:
+    write_jsonl(run_dir / "cases.jsonl", cases)
+    done = run_testaug(
+        run_dir, "evaluate", "cases.jsonl", "--model", "py:tests.models_fixture:predict",
+        "--perturb", "0", "-o", "evaluation.json", "--json", *options,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    reported = run_testaug(run_dir, "report", ".")
+    assert reported.returncode == 0, reported.stderr
+    return json.loads(done.stdout)
+
+
+def test_the_headline_leaves_out_ranker_accepted_cases_and_the_html_marks_them(tmp_path):
+    printed = evaluate_and_report(tmp_path, RANKER_CASES)
+    [model] = printed["models"]
+    assert model["error_rate"] == 20.0  # 1 of the 5 verified cases; all 6 would give 2/6
+    assert (model["headline_evidence"], model["headline_left_out"]) == ("verified", 1)
+    assert model["error_rate_by_capability"] == {"Vocabulary": 0.0, "Negation": 50.0}
+
+    html = (tmp_path / "report.html").read_text()
+    assert "rest on verified evidence only" in html
+    assert "left out: py:tests.models_fixture:predict 1 (1 ranker)" in html
+    assert "20.0% (1/5)" in html
+    rows = marked_rows(html)
+    assert any(
+        row.startswith(f'<td>ranker <span class="badge">{RANKER_BADGE}</span></td>') for row in rows
+    )  # the provenance table's row
+    [example] = [row for row in rows if "I do not hate the food." in row]  # a failing example
+    assert f'<span class="badge">{RANKER_BADGE}</span>' in example
+    assert "<td>ranker</td>" in example
+    assert not any("The crew was not great." in row for row in rows)  # a template case
+    assert "tr.marked td" in html and ".badge" in html  # styled apart
+
+    markdown = (tmp_path / "report.md").read_text()
+    assert f"| ranker **[{RANKER_BADGE}]** | 100.0% (1/1) |" in markdown
+    assert "| template | 25.0% (1/4) | verified: template seed cases |" in markdown
+    assert "error_rates_provenance.png" in markdown
+
+
+def test_evaluate_with_evidence_all_puts_ranker_accepted_cases_in_the_headline(tmp_path):
+    printed = evaluate_and_report(tmp_path, RANKER_CASES, "--evidence", "all")
+    [model] = printed["models"]
+    assert printed["evidence"] == "all"
+    assert model["error_rate"] == pytest.approx(100 * 2 / 6)
+    assert (model["headline_evidence"], model["headline_left_out"]) == ("all", 0)
+    html = (tmp_path / "report.html").read_text()
+    assert '<p class="notice">The headline error rates rest on all cases, verified or not.' in html
+    [row] = [row for row in marked_rows(html) if "33.3% (2/6)" in row]
+    assert "includes unverified evidence: 1 cases no person reviewed" in row
+
+
+def test_with_no_verified_case_the_report_says_the_headline_rests_on_all_cases(tmp_path):
+    only_ranker = [
+        case("I do not hate the food.", "positive", "Negation", "llm", "ranker"),
+        case("The staff was bad.", "negative", "Negation", "llm", "ranker"),
+    ]
+    printed = evaluate_and_report(tmp_path, only_ranker)
+    [model] = printed["models"]
+    assert model["error_rate"] == 50.0 and model["headline_evidence"] == "all"
+    assert model["headline"]["fallback"] is True
+    html = (tmp_path / "report.html").read_text()
+    assert '<p class="notice">' in html and "no verified case" in html
+    assert any("all cases: no verified case" in row for row in marked_rows(html))
+    assert "0/0" not in html
+
+
+def test_an_evaluation_json_written_before_provenance_still_renders(tmp_path):
+    printed = evaluate_and_report(tmp_path, RANKER_CASES)
+    old = {"n_cases": printed["n_cases"], "n_perturbed": printed["n_perturbed"], "models": []}
+    for model in printed["models"]:
+        kept = {k: v for k, v in model.items() if not k.startswith("headline")}
+        kept.pop("by_provenance")
+        kept["error_rate"] = model["overall"]["rate"]
+        for cell in kept["by_description"].values():
+            for example in cell["examples"]:
+                example.pop("provenance")
+        old["models"].append(kept)
+    (tmp_path / "evaluation.json").write_text(json.dumps(old))
+
+    written = write_report(tmp_path)
+    markdown = written.markdown.read_text()
+    assert "does not record the provenance of its cases" in markdown
+    assert "| py:tests.models_fixture:predict | 33.3% (2/6) | all cases (provenance" in markdown
+    assert "Not available: this evaluation.json predates provenance." in markdown
+    assert "| n/a | 66.7% | I do not hate the food." in markdown
+    assert "badge" not in written.html.read_text().split("<body>")[1]
 
 
 def test_report_has_annotation_triage_and_diversity_sections_where_the_run_has_them(run_dir):

@@ -1,5 +1,6 @@
 """`testaug evaluate`: error rates of models under test on a suite's cases, per capability,
-description, test type and source, with CheckList's INV and DIR perturbation tests."""
+description, test type, source and provenance, with CheckList's INV and DIR perturbation
+tests; the headline rates rest on verified evidence unless `--evidence all`."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from rich.table import Table
 from testaug.cli.console import console, err_console, progress
 from testaug.errors import InputError, Problem
 from testaug.jsonl import read_jsonl, write_jsonl
+from testaug.provenance import EVIDENCE, MEANINGS, PROVENANCES
 from testaug.records import TestCase
 from testaug.runs import sibling
 
@@ -35,13 +37,21 @@ def evaluate_command(
     seed: int = typer.Option(0, help="Seed of the perturbation samples."),
     batch_size: int = typer.Option(32, min=1),
     examples: int = typer.Option(3, min=0, help="Failing examples kept per group."),
+    evidence: str = typer.Option(
+        "verified",
+        help="What the headline error rates rest on: verified (template seeds, cases accepted "
+        "by people, their expansions) or all (ranker-accepted cases too).",
+    ),
 ) -> None:
     """Run every model on the cases (MFT) and on perturbations of them (INV, DIR)."""
     from testaug.bundled import task_labels_and_lexicons
-    from testaug.evaluation import evaluate_model, evaluation_summary
+    from testaug.evaluation import evaluate_model
+    from testaug.evaluation_summary import evaluation_summary
     from testaug.models import load_model
     from testaug.perturbation_battery import default_battery, run_battery
 
+    if evidence not in EVIDENCE:
+        raise InputError(Problem(f"expected one of {', '.join(EVIDENCE)}", field="--evidence"))
     cases = list(read_jsonl(cases_path, TestCase))
     if not cases:
         raise InputError(Problem("no test cases in the file", file=cases_path))
@@ -66,7 +76,12 @@ def evaluate_command(
                     loaded, cases, perturbed, batch_size=batch_size, on_progress=advance, k=examples
                 )
             )
-    summary = evaluation_summary(evaluations, n_cases=len(cases), n_perturbed=len(perturbed))
+    summary = evaluation_summary(
+        evaluations,
+        n_cases=len(cases),
+        n_perturbed=len(perturbed),
+        evidence=evidence,  # type: ignore[arg-type]  # checked above
+    )
     if output is not None:
         output.parent.mkdir(parents=True, exist_ok=True)
         output.write_text(json.dumps(summary, indent=1) + "\n", encoding="utf-8")
@@ -97,10 +112,36 @@ def _print(summary: dict[str, Any]) -> None:
         table.add_row(capability, test_type, *cells)
     table.add_row("all", "", *(_rate(item["overall"]) for item in models), style="bold")
     console.print(table)
+    _print_provenance(models)
     console.print(
         f"{summary['n_cases']:,} cases and {summary['n_perturbed']:,} perturbed cases",
         highlight=False,
     )
+    for item in models:
+        head = item.get("headline") or {}
+        style = "yellow" if head.get("fallback") or head.get("evidence") == "all" else "bold"
+        console.print(
+            f"[{style}]{item['model']}[/]: error rate {_rate(head.get('overall'))}; "
+            f"{head.get('note', '')}",
+            highlight=False,
+        )
+
+
+def _print_provenance(models: list[dict[str, Any]]) -> None:
+    """Error rates by provenance, the unverified rows marked."""
+    table = Table(title="error rate (%) per provenance", title_justify="left")
+    table.add_column("provenance")
+    for item in models:
+        table.add_column(item["model"], justify="right")
+    table.add_column("what")
+    for name in PROVENANCES:
+        if not any(name in item.get("by_provenance", {}) for item in models):
+            continue
+        meaning = MEANINGS[name]
+        cells = [_rate(item.get("by_provenance", {}).get(name)) for item in models]
+        style = "yellow" if meaning.startswith("unverified") else None
+        table.add_row(name, *cells, meaning, style=style)
+    console.print(table)
 
 
 def _rate(cell: dict[str, Any] | None) -> str:

@@ -53,7 +53,13 @@ def expand_command(
                 per_capability[case.capability] += 1
                 yield case
 
-        written = write_jsonl(output, counted())
+        cases = counted()
+        if loaded.source == "expansion":  # induced templates: trace each case to its origin
+            from testaug.runs import sibling
+            from testaug.steps.grow import traced_to_origin
+
+            cases = traced_to_origin(cases, sibling(resolve_suite(suite), "induced"))
+        written = write_jsonl(output, cases)
 
     table = Table(title_justify="left")
     table.add_column("capability")

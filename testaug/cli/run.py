@@ -5,13 +5,14 @@ from __future__ import annotations
 import os
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import typer
 from rich.table import Table
 
 from testaug.cli.console import console, err_console
 from testaug.errors import InputError, Problem
+from testaug.provenance import EVIDENCE
 from testaug.run_sizes import SIZES, run_size
 from testaug.steps.review import ANNOTATION_MODES
 
@@ -83,6 +84,11 @@ def run_command(
     dask: str | None = typer.Option(
         None, help="Run the tasks on Dask: local (a cluster in this process) or an address."
     ),
+    evidence: str = typer.Option(
+        "verified",
+        help="What the headline error rates rest on: verified (template seeds, cases accepted "
+        "by people, their expansions) or all (ranker-accepted cases too).",
+    ),
 ) -> None:
     """Run the whole pipeline as a Prefect flow: seed cases, generation, ranking, annotation,
     template expansion, diversity, evaluation, and the HTML report."""
@@ -94,6 +100,8 @@ def run_command(
         raise InputError(Problem("expected local or openai", field="--backend"))
     if endpoint not in ("chat", "completions"):
         raise InputError(Problem("expected chat or completions", field="--endpoint"))
+    if evidence not in EVIDENCE:
+        raise InputError(Problem(f"expected one of {', '.join(EVIDENCE)}", field="--evidence"))
     run_size(size)  # an unknown size fails here, before Prefect starts
     suite, models = _suite_and_models(task, suite, model)
     prepare_prefect_environment()
@@ -130,6 +138,7 @@ def run_command(
         prompts_per_description=prompts_per_description,
         samples=samples,
         dask=dask,
+        evidence=evidence,  # type: ignore[arg-type]  # checked above
     )
     print_summary(result, time.perf_counter() - started)
 
@@ -180,12 +189,7 @@ def print_summary(result: PipelineRun, seconds: float) -> None:
             table.add_row(name, f"{output.records:,}", str(output.path))
     console.print(table)
     if collected.evaluation is not None:
-        rates = collected.evaluation.summary.get("error_rates", {})
-        console.print(
-            "error rate: "
-            + ", ".join(f"{name} {rate:.1f}%" for name, rate in rates.items() if rate is not None),
-            highlight=False,
-        )
+        print_error_rates(collected.evaluation.summary)
     annotations = augmented.annotations
     if annotations is not None and annotations.summary.get("mode") == "auto":
         console.print(
@@ -198,3 +202,18 @@ def print_summary(result: PipelineRun, seconds: float) -> None:
     console.print(
         f"[green]done[/] in {seconds:.0f} s; report: {collected.report.path}", highlight=False
     )
+
+
+def print_error_rates(summary: dict[str, Any]) -> None:
+    """Each model's headline error rate, with the evidence it rests on and what it leaves out."""
+    rates = summary.get("error_rates", {})
+    headlines = summary.get("headline", {})
+    for name, rate in rates.items():
+        head = headlines.get(name, {})
+        unverified = head.get("fallback") or head.get("evidence") == "all"
+        console.print(
+            f"error rate {name}: {'n/a' if rate is None else f'{rate:.1f}%'}"
+            + (f" ({head['note']})" if head.get("note") else ""),
+            style="yellow" if unverified else None,
+            highlight=False,
+        )

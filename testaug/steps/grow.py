@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import logging
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 
 import yaml
@@ -14,6 +14,7 @@ from testaug.bundled import resolve_suite
 from testaug.cases import expand_suite, template_case_counts
 from testaug.errors import InputError, Problem
 from testaug.jsonl import read_jsonl, write_jsonl
+from testaug.provenance import case_provenance, with_origin
 from testaug.records import TestCase
 from testaug.runs import sibling, write_text_atomic
 from testaug.steps import StepOutput, step_output
@@ -94,19 +95,39 @@ def expand_induced(
     per_template: int | None,
     seed: int,
 ) -> StepOutput:
-    """Cases filled from induced templates, leaving out any already in the `known` files."""
+    """Cases filled from induced templates, leaving out any already in the `known` files;
+    each traced to the case its template was induced from (`traced_to_origin`)."""
     seen = {case.id for path in known for case in read_jsonl(path, TestCase)}
     cases: list[TestCase] = []
     if templates.records:
         induced = load_suite(templates.path)
-        cases = [
-            case
-            for case in expand_suite(induced, per_template=per_template, seed=seed)
-            if case.id not in seen
-        ]
+        expanded = expand_suite(induced, per_template=per_template, seed=seed)
+        fresh = (case for case in expanded if case.id not in seen)
+        cases = list(traced_to_origin(fresh, templates.files.get("induced")))
     written = write_jsonl(out, cases)
+    provenance = Counter(case_provenance(case) for case in cases)
     logger.info("expanded %d templates into %d new cases", templates.records, written)
-    return step_output("expand-induced", out, written, templates=templates.records)
+    return step_output(
+        "expand-induced", out, written, templates=templates.records, provenance=dict(provenance)
+    )
+
+
+def traced_to_origin(cases: Iterable[TestCase], induced: Path | None) -> Iterator[TestCase]:
+    """Expanded cases with the case their template was induced from, and its provenance,
+    in their `meta` (`testaug.provenance.with_origin`), read from templates.induced.jsonl;
+    a case whose template is not there (or no file) stays as it is: unverified."""
+    from testaug.induction import InducedTemplate
+
+    origins = (
+        {t.id: t for t in read_jsonl(induced, InducedTemplate)}
+        if induced is not None and induced.is_file()
+        else {}
+    )
+    if induced is not None and not origins:
+        logger.warning("no induced templates in %s: expanded cases stay untraced", induced)
+    for case in cases:
+        origin = origins.get(case.template_id or "")
+        yield case if origin is None else with_origin(case, origin.case_id, origin.case_provenance)
 
 
 def extend_suite(suite_path: Path, new_cases: Sequence[Path], out: Path) -> StepOutput:
@@ -117,4 +138,12 @@ def extend_suite(suite_path: Path, new_cases: Sequence[Path], out: Path) -> Step
     )
     write_jsonl(out, merged)
     by_source = Counter(case.source for case in merged)
-    return step_output("suite", out, len(merged), added=added, by_source=dict(by_source))
+    by_provenance = Counter(case_provenance(case) for case in merged)
+    return step_output(
+        "suite",
+        out,
+        len(merged),
+        added=added,
+        by_source=dict(by_source),
+        by_provenance=dict(by_provenance),
+    )

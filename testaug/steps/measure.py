@@ -12,11 +12,15 @@ from pathlib import Path
 from testaug.errors import InputError, Problem
 from testaug.jsonl import read_jsonl, write_jsonl
 from testaug.perturbed_cases import PerturbedCase
+from testaug.provenance import Evidence
 from testaug.records import TestCase
 from testaug.runs import sibling, write_json, write_text_atomic
 from testaug.steps import StepOutput, step_output
 
 logger = logging.getLogger(__name__)
+
+# What a run's summary keeps of each model's headline (the rest is in evaluation.json).
+HEADLINE_SUMMARY = ("evidence", "fallback", "left_out", "note")
 
 
 def _cases(path: Path) -> list[TestCase]:
@@ -74,11 +78,13 @@ def evaluate_one_model(
     *,
     batch_size: int = 32,
     on_progress: Callable[[int, int], None] | None = None,
+    evidence: Evidence = "verified",
 ) -> StepOutput:
     """One model on the cases (MFT) and their perturbations (INV, DIR): its summary as
-    JSON at `out`, every case's result beside it."""
+    JSON at `out` (headline rates on `evidence`), every case's result beside it."""
     from testaug.bundled import task_labels_and_lexicons
-    from testaug.evaluation import evaluate_model, evaluation_summary
+    from testaug.evaluation import evaluate_model
+    from testaug.evaluation_summary import evaluation_summary
     from testaug.models import load_model
 
     cases = _cases(cases_path)
@@ -88,7 +94,9 @@ def evaluate_one_model(
     evaluation = evaluate_model(
         model, cases, perturbed, batch_size=batch_size, on_progress=on_progress
     )
-    summary = evaluation_summary([evaluation], n_cases=len(cases), n_perturbed=len(perturbed))
+    summary = evaluation_summary(
+        [evaluation], n_cases=len(cases), n_perturbed=len(perturbed), evidence=evidence
+    )
     write_json(out, summary)
     results = sibling(out, "results")
     write_jsonl(results, evaluation.results)
@@ -98,20 +106,34 @@ def evaluate_one_model(
         len(evaluation.results),
         files={"results": results},
         model=evaluation.model,
-        error_rate=evaluation.overall.rate,
+        error_rate=summary["models"][0]["error_rate"],
+        evidence=summary["models"][0]["headline_evidence"],
     )
 
 
-def combine_evaluations(parts: Sequence[StepOutput], out: Path) -> StepOutput:
+def combine_evaluations(
+    parts: Sequence[StepOutput], out: Path, *, evidence: Evidence = "verified"
+) -> StepOutput:
     """The per-model evaluations as one evaluation.json (what `testaug evaluate -o` writes),
-    with every case's result in evaluation.results.jsonl."""
+    with every case's result in evaluation.results.jsonl. Each model's headline rates are
+    taken again from its results, on `evidence` (verified cases only, or all)."""
+    from testaug.evaluation import CaseResult
+    from testaug.evaluation_summary import headline, with_headline
+
     summaries = [json.loads(part.path.read_text(encoding="utf-8")) for part in parts]
     if not summaries:
         raise InputError(Problem("no model evaluations to combine", file=out))
+    models = []
+    for part, summary in zip(parts, summaries, strict=True):
+        results = list(read_jsonl(part.files["results"], CaseResult))
+        for model in summary["models"]:
+            mine = [r for r in results if r.model == model["model"]]
+            models.append(with_headline(model, headline(mine, evidence)))
     combined = {
         "n_cases": summaries[0]["n_cases"],
         "n_perturbed": summaries[0]["n_perturbed"],
-        "models": [model for summary in summaries for model in summary["models"]],
+        "evidence": evidence,
+        "models": models,
     }
     write_json(out, combined)
     results = sibling(out, "results")
@@ -122,8 +144,18 @@ def combine_evaluations(parts: Sequence[StepOutput], out: Path) -> StepOutput:
         if line.strip()
     ]
     write_text_atomic(results, "".join(f"{line}\n" for line in lines))
-    rates = {model["model"]: model["error_rate"] for model in combined["models"]}
-    return step_output("evaluate", out, len(combined["models"]), error_rates=rates)
+    rates = {model["model"]: model["error_rate"] for model in models}
+    return step_output(
+        "evaluate",
+        out,
+        len(models),
+        error_rates=rates,
+        evidence=evidence,
+        headline={
+            model["model"]: {key: model["headline"][key] for key in HEADLINE_SUMMARY}
+            for model in models
+        },
+    )
 
 
 def write_run_report(run_dir: Path) -> StepOutput:
