@@ -133,3 +133,14 @@ def test_generation_with_the_local_model_gives_real_parsed_candidates(
     for candidate in result.candidates:
         assert candidate.text.strip() and "{" not in candidate.text and "}" not in candidate.text
         assert candidate.backend == "local" and candidate.model == "SmolLM2-135M-Instruct"
+
+
+def test_an_embedded_model_whose_package_is_missing_says_what_to_install(tmp_path: Path) -> None:
+    from testaug.backends.local import EMBEDDED_MODELS, EmbeddedModel, embedded_gguf_path
+
+    missing = EmbeddedModel(
+        name="tiny", package="no_such_model_package", install="pip install tiny-lm"
+    )
+    with pytest.raises(BackendError, match="pip install tiny-lm"):
+        embedded_gguf_path(missing, tmp_path)
+    assert {"SmolLM2-135M-Instruct", "gemma-3-270m"} <= set(EMBEDDED_MODELS)

