@@ -202,13 +202,59 @@ class LabelledCandidate(Record):
 
 
 class RankedCandidate(Record):
-    """A candidate with every ranker's invalidity score, its Borda points and rank."""
+    """A candidate with every ranker's invalidity score, its Borda points and rank, and the
+    ensemble's calibrated P(valid) with the calibration group (generator) it was read from."""
 
     candidate: Candidate
     scores: dict[str, float]
     borda_points: float
     rank: int
     ensemble_version: str | None = None
+    p_valid: float | None = None
+    calibration_group: str | None = None
+
+
+class PrecisionPoint(Record):
+    """Of the out-of-fold labelled candidates with P(valid) >= threshold: how many, how many valid."""
+
+    threshold: float
+    accepted: int
+    valid: int
+
+
+class PrecisionCurve(Record):
+    """How precise acceptance above each threshold of P(valid) was on out-of-fold labels
+    of one group of candidates (a generator, or all generators)."""
+
+    group: str
+    n: int
+    n_valid: int
+    points: tuple[PrecisionPoint, ...]
+
+
+class Calibration(Record):
+    """A trained ensemble's out-of-fold evidence: a precision curve per calibration group,
+    and the group read for candidates of a generator that has none of its own."""
+
+    ensemble_version: str
+    method: Literal["isotonic", "platt"]
+    folds: int
+    fallback: str
+    curves: dict[str, PrecisionCurve]
+
+
+class AcceptanceRule(Record):
+    """The ranker's acceptance rule for a precision target: accept where P(valid) >= threshold,
+    with the precision it had on out-of-fold labels and its one-sided lower confidence bound."""
+
+    group: str
+    target: float
+    confidence: float
+    threshold: float
+    precision_estimate: float
+    precision_lower_bound: float
+    accepted: int
+    calibration_n: int
 
 
 class Annotation(Record):
@@ -221,6 +267,8 @@ class Annotation(Record):
     annotator: str
     origin: Literal["label-studio", "terminal", "ranker"]
     rule: str | None = None
+    p_valid: float | None = None
+    acceptance: AcceptanceRule | None = None
     created_at: datetime = Field(default_factory=lambda: datetime.now(UTC))
 
 

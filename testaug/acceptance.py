@@ -1,0 +1,175 @@
+"""Acceptance with a stated precision: which candidates the ranker ensemble may accept
+without a person, and how sure we are that enough of them are valid.
+
+The ensemble gives each candidate P(valid), calibrated on out-of-fold scores of its
+labelled training data. Its `PrecisionCurve` says, for every threshold on P(valid),
+how many of those out-of-fold candidates reach it and how many of them are valid.
+The acceptance rule for a precision target is the lowest threshold whose accepted
+candidates reach the target with a one-sided Clopper-Pearson lower confidence bound
+(95% by default): the largest set we can vouch for. No threshold may qualify; then
+the ranker accepts nothing.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+from testaug.records import AcceptanceRule, PrecisionCurve, PrecisionPoint
+
+DEFAULT_TARGET = 0.9
+DEFAULT_CONFIDENCE = 0.95
+
+
+def _betacf(a: float, b: float, x: float) -> float:
+    """The continued fraction of the incomplete beta function (modified Lentz)."""
+    tiny, eps = 1e-300, 3e-16
+    qab, qap, qam = a + b, a + 1.0, a - 1.0
+    c, d = 1.0, 1.0 - qab * x / qap
+    d = 1.0 / (d if abs(d) > tiny else tiny)
+    h = d
+    for m in range(1, 10_000):
+        m2 = 2 * m
+        aa = m * (b - m) * x / ((qam + m2) * (a + m2))
+        d = 1.0 + aa * d
+        d = 1.0 / (d if abs(d) > tiny else tiny)
+        c = 1.0 + aa / c
+        c = c if abs(c) > tiny else tiny
+        h *= d * c
+        aa = -(a + m) * (qab + m) * x / ((a + m2) * (qap + m2))
+        d = 1.0 + aa * d
+        d = 1.0 / (d if abs(d) > tiny else tiny)
+        c = 1.0 + aa / c
+        c = c if abs(c) > tiny else tiny
+        delta = d * c
+        h *= delta
+        if abs(delta - 1.0) < eps:
+            break
+    return h
+
+
+def regularized_beta(a: float, b: float, x: float) -> float:
+    """I_x(a, b), the regularized incomplete beta function, for a, b > 0 and 0 <= x <= 1."""
+    if x <= 0.0:
+        return 0.0
+    if x >= 1.0:
+        return 1.0
+    log_front = (
+        math.lgamma(a + b) - math.lgamma(a) - math.lgamma(b) + a * math.log(x) + b * math.log1p(-x)
+    )
+    if x < (a + 1.0) / (a + b + 2.0):
+        return math.exp(log_front) * _betacf(a, b, x) / a
+    return 1.0 - math.exp(log_front) * _betacf(b, a, 1.0 - x) / b
+
+
+def clopper_pearson_lower(
+    successes: int, trials: int, confidence: float = DEFAULT_CONFIDENCE
+) -> float:
+    """The one-sided Clopper-Pearson lower confidence bound of a binomial proportion.
+
+    The p at which seeing `successes` or more of `trials` has probability 1 - confidence,
+    that is the (1 - confidence) quantile of Beta(successes, trials - successes + 1).
+
+    >>> round(clopper_pearson_lower(19, 20), 4)
+    0.7839
+    >>> clopper_pearson_lower(0, 10)
+    0.0
+    """
+    if not 0 <= successes <= trials:
+        raise ValueError(f"need 0 <= successes <= trials, got {successes} of {trials}")
+    if not 0.0 < confidence < 1.0:
+        raise ValueError(f"confidence must be between 0 and 1, got {confidence}")
+    if successes == 0:
+        return 0.0
+    alpha = 1.0 - confidence
+    if successes == trials:
+        return alpha ** (1.0 / trials)
+    a, b = float(successes), float(trials - successes + 1)
+    low, high = 0.0, successes / trials
+    for _ in range(100):  # bisection: I_p(a, b) increases with p
+        middle = (low + high) / 2.0
+        if regularized_beta(a, b, middle) < alpha:
+            low = middle
+        else:
+            high = middle
+        if high - low < 1e-12:
+            break
+    return low
+
+
+def precision_curve(group: str, p_valid: Sequence[float], valid: Sequence[bool]) -> PrecisionCurve:
+    """For each distinct P(valid), highest first: how many candidates reach it, how many are valid."""
+    if len(p_valid) != len(valid):
+        raise ValueError("p_valid and valid must have one entry per candidate")
+    pairs = sorted(zip(p_valid, valid, strict=True), key=lambda pair: -pair[0])
+    points: list[PrecisionPoint] = []
+    correct = 0
+    for index, (p, is_valid) in enumerate(pairs):
+        correct += bool(is_valid)
+        if index + 1 == len(pairs) or pairs[index + 1][0] != p:
+            points.append(PrecisionPoint(threshold=round(p, 6), accepted=index + 1, valid=correct))
+    return PrecisionCurve(group=group, n=len(pairs), n_valid=correct, points=tuple(points))
+
+
+def acceptance_rule(
+    curve: PrecisionCurve,
+    target: float = DEFAULT_TARGET,
+    confidence: float = DEFAULT_CONFIDENCE,
+) -> AcceptanceRule | None:
+    """The lowest threshold on P(valid) whose accepted out-of-fold candidates reach `target`
+    precision with a one-sided `confidence` lower bound; None when no threshold does."""
+    if not 0.0 < target <= 1.0:
+        raise ValueError(f"target precision must be in (0, 1], got {target}")
+    chosen: AcceptanceRule | None = None
+    for point in curve.points:
+        bound = clopper_pearson_lower(point.valid, point.accepted, confidence)
+        if bound >= target:
+            chosen = AcceptanceRule(
+                group=curve.group,
+                target=target,
+                confidence=confidence,
+                threshold=point.threshold,
+                precision_estimate=point.valid / point.accepted,
+                precision_lower_bound=bound,
+                accepted=point.accepted,
+                calibration_n=curve.n,
+            )
+    return chosen
+
+
+def describe_rule(rule: AcceptanceRule) -> str:
+    """The rule in one line, as annotation records and reports state it."""
+    return (
+        f"P(valid) >= {rule.threshold:.3f}: precision {rule.precision_estimate:.1%} "
+        f"(one-sided {rule.confidence:.0%} lower bound {rule.precision_lower_bound:.1%}, "
+        f"target {rule.target:.0%}) on {rule.accepted} of {rule.calibration_n} "
+        f"out-of-fold labelled candidates ({rule.group})"
+    )
+
+
+def no_rule_message(curve: PrecisionCurve | None, target: float, confidence: float) -> str:
+    """Why the ranker accepts nothing, in one line."""
+    if curve is None:
+        return "the ranker accepts nothing: the ensemble has no calibration (retrain it)"
+    return (
+        f"the ranker accepts nothing: no threshold on P(valid) reaches precision {target:.0%} "
+        f"with {confidence:.0%} confidence on the {curve.n} out-of-fold labelled candidates "
+        f"({curve.group}); every candidate waits for people"
+    )
+
+
+def expected_calibration_error(
+    p_valid: Sequence[float], valid: Sequence[bool], bins: int = 10
+) -> float:
+    """ECE: |mean P(valid) - share valid| over equal-width bins, weighted by bin size."""
+    if len(p_valid) != len(valid):
+        raise ValueError("p_valid and valid must have one entry per candidate")
+    if not p_valid:
+        return 0.0
+    totals = [[0, 0.0, 0] for _ in range(bins)]  # count, sum of p, valid
+    for p, is_valid in zip(p_valid, valid, strict=True):
+        index = min(int(p * bins), bins - 1)
+        totals[index][0] += 1
+        totals[index][1] += p
+        totals[index][2] += bool(is_valid)
+    return sum(abs(s - v) for n, s, v in totals if n) / len(p_valid)
