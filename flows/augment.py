@@ -97,6 +97,7 @@ def augment(
         candidates.path,
         ranker_output.path.parent,
         folder / "ranked.jsonl",
+        cases_path=cases.path,
     )
     result = Augmented(
         run_dir=folder, cases=cases, candidates=candidates, rankers=ranker_output, ranked=ranked

@@ -163,7 +163,12 @@ def prepare_rankers(rankers: str, training: Path, cache_root: Path) -> StepOutpu
             config,
             labelled,
             cache_root,
-            on_member=lambda name: logger.info("training ranker %s (first use only)", name),
+            on_progress=lambda name, fold, folds: logger.info(
+                "training ranker %s, fold %d of %d (first use only)",
+                name,
+                min(fold + 1, folds),
+                folds,
+            ),
         )
     return ensemble_output(folder)
 

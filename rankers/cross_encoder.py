@@ -21,7 +21,7 @@ from rankers.inputs import document_text, query_text, ranker_input
 from rankers.losses import lce_groups, localized_contrastive_loss
 from testaug.errors import TestAugError
 from testaug.heavy_imports import IMPORT_LOCK
-from testaug.records import Candidate, LabelledCandidate
+from testaug.records import Candidate, LabelledCandidate, TestCase
 
 logger = logging.getLogger(__name__)
 
@@ -76,6 +76,7 @@ class CrossEncoderRanker:
             from transformers.utils import logging as transformers_logging
 
         transformers_logging.disable_progress_bar()  # no "Loading weights" bar per member
+        transformers_logging.set_verbosity_error()  # no LOAD REPORT table for the new head
         source = resolve_model(str(model))
         try:
             encoder = CrossEncoder(source, num_labels=1, max_length=max_length, device="cpu")
@@ -83,8 +84,15 @@ class CrossEncoderRanker:
             raise RankerError(f"cannot load ranker {name!r} from {source}: {exc}") from exc
         return cls(name, encoder)
 
-    def score(self, candidates: Sequence[Candidate], *, batch_size: int = 64) -> np.ndarray:
-        """Invalidity scores (raw logits, higher = more likely invalid), one per candidate."""
+    def score(
+        self,
+        candidates: Sequence[Candidate],
+        *,
+        batch_size: int = 64,
+        reference: Sequence[TestCase] = (),
+    ) -> np.ndarray:
+        """Invalidity scores (raw logits, higher = more likely invalid), one per candidate
+        (`reference` is not read)."""
         if not candidates:
             return np.zeros(0, dtype=np.float64)
         import torch
@@ -103,9 +111,20 @@ class CrossEncoderRanker:
 
 
 def train_cross_encoder(
-    labelled: Sequence[LabelledCandidate], config: CrossEncoderConfig, work_dir: Path
+    labelled: Sequence[LabelledCandidate],
+    config: CrossEncoderConfig,
+    work_dir: Path,
+    *,
+    sample_weight: Sequence[float] | None = None,
 ) -> CrossEncoderRanker:
-    """Fine-tune the config's model on labelled candidates; seeded and reproducible on CPU."""
+    """Fine-tune the config's model on labelled candidates; seeded and reproducible on CPU.
+
+    `sample_weight` repeats candidates in proportion to their weight (rounded; at least once).
+    """
+    if sample_weight is not None:
+        weights = np.asarray(sample_weight, dtype=np.float64)
+        copies = np.maximum(1, np.rint(weights / weights.mean())).astype(int)
+        labelled = [item for item, n in zip(labelled, copies, strict=True) for _ in range(n)]
     with IMPORT_LOCK:
         from datasets import Dataset
         from sentence_transformers.cross_encoder import (
@@ -156,5 +175,8 @@ def train_cross_encoder(
         train_dataset=Dataset.from_dict(columns),
         loss=loss,
     )
+    from transformers.trainer_callback import PrinterCallback
+
+    trainer.remove_callback(PrinterCallback)  # the caller shows progress, not raw loss dicts
     trainer.train()
     return ranker

@@ -1,9 +1,16 @@
-"""Ranker ensembles: configured in YAML, trained into a folder, merged by Borda count.
+"""Ranker ensembles: configured in YAML, cross-fitted into a folder, merged by Borda count,
+calibrated to P(valid).
 
-A trained ensemble folder holds one subfolder per member and `ensemble.json`
-(the config, the version, what it was trained on and how long each member took).
-The version is a hash of the config and the ids of the training candidates, so
-the same data and config always give the same version.
+Training splits the labelled candidates into k folds (a prompt's candidates stay in one
+fold) and trains every member k times, each time on the other folds, scoring the fold
+it left out. A member scores new candidates with the mean of its k fold models; its
+out-of-fold scores are what the ensemble's weights and calibration are fitted on, so
+they rest on verdicts no model of the ensemble saw.
+
+A trained ensemble folder holds `<member>/fold-<i>/` for each member and fold, and
+`ensemble.json` (the config, the version, the members' out-of-fold score distributions
+and weights, the calibration, what it was trained on and how long each member took).
+The version is a hash of the config and the training verdicts.
 """
 
 from __future__ import annotations
@@ -15,34 +22,34 @@ import time
 import uuid
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Annotated
 
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
-from rankers.cross_encoder import CrossEncoderConfig, CrossEncoderRanker, RankerError
-from rankers.cross_encoder import train_cross_encoder as _train_cross_encoder
-from rankers.lexical import LexicalConfig, LexicalRanker, train_lexical
+from rankers.calibration import FittedCalibration, fit_calibration
+from rankers.config import EnsembleConfig, load_config, shipped_configs
+from rankers.cross_encoder import RankerError
+from rankers.folds import fold_assignment
+from rankers.members import Ranker, load_member, train_member
+from rankers.reference import bundled_reference
 from testaug.borda import aggregate
-from testaug.errors import InputError
-from testaug.records import Candidate, LabelledCandidate, RankedCandidate, content_id
-from testaug.yaml_source import load_yaml
+from testaug.records import Candidate, LabelledCandidate, RankedCandidate, TestCase, content_id
 
 logger = logging.getLogger(__name__)
 
-CONFIG_DIR = Path(__file__).parent / "configs"
 MANIFEST = "ensemble.json"
+ProgressCallback = Callable[[str, int, int], None]  # (member, fold done, folds)
 
-MemberConfig = Annotated[CrossEncoderConfig | LexicalConfig, Field(discriminator="kind")]
 
-
-class EnsembleConfig(BaseModel):
-    """A named list of member rankers."""
+class MemberState(BaseModel):
+    """What the ensemble keeps of a member's cross-fitting: its sorted out-of-fold scores
+    (the reference its new scores are placed against), its AUC there and its weight."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
-    name: str
-    members: tuple[MemberConfig, ...] = Field(min_length=1)
+    oof_scores: tuple[float, ...]
+    oof_auc: float
+    weight: float = 1.0
 
 
 class EnsembleManifest(BaseModel):
@@ -55,46 +62,46 @@ class EnsembleManifest(BaseModel):
     trained_on: int
     invalid: int
     train_seconds: dict[str, float]
+    folds: int = 0  # 0: an ensemble trained before cross-fitting (one model per member)
+    members: dict[str, MemberState] = Field(default_factory=dict)
+    calibration: FittedCalibration | None = None
 
 
-def shipped_configs() -> list[str]:
-    """Names of the ensemble configs under rankers/configs/."""
-    return sorted(p.stem for p in CONFIG_DIR.glob("*.yaml"))
+class FoldedRanker:
+    """A member's fold models; its score is their mean."""
 
+    def __init__(self, name: str, folds: Sequence[Ranker]) -> None:
+        self.name = name
+        self.folds = list(folds)
 
-def load_config(name_or_path: str | Path) -> EnsembleConfig:
-    """An ensemble config by shipped name (offline, paper) or YAML file path."""
-    path = Path(name_or_path)
-    if not path.is_file():
-        path = CONFIG_DIR / f"{name_or_path}.yaml"
-    if not path.is_file():
-        raise RankerError(
-            f"no ensemble config {str(name_or_path)!r} (shipped: {', '.join(shipped_configs())})"
-        )
-    document = load_yaml(path)
-    try:
-        return EnsembleConfig.model_validate(document.data)
-    except ValueError as exc:
-        errors = getattr(exc, "errors", lambda: [])()
-        raise InputError(
-            [document.problem(tuple(e["loc"]), e["msg"]) for e in errors]
-            or [document.problem((), str(exc))]
-        ) from exc
-
-
-Ranker = CrossEncoderRanker | LexicalRanker
+    def score(
+        self,
+        candidates: Sequence[Candidate],
+        *,
+        batch_size: int = 64,
+        reference: Sequence[TestCase] = (),
+    ) -> np.ndarray:
+        scores = [
+            model.score(candidates, batch_size=batch_size, reference=reference)
+            for model in self.folds
+        ]
+        return np.mean(scores, axis=0)
 
 
 class Ensemble:
-    """Trained member rankers and their version; ranks candidates by Borda count."""
+    """Trained members, their version and calibration; ranks candidates by Borda count."""
 
-    def __init__(self, members: Sequence[Ranker], manifest: EnsembleManifest) -> None:
+    def __init__(self, members: Sequence[FoldedRanker], manifest: EnsembleManifest) -> None:
         self.members = list(members)
         self.manifest = manifest
 
     @property
     def version(self) -> str:
         return self.manifest.version
+
+    @property
+    def calibration(self) -> FittedCalibration | None:
+        return self.manifest.calibration
 
     @classmethod
     def load(cls, folder: Path) -> Ensemble:
@@ -105,39 +112,99 @@ class Ensemble:
                 f"{folder} is not a trained ensemble (no {MANIFEST}); train one first"
             )
         manifest = EnsembleManifest.model_validate_json(path.read_text(encoding="utf-8"))
-        members: list[Ranker] = []
+        members = []
         for member in manifest.config.members:
-            if isinstance(member, LexicalConfig):
-                members.append(LexicalRanker.load(folder / member.name))
-            else:
-                members.append(
-                    CrossEncoderRanker.load(
-                        member.name, folder / member.name, max_length=member.max_length
-                    )
-                )
+            paths = (
+                [folder / member.name / f"fold-{i}" for i in range(manifest.folds)]
+                if manifest.folds
+                else [folder / member.name]
+            )
+            members.append(FoldedRanker(member.name, [load_member(member, p) for p in paths]))
         return cls(members, manifest)
 
+    def reference_for(
+        self, candidates: Sequence[Candidate], reference: Sequence[TestCase] | None
+    ) -> Sequence[TestCase]:
+        """The cases candidates are compared with: those given, else the bundled suites'."""
+        if reference is not None:
+            return reference
+        settings = self.manifest.config.reference
+        return bundled_reference({c.task for c in candidates}, settings.per_template, settings.seed)
+
     def score(
-        self, candidates: Sequence[Candidate], *, batch_size: int = 64
+        self,
+        candidates: Sequence[Candidate],
+        *,
+        batch_size: int = 64,
+        reference: Sequence[TestCase] | None = None,
     ) -> dict[str, np.ndarray]:
         """Every member's invalidity scores, by member name."""
-        return {m.name: m.score(candidates, batch_size=batch_size) for m in self.members}
+        cases = self.reference_for(candidates, reference) if self._needs_reference() else ()
+        return {
+            m.name: m.score(candidates, batch_size=batch_size, reference=cases)
+            for m in self.members
+        }
+
+    def weights(self) -> dict[str, float] | None:
+        """Borda weights by member (None: plain Borda)."""
+        if self.manifest.config.weighting == "plain" or not self.manifest.members:
+            return None
+        return {name: state.weight for name, state in self.manifest.members.items()}
+
+    def ensemble_score(self, scores: dict[str, np.ndarray]) -> np.ndarray | None:
+        """The weighted Borda position of each candidate against the out-of-fold scores
+        (0..1, higher = more likely invalid); None for an ensemble without them."""
+        if not self.manifest.members:
+            return None
+        return borda_position(scores, self.manifest.members)
 
     def rank(
-        self, candidates: Sequence[Candidate], *, batch_size: int = 64
+        self,
+        candidates: Sequence[Candidate],
+        *,
+        batch_size: int = 64,
+        reference: Sequence[TestCase] | None = None,
     ) -> list[RankedCandidate]:
-        """The candidates ordered most-likely-invalid first, with scores, Borda points, rank."""
-        scores = self.score(candidates, batch_size=batch_size)
-        return ranked_candidates(candidates, scores, version=self.version)
+        """The candidates ordered most-likely-invalid first, with scores, Borda points,
+        rank and, for a calibrated ensemble, P(valid) and the group it was read from."""
+        scores = self.score(candidates, batch_size=batch_size, reference=reference)
+        calibrated: list[tuple[float, str]] | None = None
+        position = self.ensemble_score(scores)
+        if self.calibration is not None and position is not None and candidates:
+            calibrated = self.calibration.p_valid(candidates, position)
+        return ranked_candidates(
+            candidates, scores, version=self.version, weights=self.weights(), p_valid=calibrated
+        )
+
+    def _needs_reference(self) -> bool:
+        return any(member.kind == "neighbours" for member in self.manifest.config.members)
+
+
+def borda_position(scores: dict[str, np.ndarray], states: dict[str, MemberState]) -> np.ndarray:
+    """Each candidate's weighted mean, over members, of the share of the member's
+    out-of-fold scores at or below its score."""
+    total = np.zeros(len(next(iter(scores.values()))))
+    weight = 0.0
+    for name, values in scores.items():
+        state = states[name]
+        reference = np.asarray(state.oof_scores)
+        total += state.weight * np.searchsorted(reference, values, side="right") / len(reference)
+        weight += state.weight
+    return total / weight if weight > 0 else total
 
 
 def ranked_candidates(
-    candidates: Sequence[Candidate], scores: dict[str, np.ndarray], *, version: str | None = None
+    candidates: Sequence[Candidate],
+    scores: dict[str, np.ndarray],
+    *,
+    version: str | None = None,
+    weights: dict[str, float] | None = None,
+    p_valid: Sequence[tuple[float, str]] | None = None,
 ) -> list[RankedCandidate]:
-    """Candidates with their member scores, merged by Borda count, in rank order."""
+    """Candidates with their member scores, merged by (weighted) Borda count, in rank order."""
     if not candidates:
         return []
-    result = aggregate(scores)
+    result = aggregate(scores, weights)
     return [
         RankedCandidate(
             candidate=candidates[i],
@@ -145,6 +212,8 @@ def ranked_candidates(
             borda_points=float(result.points[i]),
             rank=int(result.rank[i]),
             ensemble_version=version,
+            p_valid=p_valid[i][0] if p_valid else None,
+            calibration_group=p_valid[i][1] if p_valid else None,
         )
         for i in result.order
     ]
@@ -156,41 +225,103 @@ def ensemble_version(config: EnsembleConfig, labelled: Sequence[LabelledCandidat
     return content_id("ensemble", config.model_dump(mode="json"), data)
 
 
+def _auc(invalid: np.ndarray, scores: np.ndarray) -> float:
+    """The probability that an invalid candidate outscores a valid one (ties count half)."""
+    from sklearn.metrics import roc_auc_score
+
+    return float(roc_auc_score(invalid, scores))
+
+
 def train_ensemble(
     labelled: Sequence[LabelledCandidate],
     config: EnsembleConfig,
     folder: Path,
     *,
-    on_member: Callable[[str], None] | None = None,
+    sample_weight: Sequence[float] | None = None,
+    reference: Sequence[TestCase] | None = None,
+    on_progress: ProgressCallback | None = None,
 ) -> Ensemble:
-    """Train every member on the labelled candidates and save the ensemble into `folder`."""
+    """Cross-fit every member on the labelled candidates, weight and calibrate the ensemble
+    on the out-of-fold scores, and save it into `folder`.
+
+    `sample_weight` weighs each candidate in training (people's verdicts on a new
+    generator may count more); `reference` is the cases neighbour members compare with
+    (default: the bundled suites of the candidates' tasks).
+    """
     if not labelled:
         raise RankerError("no labelled candidates to train on")
+    items = list(labelled)
+    invalid = np.array([not item.valid for item in items])
+    if invalid.all() or not invalid.any():
+        raise RankerError("the labelled candidates need both valid and invalid ones")
+    weights = None if sample_weight is None else np.asarray(sample_weight, dtype=np.float64)
+    cases = reference
+    if cases is None:
+        cases = bundled_reference(
+            {item.candidate.task for item in items},
+            config.reference.per_template,
+            config.reference.seed,
+        )
+    folds = fold_assignment(items, config.folds, seed=0)
     folder.mkdir(parents=True, exist_ok=True)
-    members: list[Ranker] = []
     seconds: dict[str, float] = {}
+    states: dict[str, MemberState] = {}
+    oof: dict[str, np.ndarray] = {}
     for member in config.members:
-        if on_member:
-            on_member(member.name)
         started = time.perf_counter()
-        if isinstance(member, LexicalConfig):
-            ranker: Ranker = train_lexical(labelled, member)
-        else:
-            ranker = _train_cross_encoder(labelled, member, folder / ".work" / member.name)
-        ranker.save(folder / member.name)
+        scores = np.zeros(len(items))
+        for fold in range(config.folds):
+            if on_progress:
+                on_progress(member.name, fold, config.folds)
+            inside = np.flatnonzero(folds != fold)
+            outside = np.flatnonzero(folds == fold)
+            model = train_member(
+                member,
+                [items[i] for i in inside],
+                reference=cases,
+                work_dir=folder / ".work" / member.name / str(fold),
+                sample_weight=None if weights is None else weights[inside],
+            )
+            model.save(folder / member.name / f"fold-{fold}")
+            scores[outside] = model.score([items[i].candidate for i in outside], reference=cases)
+        if on_progress:
+            on_progress(member.name, config.folds, config.folds)
         seconds[member.name] = round(time.perf_counter() - started, 2)
-        logger.info("trained %s in %.1f s", member.name, seconds[member.name])
-        members.append(ranker)
+        logger.info(
+            "trained %s (%d folds) in %.1f s", member.name, config.folds, seconds[member.name]
+        )
+        oof[member.name] = scores
+        auc = _auc(invalid, scores)
+        states[member.name] = MemberState(
+            oof_scores=tuple(float(v) for v in np.sort(scores)),
+            oof_auc=round(auc, 6),
+            weight=1.0 if config.weighting == "plain" else round(max(auc - 0.5, 0.0), 6),
+        )
+    if config.weighting == "oof" and not any(state.weight for state in states.values()):
+        states = {name: state.model_copy(update={"weight": 1.0}) for name, state in states.items()}
+    version = ensemble_version(config, items)
+    calibration = fit_calibration(
+        [item.candidate for item in items],
+        borda_position(oof, states),
+        [item.valid for item in items],
+        method=config.calibration,
+        min_group=config.min_group,
+        ensemble_version=version,
+        folds=config.folds,
+    )
     manifest = EnsembleManifest(
-        version=ensemble_version(config, labelled),
+        version=version,
         config=config,
-        trained_on=len(labelled),
-        invalid=sum(not item.valid for item in labelled),
+        trained_on=len(items),
+        invalid=int(invalid.sum()),
         train_seconds=seconds,
+        folds=config.folds,
+        members=states,
+        calibration=calibration,
     )
     shutil.rmtree(folder / ".work", ignore_errors=True)
-    (folder / MANIFEST).write_text(manifest.model_dump_json(indent=2) + "\n", encoding="utf-8")
-    return Ensemble(members, manifest)
+    (folder / MANIFEST).write_text(manifest.model_dump_json(indent=1) + "\n", encoding="utf-8")
+    return Ensemble.load(folder)
 
 
 def trained_ensemble(
@@ -198,7 +329,7 @@ def trained_ensemble(
     labelled: Sequence[LabelledCandidate],
     root: Path,
     *,
-    on_member: Callable[[str], None] | None = None,
+    on_progress: ProgressCallback | None = None,
 ) -> Path:
     """The folder of the ensemble of this config trained on these candidates
     (`root/<name>-<version>`), trained the first time it is asked for."""
@@ -208,7 +339,7 @@ def trained_ensemble(
     root.mkdir(parents=True, exist_ok=True)
     work = root / f".{folder.name}.{uuid.uuid4().hex}.tmp"
     try:
-        train_ensemble(labelled, config, work, on_member=on_member)
+        train_ensemble(labelled, config, work, on_progress=on_progress)
         if (folder / MANIFEST).is_file():  # trained by another process meanwhile
             return folder
         shutil.rmtree(folder, ignore_errors=True)
@@ -219,6 +350,7 @@ def trained_ensemble(
 
 
 __all__ = [
+    "MANIFEST",
     "Ensemble",
     "EnsembleConfig",
     "EnsembleManifest",

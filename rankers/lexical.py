@@ -19,7 +19,7 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
 from rankers.lexical_features import FeatureSet, features
-from testaug.records import Candidate, LabelledCandidate
+from testaug.records import Candidate, LabelledCandidate, TestCase
 
 SCORE_CHUNK = 512  # candidates per dense feature matrix when scoring
 
@@ -68,10 +68,17 @@ class LexicalRanker:
         norms = np.linalg.norm(matrix, axis=1, keepdims=True)
         return matrix / np.where(norms == 0, 1.0, norms)
 
-    def score(self, candidates: Sequence[Candidate], *, batch_size: int = 0) -> np.ndarray:
+    def score(
+        self,
+        candidates: Sequence[Candidate],
+        *,
+        batch_size: int = 0,
+        reference: Sequence[TestCase] = (),
+    ) -> np.ndarray:
         """Log-odds that each candidate is invalid, in chunks of `SCORE_CHUNK` (memory stays flat).
 
-        `batch_size` is accepted for the ensemble's sake; chunks are what bound memory here.
+        `batch_size` and `reference` are accepted for the ensemble's sake; chunks are what
+        bound memory here, and the candidate alone is what this member reads.
         """
         if not candidates:
             return np.zeros(0, dtype=np.float64)
@@ -106,10 +113,16 @@ class LexicalRanker:
         )
 
 
-def train_lexical(labelled: Sequence[LabelledCandidate], config: LexicalConfig) -> LexicalRanker:
+def train_lexical(
+    labelled: Sequence[LabelledCandidate],
+    config: LexicalConfig,
+    *,
+    sample_weight: np.ndarray | None = None,
+) -> LexicalRanker:
     """Fit TF-IDF and an L2-regularised logistic regression by full-batch gradient descent.
 
-    Deterministic: no sampling. Classes are weighted so invalid and valid count equally.
+    Deterministic: no sampling. Classes are weighted so invalid and valid count equally;
+    `sample_weight` weighs candidates on top of that.
     """
     documents = [features(item.candidate, config.features) for item in labelled]
     frequency: Counter[str] = Counter(f for doc in documents for f in doc)
@@ -122,11 +135,14 @@ def train_lexical(labelled: Sequence[LabelledCandidate], config: LexicalConfig) 
     y = np.array([0.0 if item.valid else 1.0 for item in labelled])
     positives = max(y.sum(), 1.0)
     negatives = max(len(y) - y.sum(), 1.0)
-    sample_weight = np.where(y == 1.0, len(y) / (2 * positives), len(y) / (2 * negatives))
+    balance = np.where(y == 1.0, len(y) / (2 * positives), len(y) / (2 * negatives))
+    if sample_weight is not None:
+        given = np.asarray(sample_weight, dtype=np.float64)
+        balance = balance * given / given.mean()
     weights, bias = np.zeros(x.shape[1]), 0.0
     for _ in range(config.iterations):
         p = 1.0 / (1.0 + np.exp(-(x @ weights + bias)))
-        error = (p - y) * sample_weight
+        error = (p - y) * balance
         weights -= config.learning_rate * (x.T @ error / len(y) + config.l2 * weights / len(y))
         bias -= config.learning_rate * error.mean()
     ranker.weights, ranker.bias = weights, float(bias)

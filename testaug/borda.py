@@ -159,11 +159,14 @@ def borda_order(points: np.ndarray) -> np.ndarray:
     return _descending_order(values)
 
 
-def aggregate(score_lists: Mapping[str, np.ndarray]) -> BordaResult:
+def aggregate(
+    score_lists: Mapping[str, np.ndarray], weights: Mapping[str, float] | None = None
+) -> BordaResult:
     """Borda aggregate of rankers' invalidity scores (higher = more likely invalid).
 
     Each ranker's scores are ranked highest first, the ranks are combined by Borda
-    count, and the result puts the likely-invalid items first.
+    count (each ranker's points times its weight, when `weights` are given), and the
+    result puts the likely-invalid items first.
     """
     if not score_lists:
         raise ValueError("no rankers to aggregate")
@@ -186,6 +189,11 @@ def aggregate(score_lists: Mapping[str, np.ndarray]) -> BordaResult:
         except ValueError as error:
             raise ValueError(f"ranker {name!r}: {error}") from None
     assert n_items is not None
-    points = borda_points(rankings, n_items, names=names)
+    if weights is None:
+        points = borda_points(rankings, n_items, names=names)
+    else:
+        points = np.zeros(n_items, dtype=np.float64)
+        for name, ranking in zip(names, rankings, strict=True):
+            points += weights.get(name, 1.0) * borda_points([ranking], n_items, names=[name])
     order = borda_order(points)
     return BordaResult(_readonly(points), _readonly(order), _readonly(_positions(order)))

@@ -70,7 +70,8 @@ def test_shipped_configs_are_offline_and_paper_and_load():
     ]
     assert all(m.loss == "lce" and m.epochs == 10 for m in paper.members)
     offline = load_config("offline")
-    assert {m.kind for m in offline.members} == {"cross-encoder", "lexical"}
+    assert {m.kind for m in offline.members} == {"neighbours"}
+    assert offline.folds == 3 and offline.calibration == "isotonic"
 
 
 def test_bad_config_names_the_field(tmp_path):

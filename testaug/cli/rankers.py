@@ -10,7 +10,7 @@ from rich.table import Table
 
 from testaug.cli.console import console, err_console, progress
 from testaug.jsonl import read_jsonl, write_jsonl
-from testaug.records import Candidate, LabelledCandidate
+from testaug.records import Candidate, LabelledCandidate, TestCase
 
 rankers_app = typer.Typer(
     help="Train and evaluate the validity ranker ensemble.", no_args_is_help=True
@@ -28,14 +28,19 @@ def train_command(
 
     ensemble_config = load_config(config)
     items = list(read_jsonl(labelled, LabelledCandidate))
+    steps = len(ensemble_config.members) * ensemble_config.folds
     with progress() as bar:
-        task = bar.add_task("training", total=len(ensemble_config.members))
+        task = bar.add_task("training", total=steps)
 
-        def started(name: str) -> None:
-            bar.update(task, description=f"training {name}")
+        def advanced(name: str, fold: int, folds: int) -> None:
+            done = ensemble_config.members.index(member_named[name]) * folds + fold
+            bar.update(
+                task, completed=done, description=f"training {name} (fold {fold + 1} of {folds})"
+            )
 
-        ensemble = train_ensemble(items, ensemble_config, output, on_member=started)
-        bar.update(task, completed=len(ensemble_config.members))
+        member_named = {m.name: m for m in ensemble_config.members}
+        ensemble = train_ensemble(items, ensemble_config, output, on_progress=advanced)
+        bar.update(task, completed=steps)
     table = Table(title_justify="left")
     table.add_column("member")
     table.add_column("kind")
@@ -55,6 +60,9 @@ def rank_command(
     candidates: Path = typer.Argument(..., help="Candidates (JSONL) from `testaug generate`."),
     rankers: Path = typer.Option(..., "--rankers", help="A trained ensemble folder."),
     output: Path = typer.Option(..., "-o", "--output", help="Where to write ranked candidates."),
+    cases: Path | None = typer.Option(
+        None, "--cases", help="The suite's seed cases (JSONL; default: the bundled suites')."
+    ),
     batch_size: int = typer.Option(64, min=1, help="Candidates scored per batch."),
 ) -> None:
     """Score candidates with every member and order them by Borda count, likely invalid first."""
@@ -63,7 +71,8 @@ def rank_command(
     items = list(read_jsonl(candidates, Candidate))
     err_console.print(f"[dim]scoring {len(items):,} candidates[/]", highlight=False)
     ensemble = Ensemble.load(rankers)
-    ranked = ensemble.rank(items, batch_size=batch_size)
+    reference = list(read_jsonl(cases, TestCase)) if cases else None
+    ranked = ensemble.rank(items, batch_size=batch_size, reference=reference)
     write_jsonl(output, ranked)
     table = Table(title="most likely invalid", title_justify="left")
     table.add_column("rank", justify="right")
@@ -87,6 +96,9 @@ def evaluate_command(
     labelled: Path = typer.Argument(..., help="Held-out labelled candidates (JSONL)."),
     rankers: Path = typer.Option(..., "--rankers", help="A trained ensemble folder."),
     target: float = typer.Option(0.9, min=0.0, max=1.0, help="Target accuracy."),
+    cases: Path | None = typer.Option(
+        None, "--cases", help="The suite's seed cases (JSONL; default: the bundled suites')."
+    ),
     plot: Path | None = typer.Option(
         None, help="Where to write the ACC@k curve (PNG; default: RANKERS/acc_curve.png)."
     ),
@@ -99,7 +111,8 @@ def evaluate_command(
 
     items = list(read_jsonl(labelled, LabelledCandidate))
     ensemble = Ensemble.load(rankers)
-    scores = ensemble.score([item.candidate for item in items])
+    reference = list(read_jsonl(cases, TestCase)) if cases else None
+    scores = ensemble.score([item.candidate for item in items], reference=reference)
     evaluation = evaluate_scores(items, scores, target)
     curves = {"ensemble": evaluation.ensemble.curve}
     curves.update({name: report.curve for name, report in evaluation.members.items()})
@@ -110,8 +123,10 @@ def evaluate_command(
         target=target,
         title=f"{labelled.name}: {evaluation.n} candidates, {evaluation.n_invalid} invalid",
     )
+    calibration = calibration_check(ensemble, items, scores)
     if as_json:
         summary = {
+            "calibration": calibration,
             "effort_at_target": evaluation.ensemble.effort_at_target,
             "random_effort_at_target": evaluation.ensemble.random_effort_at_target,
             "oracle_effort_at_target": evaluation.ensemble.oracle_effort_at_target,
@@ -132,7 +147,7 @@ def evaluate_command(
         table.add_row(
             name,
             f"{report.effort_at_target:.1%}",
-            f"-{report.reduction_vs_random:.1%}",
+            f"{-report.reduction_vs_random:+.1%}",
             f"{report.gap_closed:.0%}",
             f"{_acc_at(report.curve, 0.1):.1%}",
             f"{_acc_at(report.curve, 0.3):.1%}",
@@ -142,16 +157,85 @@ def evaluate_command(
     table.add_row(
         "oracle order",
         f"{first.oracle_effort_at_target:.1%}",
-        f"-{first.oracle_reduction_vs_random:.1%}",
+        f"{-first.oracle_reduction_vs_random:+.1%}",
         "100%",
         style="dim",
     )
     console.print(table)
     for pair, tau in evaluation.kendall_tau.items():
         console.print(f"Kendall tau {pair}: {tau:.3f}", highlight=False)
+    if calibration is not None:
+        console.print(
+            f"P(valid): expected calibration error {calibration['ece']:.3f}; "
+            f"at precision {calibration['target']:.0%} the ranker accepts "
+            f"{calibration['accepted']} of {evaluation.n}"
+            + (
+                f", {calibration['precision']:.1%} of them valid" if calibration["accepted"] else ""
+            ),
+            highlight=False,
+        )
     console.print(f"[green]wrote[/] the ACC@k curve to {plot_path}", highlight=False)
 
 
 def _acc_at(curve: list[float], fraction: float) -> float:
     n = len(curve) - 1
     return curve[round(fraction * n)] if n else 1.0
+
+
+def calibration_check(ensemble, items: list[LabelledCandidate], scores) -> dict | None:
+    """How the ensemble's P(valid) holds up on labelled candidates: ECE, and what its
+    acceptance rule at 90% precision accepts and how many of those are valid."""
+    from testaug.acceptance import acceptance_rule, expected_calibration_error
+
+    position = ensemble.ensemble_score(scores)
+    if ensemble.calibration is None or position is None or not items:
+        return None
+    candidates = [item.candidate for item in items]
+    p_valid = ensemble.calibration.p_valid(candidates, position)
+    valid = [item.valid for item in items]
+    accepted = []
+    curves = ensemble.calibration.evidence.curves
+    for (p, group), is_valid in zip(p_valid, valid, strict=True):
+        rule = acceptance_rule(curves[group], 0.9)
+        if rule is not None and p >= rule.threshold:
+            accepted.append(is_valid)
+    return {
+        "ece": expected_calibration_error([p for p, _ in p_valid], valid),
+        "target": 0.9,
+        "accepted": len(accepted),
+        "precision": sum(accepted) / len(accepted) if accepted else None,
+    }
+
+
+@rankers_app.command("hard-cases")
+def hard_cases_command(
+    suite: str = typer.Argument(..., help="A suite: file, folder or shipped name."),
+    output: Path = typer.Option(..., "-o", "--output", help="Where to write them (JSONL)."),
+    per_description: int = typer.Option(
+        6, min=1, help="Valid hard cases per description (and as many invalid)."
+    ),
+    seed: int = typer.Option(0, help="Seed of the sampling."),
+) -> None:
+    """Labelled hard cases made by rule from a suite, to train rankers on your own suite:
+    cases of other templates (valid), of sibling descriptions or other capabilities
+    (invalid: capability) and under a wrong label (invalid: label)."""
+    from collections import Counter
+
+    from testaug.bundled import resolve_suite
+    from testaug.hard_cases import hard_cases
+    from testaug.suites import load_suite
+
+    made = hard_cases(load_suite(resolve_suite(suite)), per_description=per_description, seed=seed)
+    write_jsonl(output, made)
+    kinds = Counter(item.candidate.model.removeprefix("hard-cases:") for item in made)
+    table = Table(title_justify="left")
+    table.add_column("kind")
+    table.add_column("cases", justify="right")
+    for kind, count in sorted(kinds.items()):
+        table.add_row(kind, f"{count:,}")
+    console.print(table)
+    console.print(
+        f"[green]wrote[/] {len(made):,} hard cases ({sum(i.valid for i in made):,} valid) "
+        f"to {output}",
+        highlight=False,
+    )

@@ -19,7 +19,7 @@ from testaug.jsonl import read_jsonl, write_jsonl
 from testaug.prompts import PromptTemplate, prompt_for
 from testaug.records import Candidate, Prompt, Record, Reject, TestCase
 from testaug.response_cache import ResponseCache
-from testaug.runs import new_manifest, sibling, write_manifest
+from testaug.runs import new_manifest, sibling, write_manifest, write_text_atomic
 from testaug.seeding import build_prompts
 from testaug.steps import StepOutput, step_output
 from testaug.suites import load_suite
@@ -207,14 +207,31 @@ def combine_candidates(parts: Sequence[StepOutput], out: Path) -> StepOutput:
 
 
 def rank_candidates(
-    candidates_path: Path, rankers: Path, out: Path, *, batch_size: int = 64
+    candidates_path: Path,
+    rankers: Path,
+    out: Path,
+    *,
+    cases_path: Path | None = None,
+    batch_size: int = 64,
 ) -> StepOutput:
-    """Candidates ordered most-likely-invalid first by the ensemble's Borda count."""
+    """Candidates ordered most-likely-invalid first by the ensemble's Borda count, each with
+    the ensemble's calibrated P(valid); the seed cases in `cases_path` are what neighbour
+    members compare candidates with (default: the bundled suites'). The ensemble's
+    calibration evidence is written beside (`<out>.calibration.json`)."""
     from rankers.ensemble import Ensemble
 
     candidates = list(read_jsonl(candidates_path, Candidate))
+    reference = list(read_jsonl(cases_path, TestCase)) if cases_path is not None else None
     ensemble = Ensemble.load(rankers)
-    ranked = ensemble.rank(candidates, batch_size=batch_size) if candidates else []
+    ranked = (
+        ensemble.rank(candidates, batch_size=batch_size, reference=reference) if candidates else []
+    )
     write_jsonl(out, ranked)
+    files = {}
+    if ensemble.calibration is not None:
+        files["calibration"] = sibling(out, "calibration", ".json")
+        write_text_atomic(
+            files["calibration"], ensemble.calibration.evidence.model_dump_json(indent=1) + "\n"
+        )
     logger.info("ranked %d candidates with ensemble %s", len(ranked), ensemble.version)
-    return step_output("rank", out, len(ranked), ensemble=ensemble.version)
+    return step_output("rank", out, len(ranked), files=files, ensemble=ensemble.version)

