@@ -14,7 +14,8 @@ from pathlib import Path
 import pytest
 
 from testaug.backends import Backend, BackendError, CompletionRequest
-from testaug.backends.local import LocalBackend, converted_dir, cut_at_stop, default_gguf_path
+from testaug.backends.embedded_models import default_gguf_path
+from testaug.backends.local import LocalBackend, converted_dir, cut_at_stop
 
 PROMPT = (
     "A positive sentiment sentence.\n- { I love this airline. }\n- { The crew was great. }\n- {"
@@ -136,7 +137,7 @@ def test_generation_with_the_local_model_gives_real_parsed_candidates(
 
 
 def test_an_embedded_model_whose_package_is_missing_says_what_to_install(tmp_path: Path) -> None:
-    from testaug.backends.local import EMBEDDED_MODELS, EmbeddedModel, embedded_gguf_path
+    from testaug.backends.embedded_models import EMBEDDED_MODELS, EmbeddedModel, embedded_gguf_path
 
     missing = EmbeddedModel(
         name="tiny", package="no_such_model_package", install="pip install tiny-lm"
