@@ -64,3 +64,48 @@ def evaluate_scores(
         random_curve=random_acc_curve(len(invalid), int(invalid.sum())).tolist(),
         oracle_curve=oracle_acc_curve(len(invalid), int(invalid.sum())).tolist(),
     )
+
+
+class SourceEvaluation(BaseModel):
+    """The ensemble's triage on the candidates of one source (a generator, or `rule`)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    source: str
+    n: int
+    n_invalid: int
+    effort_at_target: float
+    random_effort_at_target: float
+    oracle_effort_at_target: float
+    gap_closed: float
+
+
+def evaluate_by_source(
+    labelled: Sequence[LabelledCandidate],
+    scores: dict[str, np.ndarray],
+    target: float = 0.9,
+    weights: dict[str, float] | None = None,
+) -> list[SourceEvaluation]:
+    """The Borda ensemble's triage report on each source's candidates, ranked among themselves."""
+    from rankers.calibration import calibration_group
+
+    sources: dict[str, list[int]] = {}
+    for index, item in enumerate(labelled):
+        sources.setdefault(calibration_group(item.candidate), []).append(index)
+    rows = []
+    for source, indices in sorted(sources.items()):
+        invalid = np.array([not labelled[i].valid for i in indices], dtype=bool)
+        part = {name: values[indices] for name, values in scores.items()}
+        report = triage_report(invalid[aggregate(part, weights).order], target)
+        rows.append(
+            SourceEvaluation(
+                source=source,
+                n=report.n,
+                n_invalid=report.n_invalid,
+                effort_at_target=report.effort_at_target,
+                random_effort_at_target=report.random_effort_at_target,
+                oracle_effort_at_target=report.oracle_effort_at_target,
+                gap_closed=report.gap_closed,
+            )
+        )
+    return rows

@@ -9,6 +9,7 @@ import typer
 from rich.table import Table
 
 from testaug.cli.console import console, err_console, progress
+from testaug.errors import InputError, Problem
 from testaug.jsonl import read_jsonl, write_jsonl
 from testaug.records import Candidate, LabelledCandidate, TestCase
 
@@ -102,11 +103,14 @@ def evaluate_command(
     plot: Path | None = typer.Option(
         None, help="Where to write the ACC@k curve (PNG; default: RANKERS/acc_curve.png)."
     ),
+    by: str | None = typer.Option(
+        None, "--by", help="Also per source (`source`: each generator, and rule-made hard cases)."
+    ),
     as_json: bool = typer.Option(False, "--json", help="Print one JSON object."),
 ) -> None:
     """Review effort to reach the target accuracy: ensemble, members, random and oracle order."""
     from rankers.ensemble import Ensemble
-    from rankers.evaluation import evaluate_scores
+    from rankers.evaluation import evaluate_by_source, evaluate_scores
     from testaug.plots import plot_acc_curves
 
     items = list(read_jsonl(labelled, LabelledCandidate))
@@ -123,10 +127,14 @@ def evaluate_command(
         target=target,
         title=f"{labelled.name}: {evaluation.n} candidates, {evaluation.n_invalid} invalid",
     )
+    if by not in (None, "source", "generator"):
+        raise InputError(Problem("expected source (or generator)", field="--by"))
     calibration = calibration_check(ensemble, items, scores)
+    sources = evaluate_by_source(items, scores, target, ensemble.weights()) if by else []
     if as_json:
         summary = {
             "calibration": calibration,
+            "by_source": [row.model_dump() for row in sources],
             "effort_at_target": evaluation.ensemble.effort_at_target,
             "random_effort_at_target": evaluation.ensemble.random_effort_at_target,
             "oracle_effort_at_target": evaluation.ensemble.oracle_effort_at_target,
@@ -164,6 +172,29 @@ def evaluate_command(
     console.print(table)
     for pair, tau in evaluation.kendall_tau.items():
         console.print(f"Kendall tau {pair}: {tau:.3f}", highlight=False)
+    if sources:
+        per_source = Table(title="per source", title_justify="left")
+        for column in (
+            "source",
+            "candidates",
+            "invalid",
+            "effort",
+            "random",
+            "oracle",
+            "gap closed",
+        ):
+            per_source.add_column(column, justify="left" if column == "source" else "right")
+        for row in sources:
+            per_source.add_row(
+                row.source,
+                f"{row.n:,}",
+                f"{row.n_invalid:,}",
+                f"{row.effort_at_target:.1%}",
+                f"{row.random_effort_at_target:.1%}",
+                f"{row.oracle_effort_at_target:.1%}",
+                f"{row.gap_closed:.0%}",
+            )
+        console.print(per_source)
     if calibration is not None:
         console.print(
             f"P(valid): expected calibration error {calibration['ece']:.3f}; "
