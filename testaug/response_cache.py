@@ -12,6 +12,7 @@ import hashlib
 import json
 import sqlite3
 import threading
+import time
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
@@ -50,6 +51,10 @@ def cache_key(
     return hashlib.sha256(payload.encode("utf-8")).hexdigest()
 
 
+_INIT_LOCK = threading.Lock()
+_INIT_ATTEMPTS = 100
+
+
 class ResponseCache:
     """Completions by cache key in a SQLite file (or in memory with `path=None`); thread-safe."""
 
@@ -64,9 +69,23 @@ class ResponseCache:
             isolation_level=None,
             timeout=30,
         )
-        if path is not None:
-            self._db.execute("PRAGMA journal_mode=WAL")
-        self._db.execute(_SCHEMA)
+        self._initialise(wal=path is not None)
+
+    def _initialise(self, *, wal: bool) -> None:
+        """WAL mode and the table. Switching the journal mode does not wait on SQLite's busy
+        timeout, so two caches opening one new file at once (concurrent generation tasks)
+        take turns in this process and retry briefly across processes."""
+        with _INIT_LOCK:
+            for attempt in range(_INIT_ATTEMPTS):
+                try:
+                    if wal:
+                        self._db.execute("PRAGMA journal_mode=WAL")
+                    self._db.execute(_SCHEMA)
+                    return
+                except sqlite3.OperationalError as exc:
+                    if "locked" not in str(exc) or attempt == _INIT_ATTEMPTS - 1:
+                        raise
+                    time.sleep(0.1)
 
     def get_many(self, keys: Iterable[str]) -> dict[str, Completion]:
         """The cached completions among `keys`."""

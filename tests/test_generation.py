@@ -208,3 +208,23 @@ def test_a_pair_of_two_identical_sentences_is_a_duplicate(run_generation):
     result = run_generation(prompts, backend, task="paraphrase", samples=2)
     assert [r.detail for r in result.rejects] == ["the two sentences of the pair are the same"]
     assert [c.text_pair for c in result.candidates] == ["Is it crimson?"]
+
+
+def test_caches_opened_at_once_on_a_new_file_all_open(tmp_path):
+    """Concurrent generation tasks open one new response cache together (a lock race once)."""
+    errors: list[Exception] = []
+    for trial in range(20):
+        path = tmp_path / f"{trial}.sqlite"
+
+        def open_cache(path=path) -> None:
+            try:
+                ResponseCache(path).close()
+            except Exception as exc:
+                errors.append(exc)
+
+        threads = [threading.Thread(target=open_cache) for _ in range(6)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+    assert errors == []
