@@ -48,3 +48,20 @@ def prefect_env(home: Path, cache: Path) -> dict[str, str]:
         "TESTAUG_CACHE_DIR": str(cache),
         "OPENAI_API_KEY": "test-key",
     }
+
+
+def run_pipeline(server, run_dir: Path, rankers: Path, **options):
+    """The pipeline flow at size small against our scripted OpenAI-compatible server, with
+    `rankers` and vader as the model under test, on two sentiment capabilities."""
+    from flows.pipeline import pipeline
+    from testaug.steps.augment import BackendSpec
+
+    return pipeline(
+        run_dir=str(run_dir),
+        size="small",
+        generator=BackendSpec(kind="openai", base_url=server.base_url, model="scripted"),
+        rankers=str(rankers),
+        models=["vader"],
+        capabilities=["Negation", "Vocabulary"],
+        **options,
+    )

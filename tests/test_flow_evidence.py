@@ -14,9 +14,8 @@ from testaug.jsonl import read_jsonl
 from testaug.label_studio_server import free_port
 from testaug.provenance import case_provenance
 from testaug.records import TestCase
-from testaug.steps.augment import BackendSpec
 from testaug.testing.openai_server import ScriptedOpenAIServer
-from tests.flow_helpers import echo_seed_reply, lexical_config
+from tests.flow_helpers import echo_seed_reply, lexical_config, run_pipeline
 
 pytestmark = pytest.mark.usefixtures("prefect_harness")
 
@@ -32,20 +31,6 @@ def cache_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.setenv("TESTAUG_CACHE_DIR", str(tmp_path / "cache"))
     monkeypatch.setenv("OPENAI_API_KEY", "test-key")
     return tmp_path / "cache"
-
-
-def run_pipeline(server: ScriptedOpenAIServer, run_dir: Path, rankers: Path, **options):
-    from flows.pipeline import pipeline
-
-    return pipeline(
-        run_dir=str(run_dir),
-        size="small",
-        generator=BackendSpec(kind="openai", base_url=server.base_url, model="scripted"),
-        rankers=str(rankers),
-        models=["vader"],
-        capabilities=["Negation", "Vocabulary"],
-        **options,
-    )
 
 
 def test_auto_mode_headlines_rest_on_verified_evidence_unless_all_is_asked_for(server, tmp_path):

@@ -12,9 +12,8 @@ from testaug.errors import InputError, Problem
 from testaug.jsonl import read_jsonl
 from testaug.label_studio_server import free_port
 from testaug.records import Annotation, TestCase
-from testaug.steps.augment import BackendSpec
 from testaug.testing.openai_server import ScriptedOpenAIServer
-from tests.flow_helpers import echo_seed_reply, lexical_config
+from tests.flow_helpers import echo_seed_reply, lexical_config, run_pipeline
 
 pytestmark = pytest.mark.usefixtures("prefect_harness")
 
@@ -30,20 +29,6 @@ def cache_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.setenv("TESTAUG_CACHE_DIR", str(tmp_path / "cache"))
     monkeypatch.setenv("OPENAI_API_KEY", "test-key")
     return tmp_path / "cache"
-
-
-def run_pipeline(server: ScriptedOpenAIServer, run_dir: Path, rankers: Path, **options):
-    from flows.pipeline import pipeline
-
-    return pipeline(
-        run_dir=str(run_dir),
-        size="small",
-        generator=BackendSpec(kind="openai", base_url=server.base_url, model="scripted"),
-        rankers=str(rankers),
-        models=["vader"],
-        capabilities=["Negation", "Vocabulary"],
-        **options,
-    )
 
 
 def task_states(since_flow_run: object) -> dict[str, list[str]]:
