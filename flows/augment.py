@@ -1,6 +1,7 @@
 """The `augment` flow: suite -> seed cases -> generation (one task per capability, run
-concurrently) -> ranking -> annotation: the doubtful candidates to people (or, in mode
-`auto`, rejected by the ensemble), the rest accepted."""
+concurrently) -> ranking -> annotation: the ranker accepts what its rule for a stated
+precision vouches for, and the top of the rest goes to people (in mode `auto`, no one:
+everything the rule does not accept stays pending)."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from pydantic import BaseModel, ConfigDict
 
 from flows import tasks
 from flows.artifacts import publish_summary
+from testaug.acceptance import DEFAULT_TARGET, check_target
 from testaug.bundled import bundled_dir
 from testaug.generation import GenerationSettings
 from testaug.jsonl import read_jsonl
@@ -19,7 +21,7 @@ from testaug.run_sizes import run_size
 from testaug.settings import Settings
 from testaug.steps import StepOutput
 from testaug.steps.augment import BackendSpec, PromptPlan
-from testaug.steps.review import AnnotationMode
+from testaug.steps.review import AnnotationMode, calibration_beside
 
 
 class Augmented(BaseModel):
@@ -49,6 +51,7 @@ def augment(
     rankers: str = "offline",
     annotation: AnnotationMode = "auto",
     top: float = 0.3,
+    accept_precision: float = DEFAULT_TARGET,
     project: str | None = None,
     capabilities: list[str] | None = None,
     seed: int = 0,
@@ -57,6 +60,7 @@ def augment(
 ) -> Augmented:
     """Generate candidates for a suite, rank them, and send the doubtful ones for review."""
     logger = get_run_logger()
+    check_target(accept_precision)
     folder = Path(run_dir)
     numbers = run_size(size, prompts_per_description=prompts_per_description, samples=samples)
     cases = tasks.current(
@@ -102,25 +106,56 @@ def augment(
     result = Augmented(
         run_dir=folder, cases=cases, candidates=candidates, rankers=ranker_output, ranked=ranked
     )
+    annotations_path = folder / "annotations.jsonl"
     if annotation == "auto":
-        annotations = tasks.review_automatically(ranked.path, folder / "annotations.jsonl", top=top)
+        annotations = tasks.review_automatically(
+            ranked.path,
+            annotations_path,
+            calibration_path=calibration_beside(ranked.path),
+            target=accept_precision,
+        )
+        log_acceptance(annotations)
         result = result.model_copy(update={"annotations": annotations})
     elif annotation == "label-studio":
         annotations = tasks.push_to_label_studio(
-            ranked.path, folder / "annotations.jsonl", cases.path, project=project, top=top
+            ranked.path,
+            annotations_path,
+            cases.path,
+            project=project,
+            top=top,
+            accept_precision=accept_precision,
         )
+        log_acceptance(annotations)
         result = result.model_copy(update={"annotations": annotations})
     elif annotation == "terminal":
-        annotations = review_in_terminal(ranked.path, folder / "annotations.jsonl", cases.path, top)
+        annotations = review_in_terminal(
+            ranked.path, annotations_path, cases.path, top, accept_precision
+        )
+        log_acceptance(annotations)
         result = result.model_copy(update={"annotations": annotations})
     publish_summary("augment", [cases, candidates, ranker_output, ranked, result.annotations])
     return result
 
 
+def log_acceptance(output: StepOutput) -> None:
+    """What the ranker accepted under its rules, group by group, in the flow's log."""
+    logger = get_run_logger()
+    summary = output.summary
+    logger.info(
+        "the ranker accepted %d candidates (precision target %.0f%%); %d wait for people",
+        summary.get("accepted_by_ranker", 0),
+        100 * summary.get("accept_precision", DEFAULT_TARGET),
+        summary.get("pending", 0) + summary.get("sent", 0),
+    )
+    if summary.get("no_rule"):
+        logger.info("%s", summary["no_rule"])
+
+
 def review_in_terminal(
-    ranked_path: Path, annotations_path: Path, cases_path: Path, top: float
+    ranked_path: Path, annotations_path: Path, cases_path: Path, top: float, accept_precision: float
 ) -> StepOutput:
-    """Mode `terminal`: the person who started the run reviews the top of the ranking."""
+    """Mode `terminal`: the ranker accepts what its rule vouches for, and the person who
+    started the run reviews the top of the rest."""
     import getpass
     import sys
 
@@ -130,7 +165,7 @@ def review_in_terminal(
     from testaug.terminal_annotation import key_reader
 
     seeds = {case.id: case for case in read_jsonl(cases_path, TestCase)}
-    session = review.review_in_terminal(
+    done = review.review_in_terminal(
         ranked_path,
         annotations_path,
         seeds=seeds,
@@ -138,7 +173,10 @@ def review_in_terminal(
         read_key=key_reader(sys.stdin),
         console=Console(),
         top=top,
+        target=accept_precision,
+        calibration_path=calibration_beside(ranked_path),
     )
+    session = done.session
     return step_output(
         "annotate",
         annotations_path,
@@ -148,4 +186,6 @@ def review_in_terminal(
         invalid=session.invalid,
         skipped=session.skipped,
         remaining=session.remaining,
+        pending=len(done.plan.pending),
+        **done.plan.acceptance.summary(),
     )

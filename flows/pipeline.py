@@ -1,6 +1,8 @@
 """The `pipeline` flow: augment and collect in one run, with an annotation mode:
-`auto` (the ensemble's verdict alone, for unattended and scheduled runs), `terminal`,
-or `label-studio` (waits up to `wait_minutes`, and a later `collect` picks up the rest)."""
+`auto` (for unattended and scheduled runs: the ranker accepts only what its rule for
+`accept_precision` vouches for, no person reviews anything, the rest stays pending),
+`terminal`, or `label-studio` (waits up to `wait_minutes`, and a later `collect` picks
+up the rest)."""
 
 from __future__ import annotations
 
@@ -13,6 +15,7 @@ from flows.artifacts import publish_summary
 from flows.augment import Augmented, augment
 from flows.collect import DEFAULT_MODELS, Collected, collect
 from flows.runners import task_runner
+from testaug.acceptance import DEFAULT_TARGET, check_target
 from testaug.provenance import Evidence
 from testaug.runs import new_manifest, write_manifest
 from testaug.steps.augment import BackendSpec
@@ -37,6 +40,7 @@ def pipeline(
     rankers: str = "offline",
     annotation: AnnotationMode = "auto",
     top: float = 0.3,
+    accept_precision: float = DEFAULT_TARGET,
     project: str | None = None,
     wait_minutes: float = 0.0,
     models: list[str] = list(DEFAULT_MODELS),  # noqa: B006  (Prefect copies parameters)
@@ -49,7 +53,9 @@ def pipeline(
 ) -> PipelineRun:
     """Suite to report in one run: generate, rank, review, grow the suite, measure, report.
     With `dask` (`local`, or a scheduler address) the tasks of both halves run on Dask.
-    The headline error rates rest on `evidence`: verified cases only, or all."""
+    The headline error rates rest on `evidence`: verified cases only, or all. The ranker
+    accepts a candidate only where its rule for `accept_precision` vouches for it."""
+    check_target(accept_precision)
     augment_options = {
         "suite": suite,
         "run_dir": run_dir,
@@ -58,6 +64,7 @@ def pipeline(
         "rankers": rankers,
         "annotation": annotation,
         "top": top,
+        "accept_precision": accept_precision,
         "project": project,
         "capabilities": capabilities,
         "seed": seed,

@@ -221,8 +221,10 @@ def push_to_label_studio(
     *,
     project: str | None,
     top: float,
+    accept_precision: float,
 ) -> StepOutput:
-    """The top of the ranking into the run's Label Studio project (nothing imported twice)."""
+    """The ranker accepts what its rule for `accept_precision` vouches for; the top of the
+    rest into the run's Label Studio project (nothing imported twice)."""
     from testaug.jsonl import read_jsonl
     from testaug.records import TestCase
 
@@ -234,6 +236,8 @@ def push_to_label_studio(
         project=project or default_project(ranked_path.parent),
         seeds=seeds,
         top=top,
+        target=accept_precision,
+        calibration_path=review.calibration_beside(ranked_path),
     )
 
 

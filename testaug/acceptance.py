@@ -12,10 +12,23 @@ the ranker accepts nothing.
 
 from __future__ import annotations
 
+import logging
 import math
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
+from dataclasses import dataclass
+from pathlib import Path
 
-from testaug.records import AcceptanceRule, PrecisionCurve, PrecisionPoint
+from testaug.errors import InputError, Problem
+from testaug.records import (
+    AcceptanceRule,
+    Annotation,
+    Calibration,
+    PrecisionCurve,
+    PrecisionPoint,
+    RankedCandidate,
+)
+
+logger = logging.getLogger(__name__)
 
 DEFAULT_TARGET = 0.9
 DEFAULT_CONFIDENCE = 0.95
@@ -147,15 +160,168 @@ def describe_rule(rule: AcceptanceRule) -> str:
     )
 
 
-def no_rule_message(curve: PrecisionCurve | None, target: float, confidence: float) -> str:
-    """Why the ranker accepts nothing, in one line."""
+def no_rule_message(
+    curve: PrecisionCurve | Sequence[PrecisionCurve] | None, target: float, confidence: float
+) -> str:
+    """Why the ranker accepts nothing, in one line (for one curve, or for several groups)."""
     if curve is None:
         return "the ranker accepts nothing: the ensemble has no calibration (retrain it)"
+    curves = [curve] if isinstance(curve, PrecisionCurve) else list(curve)
+    if len(curves) == 1:
+        where = f"on the {curves[0].n} out-of-fold labelled candidates ({curves[0].group})"
+    else:
+        groups = ", ".join(f"{c.group}: {c.n}" for c in curves)
+        where = f"in any calibration group (out-of-fold labelled candidates: {groups})"
     return (
         f"the ranker accepts nothing: no threshold on P(valid) reaches precision {target:.0%} "
-        f"with {confidence:.0%} confidence on the {curve.n} out-of-fold labelled candidates "
-        f"({curve.group}); every candidate waits for people"
+        f"with {confidence:.0%} confidence {where}; every candidate waits for people"
     )
+
+
+def check_target(target: float, *, field: str = "accept_precision") -> float:
+    """A precision target in (0, 1]; an InputError naming the field otherwise."""
+    if not 0.0 < target <= 1.0:  # also false for NaN
+        raise InputError(Problem(f"must be a precision in (0, 1], got {target}", field=field))
+    return target
+
+
+@dataclass(frozen=True)
+class RuleAcceptance:
+    """What the ranker accepts under the rules for a precision target, and what it leaves.
+
+    `rules` has every calibration group of the ranked candidates: its rule, or None where
+    no threshold qualifies; `candidates` counts the ranked candidates of each group.
+    `rest` keeps rank order. `message` says, in one line, why the ranker accepts nothing
+    when it cannot accept anything (no calibration, no P(valid), no group with a rule)."""
+
+    target: float
+    confidence: float
+    rules: dict[str, AcceptanceRule | None]
+    candidates: dict[str, int]
+    accepted: list[Annotation]
+    rest: list[RankedCandidate]
+    message: str | None = None
+
+    def summary(self) -> dict[str, object]:
+        """The numbers a step output and a report state: per group, its rule or None."""
+        accepted = {g: 0 for g in self.rules}
+        for record in self.accepted:
+            if record.acceptance is not None:
+                accepted[record.acceptance.group] = accepted.get(record.acceptance.group, 0) + 1
+        return {
+            "accept_precision": self.target,
+            "confidence": self.confidence,
+            "accepted_by_ranker": len(self.accepted),
+            "groups": {
+                group: {
+                    "candidates": self.candidates.get(group, 0),
+                    "accepted": accepted.get(group, 0),
+                    "rule": None if rule is None else rule.model_dump(mode="json"),
+                }
+                for group, rule in self.rules.items()
+            },
+            "no_rule": self.message,
+        }
+
+
+def accept_by_rule(
+    ranked: Sequence[RankedCandidate],
+    calibration: Calibration | None,
+    *,
+    target: float = DEFAULT_TARGET,
+    confidence: float = DEFAULT_CONFIDENCE,
+    judged: Collection[str] = (),
+    note: str | None = None,
+    source: Path | None = None,
+) -> RuleAcceptance:
+    """Accept, as the ranker, each candidate whose P(valid) reaches the threshold of the rule
+    of its calibration group; leave every other one (in rank order) to people.
+
+    Never accepted: candidates without P(valid) (older ranked files, uncalibrated
+    ensembles), of another ensemble than the calibration's, of a group without a rule,
+    and those a person already judged (`judged`). Where the ranker can accept nothing
+    for want of a rule, one line says why (logged once). `note` ends every record's rule
+    text; `source` is where the calibration was to be read from, for that line.
+    """
+    check_target(target)
+    ordered = sorted(ranked, key=lambda item: item.rank)
+    curves = calibration.curves if calibration is not None else {}
+    usable = [item for item in ordered if _calibrated(item, calibration)]
+    usable_ids = {item.candidate.id for item in usable}
+    groups = sorted({str(item.calibration_group) for item in usable})
+    rules = {group: acceptance_rule(curves[group], target, confidence) for group in groups}
+    counts = {group: sum(item.calibration_group == group for item in usable) for group in groups}
+    accepted: list[Annotation] = []
+    rest: list[RankedCandidate] = []
+    for item in ordered:
+        rule = rules.get(str(item.calibration_group)) if item.candidate.id in usable_ids else None
+        if (
+            rule is None
+            or item.p_valid is None
+            or item.p_valid < rule.threshold
+            or item.candidate.id in judged
+        ):
+            rest.append(item)
+            continue
+        text = f"{describe_rule(rule)}; this one: P(valid) {item.p_valid:.3f}, rank {item.rank}"
+        accepted.append(
+            Annotation(
+                candidate_id=item.candidate.id,
+                valid=True,
+                annotator=f"ensemble {item.ensemble_version or 'unversioned'}",
+                origin="ranker",
+                rule=f"{text}; {note}" if note else text,
+                p_valid=item.p_valid,
+                acceptance=rule,
+            )
+        )
+    message = _nothing_accepted(ordered, usable, calibration, rules, target, confidence, source)
+    if message is not None:
+        logger.warning(message)
+    return RuleAcceptance(target, confidence, rules, counts, accepted, rest, message)
+
+
+def _calibrated(item: RankedCandidate, calibration: Calibration | None) -> bool:
+    """Whether the calibration evidence speaks for this candidate's P(valid)."""
+    return (
+        calibration is not None
+        and item.p_valid is not None
+        and item.calibration_group in calibration.curves
+        and item.ensemble_version in (None, calibration.ensemble_version)
+    )
+
+
+def _nothing_accepted(
+    ordered: Sequence[RankedCandidate],
+    usable: Sequence[RankedCandidate],
+    calibration: Calibration | None,
+    rules: dict[str, AcceptanceRule | None],
+    target: float,
+    confidence: float,
+    source: Path | None,
+) -> str | None:
+    """Why the ranker can accept nothing at all, in one line; None when some rule applies."""
+    if not ordered or any(rule is not None for rule in rules.values()):
+        return None
+    if calibration is None:
+        if source is None:
+            return no_rule_message(None, target, confidence)
+        return (
+            f"the ranker accepts nothing: no calibration evidence ({source} is missing; rank "
+            "the candidates with a calibrated ensemble to write it); every candidate waits "
+            "for people"
+        )
+    if not usable:
+        versions = sorted({str(item.ensemble_version) for item in ordered if item.p_valid})
+        why = (
+            f"ranked by ensemble {', '.join(versions)}, not {calibration.ensemble_version} "
+            "whose calibration this is"
+            if versions
+            else "the ranked candidates carry no P(valid) (an uncalibrated ensemble or an "
+            "older ranked file)"
+        )
+        return f"the ranker accepts nothing: {why}; every candidate waits for people"
+    return no_rule_message([calibration.curves[g] for g in rules], target, confidence)
 
 
 def expected_calibration_error(

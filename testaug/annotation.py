@@ -1,16 +1,23 @@
-"""Annotation plans and records: which ranked candidates people review, which the ranker
-accepts, and the annotations file that collects every verdict of a run."""
+"""Annotation plans and records: which ranked candidates the ranker accepts under a stated
+precision, which people review, and the annotations file that collects every verdict."""
 
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from testaug.acceptance import (
+    DEFAULT_CONFIDENCE,
+    DEFAULT_TARGET,
+    RuleAcceptance,
+    accept_by_rule,
+)
 from testaug.errors import InputError, Problem
 from testaug.jsonl import read_jsonl, write_jsonl
-from testaug.records import Annotation, InvalidReason, RankedCandidate
+from testaug.records import Annotation, Calibration, InvalidReason, RankedCandidate
+from testaug.runs import sibling, write_json
 
 # The paper's three criteria (TestAug, section 5.4.2 and Figure 4), plus malformed text.
 INVALID_REASONS: dict[InvalidReason, str] = {
@@ -41,66 +48,67 @@ def review_count(n: int, *, top: float | None = None, budget: int | None = None)
     return count if budget is None else min(count, budget)
 
 
-def review_rule(count: int, n: int, *, top: float | None, budget: int | None) -> str:
-    """The rule, in words, that accepted every candidate below the top `count` of n."""
-    asked = [f"top {top:.0%}" if top is not None else None, f"budget {budget}" if budget else None]
-    why = " and ".join(part for part in asked if part)
-    return f"ranked below the {count} of {n} candidates sent for review ({why})"
-
-
 @dataclass(frozen=True)
 class ReviewPlan:
-    """Ranked candidates split into those people review and those the ranker accepts."""
+    """Ranked candidates split three ways: those the ranker accepts under the rule for a
+    precision target, those people review (the top of the ranking among the rest), and
+    those that stay pending. `acceptance` holds the rules and what they accepted."""
 
     review: list[RankedCandidate]
     accepted: list[Annotation]
+    pending: list[RankedCandidate]
+    acceptance: RuleAcceptance
+
+    @property
+    def candidate_ids(self) -> list[str]:
+        """Every candidate the plan covers."""
+        return [
+            *(item.candidate.id for item in self.review),
+            *(record.candidate_id for record in self.accepted),
+            *(item.candidate.id for item in self.pending),
+        ]
 
 
 def plan_review(
-    ranked: Sequence[RankedCandidate], *, top: float | None = None, budget: int | None = None
+    ranked: Sequence[RankedCandidate],
+    calibration: Calibration | None,
+    *,
+    top: float | None = None,
+    budget: int | None = None,
+    target: float = DEFAULT_TARGET,
+    confidence: float = DEFAULT_CONFIDENCE,
+    judged: Collection[str] = (),
+    note: str | None = None,
+    source: Path | None = None,
 ) -> ReviewPlan:
-    """Send the top of the ranking to people; record the rest as accepted by the ensemble."""
-    ordered = sorted(ranked, key=lambda item: item.rank)
-    count = review_count(len(ordered), top=top, budget=budget)
-    rule = review_rule(count, len(ordered), top=top, budget=budget)
-    accepted = [
-        Annotation(
-            candidate_id=item.candidate.id,
-            valid=True,
-            annotator=f"ensemble {item.ensemble_version or 'unversioned'}",
-            origin="ranker",
-            rule=f"rank {item.rank}: {rule}",
-        )
-        for item in ordered[count:]
-    ]
-    return ReviewPlan(review=list(ordered[:count]), accepted=accepted)
+    """The ranker accepts what the rule for `target` vouches for (see `accept_by_rule`);
+    people review the top of the ranking among the rest (the `top` fraction of them,
+    capped by `budget`); the remainder stays pending. `judged` names candidates a person
+    already judged: the ranker never accepts them."""
+    acceptance = accept_by_rule(
+        ranked,
+        calibration,
+        target=target,
+        confidence=confidence,
+        judged=judged,
+        note=note,
+        source=source,
+    )
+    count = review_count(len(acceptance.rest), top=top, budget=budget)
+    return ReviewPlan(
+        review=acceptance.rest[:count],
+        accepted=acceptance.accepted,
+        pending=acceptance.rest[count:],
+        acceptance=acceptance,
+    )
 
 
 AUTO_NOTE = "annotation mode auto: the ranker ensemble's verdict alone, no person reviewed it"
 
 
-def auto_review(
-    ranked: Sequence[RankedCandidate], *, top: float | None = None, budget: int | None = None
-) -> list[Annotation]:
-    """Annotation mode `auto`, for unattended runs: the ensemble rejects the top of the
-    ranking (the candidates people would have reviewed) and accepts the rest."""
-    ordered = sorted(ranked, key=lambda item: item.rank)
-    count = review_count(len(ordered), top=top, budget=budget)
-    share = f"top {count} of {len(ordered)}"
-    records = []
-    for index, item in enumerate(ordered):
-        doubtful = index < count
-        where = f"in the {share}" if doubtful else f"below the {share}"
-        records.append(
-            Annotation(
-                candidate_id=item.candidate.id,
-                valid=not doubtful,
-                annotator=f"ensemble {item.ensemble_version or 'unversioned'}",
-                origin="ranker",
-                rule=f"rank {item.rank}: {where} most likely invalid; {AUTO_NOTE}",
-            )
-        )
-    return records
+def people_judged(annotations: Iterable[Annotation]) -> set[str]:
+    """The candidates some person has given a verdict on."""
+    return {record.candidate_id for record in annotations if record.origin != "ranker"}
 
 
 def invalidity_score(item: RankedCandidate, n: int) -> float:
@@ -179,11 +187,29 @@ def add_annotations(
     return update
 
 
-def record_plan(path: Path, plan: ReviewPlan) -> AnnotationUpdate:
-    """Write the ranker's acceptances under this plan, replacing any earlier ranker record
-    of the same candidates (a candidate now sent to people loses its acceptance)."""
-    planned = [item.candidate.id for item in plan.review] + [a.candidate_id for a in plan.accepted]
-    return add_annotations(path, plan.accepted, withdraw_ranker_for=planned)
+def record_plan(path: Path, plan: ReviewPlan, *, mode: str | None = None) -> AnnotationUpdate:
+    """Write the ranker's acceptances under this plan, replacing every earlier ranker record
+    of the candidates it covers: one now sent to people, or left pending, loses an earlier
+    acceptance (or an older auto mode's rejection); people's verdicts stay. The plan's
+    rules and counts, with the annotation `mode`, go beside the annotations
+    (`acceptance_path`)."""
+    update = add_annotations(path, plan.accepted, withdraw_ranker_for=plan.candidate_ids)
+    write_json(
+        acceptance_path(path),
+        {
+            "mode": mode,
+            **plan.acceptance.summary(),
+            "sent_to_people": len(plan.review),
+            "pending": len(plan.pending),
+        },
+    )
+    return update
+
+
+def acceptance_path(annotations_path: Path) -> Path:
+    """Where `record_plan` states the latest plan's rules and counts, beside the annotations
+    (`annotations.acceptance.json`): the target it used, even where it accepted nothing."""
+    return sibling(annotations_path, "acceptance", ".json")
 
 
 def _verdict_fields(record: Annotation) -> tuple[object, ...]:

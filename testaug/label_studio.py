@@ -18,13 +18,7 @@ from xml.sax.saxutils import quoteattr
 
 from pydantic import SecretStr, ValidationError
 
-from testaug.annotation import (
-    GUIDELINES,
-    INVALID_REASONS,
-    ReviewPlan,
-    invalidity_score,
-    plan_review,
-)
+from testaug.annotation import GUIDELINES, INVALID_REASONS, ReviewPlan, invalidity_score
 from testaug.backends import BackendError, TransientBackendError
 from testaug.records import Annotation, Candidate, RankedCandidate, TestCase, label_options
 from testaug.retries import RetryPolicy, call_with_retries
@@ -338,26 +332,20 @@ class PushResult:
 def push_for_review(
     studio: LabelStudio,
     project: str,
-    ranked: Sequence[RankedCandidate],
+    plan: ReviewPlan,
     *,
     seeds: Mapping[str, TestCase],
     labels: Sequence[str],
-    top: float | None = None,
-    budget: int | None = None,
 ) -> PushResult:
-    """Import the top of the ranking into a project (created if needed), skipping candidates
-    it already has, so pushing twice imports nothing twice."""
-    plan = plan_review(ranked, top=top, budget=budget)
+    """Import the candidates a plan sends to people into a project (created if needed),
+    skipping candidates it already has, so pushing twice imports nothing twice."""
     project_id = studio.find_project(project)
     created = project_id is None
     if project_id is None:
         project_id = studio.create_project(project, labels)
     present = {(task.get("data") or {}).get("candidate_id") for task in studio.export(project_id)}
-    tasks = [
-        task_for(item, len(ranked), seeds)
-        for item in plan.review
-        if item.candidate.id not in present
-    ]
+    n = len(plan.candidate_ids)
+    tasks = [task_for(item, n, seeds) for item in plan.review if item.candidate.id not in present]
     imported = studio.import_tasks(project_id, tasks)
     return PushResult(project_id, created, plan, imported, len(plan.review) - len(tasks))
 

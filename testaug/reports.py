@@ -3,8 +3,8 @@ stages wrote there. A section appears only where the run has its file; every num
 it is read from that file, so the report and the JSON agree.
 
 Files read (all optional): the stage outputs (cases.jsonl, candidates.jsonl, ranked.jsonl,
-annotations.jsonl, verdicts.jsonl, accepted.jsonl, templates.induced.jsonl,
-expanded.jsonl), and the JSON summaries triage.json (`testaug rankers evaluate --json`),
+ranked.calibration.json, annotations.jsonl, verdicts.jsonl, accepted.jsonl,
+templates.induced.jsonl, expanded.jsonl), manifest.json, and the JSON summaries triage.json (`testaug rankers evaluate --json`),
 diversity.json (`testaug diversity --json`), evaluation.json (`testaug evaluate --json`)
 and patching.json (`testaug patch-eval --json`).
 """
@@ -16,11 +16,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from testaug.annotation import AUTO_NOTE
 from testaug.errors import InputError, Problem
 from testaug.jsonl import read_jsonl
 from testaug.plots import acc_curves_png
 from testaug.records import Annotation
+from testaug.report_acceptance import acceptance_blocks, auto_mode_notice, read_run_acceptance
 from testaug.report_blocks import Heading, Image, Report, Table, Text, render_html, render_markdown
 from testaug.report_evaluation import evaluation_section, patching_section
 from testaug.verdicts import Verdict, pairwise_agreement, status_counts
@@ -50,9 +50,20 @@ def build_report(run_dir: Path) -> Report:
     if not run_dir.is_dir():
         raise InputError(Problem("not a run directory", file=run_dir))
     report = Report(title=f"testaug report: {run_dir.name}")
-    _auto_mode_notice(report, run_dir)
+    verdicts_path = run_dir / "verdicts.jsonl"
+    verdicts = (
+        {v.candidate_id: v for v in read_jsonl(verdicts_path, Verdict)}
+        if verdicts_path.exists()
+        else None
+    )
+    acceptance = read_run_acceptance(run_dir)
+    notice = auto_mode_notice(acceptance, verdicts or {})
+    if notice is not None:
+        report.add(notice)
     _overview(report, run_dir)
-    _annotation(report, run_dir)
+    if verdicts is not None:
+        _annotation(report, run_dir, verdicts)
+        report.add(*acceptance_blocks(acceptance, verdicts))
     _triage(report, run_dir)
     _diversity(report, run_dir)
     evaluation = _json(run_dir / "evaluation.json")
@@ -92,28 +103,6 @@ def _count_lines(path: Path) -> int:
         return sum(1 for line in handle if line.strip())
 
 
-def _auto_mode_notice(report: Report, run_dir: Path) -> None:
-    """Annotation mode `auto` is said first: no person judged the generated cases."""
-    path = run_dir / "annotations.jsonl"
-    if not path.exists():
-        return
-    auto = [
-        a
-        for a in read_jsonl(path, Annotation)
-        if a.origin == "ranker" and a.rule and AUTO_NOTE in a.rule
-    ]
-    if auto:
-        rejected = sum(not a.valid for a in auto)
-        report.add(
-            Text(
-                f"Annotation mode auto: no person reviewed the generated candidates. The ranker "
-                f"ensemble alone rejected {rejected:,} (the top of its ranking) and accepted "
-                f"{len(auto) - rejected:,}; the accepted ones carry accepted_by: ranker in "
-                "suite.jsonl."
-            )
-        )
-
-
 def _overview(report: Report, run_dir: Path) -> None:
     rows = [
         [name, f"{_count_lines(run_dir / name):,}", what]
@@ -127,11 +116,7 @@ def _overview(report: Report, run_dir: Path) -> None:
         report.add(Text("No stage outputs in this directory yet."))
 
 
-def _annotation(report: Report, run_dir: Path) -> None:
-    verdicts_path = run_dir / "verdicts.jsonl"
-    if not verdicts_path.exists():
-        return
-    verdicts = {v.candidate_id: v for v in read_jsonl(verdicts_path, Verdict)}
+def _annotation(report: Report, run_dir: Path, verdicts: dict[str, Verdict]) -> None:
     report.add(Heading("Annotation"))
     counts = status_counts(verdicts)
     report.add(Table(["status", "candidates"], [[k, f"{v:,}"] for k, v in counts.items()]))

@@ -64,7 +64,8 @@ def decide(
     People outrank the ranker: where anyone annotated a candidate, the strict
     majority of their votes decides, and a tie is `disputed` (the paper discards
     such cases). Where only the ranker did, the candidate is accepted as proposed.
-    Where the ranker rejected it (annotation mode `auto`), it is rejected by the ranker.
+    Where the ranker rejected it (annotation files of older `auto` runs; the ranker now
+    only accepts), it is rejected by the ranker.
     Candidates nobody judged (sent for review, skipped, cancelled) stay `pending`.
     """
     people: dict[str, dict[str, Annotation]] = defaultdict(dict)

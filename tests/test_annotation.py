@@ -11,12 +11,13 @@ from testaug.annotation import (
     merge_annotations,
     plan_review,
     read_annotations,
+    record_plan,
     review_count,
     save_annotations,
 )
 from testaug.errors import InputError
 from testaug.records import Annotation
-from tests.tiny_models import make_candidate
+from tests.tiny_models import VOUCHED_CURVE, make_calibration, make_candidate
 
 
 def ranked(n: int):
@@ -53,14 +54,66 @@ def test_review_count_needs_a_fraction_or_a_budget_in_range():
         review_count(5, top=1.5)
 
 
-def test_plan_sends_the_top_to_people_and_the_ranker_accepts_the_rest_with_its_rule():
+def test_without_calibration_the_ranker_accepts_nothing_and_the_rest_stays_pending():
     items = ranked(10)
-    plan = plan_review(list(reversed(items)), top=0.3)
+    plan = plan_review(list(reversed(items)), None, top=0.3)
     assert [i.rank for i in plan.review] == [1, 2, 3]
-    assert len(plan.accepted) == 7
-    first = plan.accepted[0]
-    assert first.origin == "ranker" and first.valid and first.annotator == "ensemble v1"
-    assert first.rule == "rank 4: ranked below the 3 of 10 candidates sent for review (top 30%)"
+    assert plan.accepted == []
+    assert [i.rank for i in plan.pending] == list(range(4, 11))
+    assert plan.acceptance.message is not None
+
+
+def calibrated(p_valid: list[float]):
+    """ranked(n) with P(valid) p_valid[i] for rank i + 1, in group "m"."""
+    return [
+        item.model_copy(update={"p_valid": p, "calibration_group": "m"})
+        for item, p in zip(ranked(len(p_valid)), p_valid, strict=True)
+    ]
+
+
+P_VALID = [0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 0.95]  # by rank: 8, 9, 10 clear 0.8
+
+
+def test_plan_splits_accepted_by_the_rule_reviewed_top_of_the_rest_and_pending():
+    calibration = make_calibration(m=VOUCHED_CURVE)
+    plan = plan_review(calibrated(P_VALID), calibration, top=0.3, target=0.9)
+    rank_of = {item.candidate.id: item.rank for item in ranked(10)}
+    assert sorted(rank_of[a.candidate_id] for a in plan.accepted) == [8, 9, 10]
+    assert [i.rank for i in plan.review] == [1, 2, 3]  # 30% of the 7 not accepted, rounded up
+    assert [i.rank for i in plan.pending] == [4, 5, 6, 7]
+    assert all(a.acceptance and a.acceptance.threshold == 0.8 for a in plan.accepted)
+    budget = plan_review(calibrated(P_VALID), calibration, top=0.3, budget=2)
+    assert [i.rank for i in budget.review] == [1, 2] and len(budget.pending) == 5
+    strict = plan_review(calibrated(P_VALID), calibration, top=0.3, target=0.97)
+    assert strict.accepted == [] and len(strict.review) == 3 and len(strict.pending) == 7
+
+
+def test_recording_a_plan_withdraws_earlier_ranker_records_of_the_candidates_it_covers(tmp_path):
+    path = tmp_path / "annotations.jsonl"
+    items = calibrated(P_VALID)
+    old = [
+        Annotation(
+            candidate_id=i.candidate.id, valid=True, annotator="ensemble v1", origin="ranker"
+        )
+        for i in items
+    ]
+    save_annotations(path, [*old, person(items[0].candidate.id, False)])
+    plan = plan_review(items, make_calibration(m=VOUCHED_CURVE), top=0.3)
+    update = record_plan(path, plan)
+    assert update.withdrawn == 10
+    kept = read_annotations(path)
+    ranker = [a for a in kept if a.origin == "ranker"]
+    assert sorted(a.candidate_id for a in ranker) == sorted(a.candidate_id for a in plan.accepted)
+    assert all(a.acceptance is not None for a in ranker)
+    assert [a.candidate_id for a in kept if a.origin == "label-studio"] == [items[0].candidate.id]
+
+
+def test_a_new_plan_never_has_the_ranker_accept_what_a_person_judged(tmp_path):
+    items = calibrated(P_VALID)
+    judged = {items[9].candidate.id}
+    plan = plan_review(items, make_calibration(m=VOUCHED_CURVE), top=0.3, judged=judged)
+    assert items[9].candidate.id not in {a.candidate_id for a in plan.accepted}
+    assert len(plan.accepted) == 2 and len(plan.review) + len(plan.pending) == 8
 
 
 def test_invalidity_score_is_one_for_the_first_and_zero_for_the_last():

@@ -11,13 +11,21 @@ import pytest
 from testaug.jsonl import read_jsonl
 from testaug.records import Annotation, TestCase
 from tests.cli_runner import run_testaug
-from tests.tiny_models import write_ranked_run
+from tests.tiny_models import VOUCHED_CURVE, make_calibration, write_ranked_run
 
 
 @pytest.fixture
 def run_dir(tmp_path: Path) -> Path:
-    """ranked.jsonl with 10 candidates (rank i+1 is "Case i") and the seed cases.jsonl."""
-    return write_ranked_run(tmp_path, [f"Case {i} is nice." for i in range(10)])
+    """ranked.jsonl with 10 candidates (rank i+1 is "Case i", with P(valid) 0.1 (i + 1) but
+    0.95 for the last), its calibration (the rule P(valid) >= 0.8 at precision 0.9) and
+    the seed cases.jsonl."""
+    p_valid = [0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 0.95]
+    return write_ranked_run(
+        tmp_path,
+        [f"Case {i} is nice." for i in range(10)],
+        p_valid=p_valid,
+        calibration=make_calibration(m=VOUCHED_CURVE),
+    )
 
 
 def annotate(run_dir: Path, keys: str, *args: str) -> subprocess.CompletedProcess:
@@ -31,7 +39,7 @@ def people(run_dir: Path) -> list[Annotation]:
 
 def test_terminal_saves_each_key_press_and_resumes_where_it_stopped(run_dir):
     first = annotate(
-        run_dir, "\nn4q", "terminal", "ranked.jsonl", "--top", "0.4", "--annotator", "ann"
+        run_dir, "\nn4q", "terminal", "ranked.jsonl", "--top", "0.5", "--annotator", "ann"
     )
     assert first.returncode == 0, first.stderr
     assert "The seat was great." in first.stdout  # the seed example is shown
@@ -40,7 +48,7 @@ def test_terminal_saves_each_key_press_and_resumes_where_it_stopped(run_dir):
     assert [(a.valid, a.reason) for a in saved] == [(True, None), (False, "malformed")]
 
     second = annotate(
-        run_dir, "s\n", "terminal", "ranked.jsonl", "--top", "0.4", "--annotator", "ann"
+        run_dir, "s\n", "terminal", "ranked.jsonl", "--top", "0.5", "--annotator", "ann"
     )
     assert second.returncode == 0, second.stderr
     assert "Case 0 is nice." not in second.stdout and "Case 2 is nice." in second.stdout
@@ -50,7 +58,32 @@ def test_terminal_saves_each_key_press_and_resumes_where_it_stopped(run_dir):
     ranker = [
         a for a in read_jsonl(run_dir / "annotations.jsonl", Annotation) if a.origin == "ranker"
     ]
-    assert len(ranker) == 6
+    assert len(ranker) == 3  # P(valid) >= 0.8: ranks 8, 9 and 10
+    assert "the ranker accepted 3 candidates under its rules for precision 90%" in second.stdout
+    assert "3 more wait for people" in second.stdout  # half of the other 7 reviewed
+
+
+def test_terminal_with_a_precision_no_rule_reaches_accepts_nothing_and_says_why(run_dir):
+    done = annotate(
+        run_dir, "q", "terminal", "ranked.jsonl", "--top", "0.3", "--accept-precision", "0.97"
+    )
+    assert done.returncode == 0, done.stderr
+    assert "the ranker accepted 0 candidates under its rules for precision 97%" in done.stdout
+    assert "no threshold on P(valid) qualified" in done.stdout
+    assert "accepts nothing" in done.stderr  # the one log line
+    assert not [
+        a for a in read_jsonl(run_dir / "annotations.jsonl", Annotation) if a.origin == "ranker"
+    ]
+
+
+@pytest.mark.parametrize("command", ["terminal", "push"])
+@pytest.mark.parametrize("value", ["0", "1.5", "-0.2"])
+def test_an_accept_precision_outside_zero_to_one_is_a_one_line_error(run_dir, command, value):
+    done = annotate(run_dir, "", command, "ranked.jsonl", "--accept-precision", value)
+    assert done.returncode == 1
+    assert f"--accept-precision: must be a precision in (0, 1], got {float(value)}" in done.stderr
+    assert len(done.stderr.strip().splitlines()) == 1
+    assert not (run_dir / "annotations.jsonl").exists()
 
 
 def test_merge_writes_accepted_cases_and_the_suite_from_the_annotations(run_dir):
@@ -71,7 +104,7 @@ def test_merge_writes_accepted_cases_and_the_suite_from_the_annotations(run_dir)
     accepted = {c.text: c for c in read_jsonl(run_dir / "accepted.jsonl", TestCase)}
     assert "Case 0 is nice." in accepted and "Case 1 is nice." not in accepted
     assert accepted["Case 2 is nice."].label == "negative"  # corrected to the first label
-    assert len(accepted) == 2 + 7
+    assert len(accepted) == 2 + 3  # and the three the ranker's rule accepted
     assert len(list(read_jsonl(run_dir / "suite.jsonl", TestCase))) == 2 + len(accepted)
 
 

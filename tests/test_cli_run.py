@@ -43,9 +43,9 @@ def test_run_with_the_embedded_generator_writes_the_report_and_is_faster_the_sec
     run_dir = tmp_path / "runs" / "small"
     report = run_dir / "report.html"
     assert f"report: {report.relative_to(tmp_path)}" in first.stdout.replace("\n", "")
-    assert "annotation mode auto" in first.stdout
+    assert "annotation mode auto" in first.stdout and "wait for people" in first.stdout
     suite = list(read_jsonl(run_dir / "suite.jsonl", TestCase))
-    assert {"template", "llm"} <= {case.source for case in suite}
+    assert "template" in {case.source for case in suite}  # llm cases only where a rule vouches
     models = [m["model"] for m in json.loads((run_dir / "evaluation.json").read_text())["models"]]
     assert models == ["vader", "spacy:eng_spacysentiment"]
     manifest = json.loads((run_dir / "candidates.jsonl").with_name("manifest.json").read_text())
@@ -65,6 +65,13 @@ def test_run_rejects_an_unknown_annotation_mode_before_starting_prefect(tmp_path
     done = run_testaug(tmp_path, "run", "--annotation", "crowd", env=prefect_home(tmp_path))
     assert done.returncode == 1
     assert "--annotation" in done.stderr and "auto, label-studio, terminal" in done.stderr
+    assert not (tmp_path / "prefect").exists()
+
+
+def test_run_rejects_an_accept_precision_outside_zero_to_one_before_starting_prefect(tmp_path):
+    done = run_testaug(tmp_path, "run", "--accept-precision", "1.5", env=prefect_home(tmp_path))
+    assert done.returncode == 1
+    assert "--accept-precision: must be a precision in (0, 1], got 1.5" in done.stderr
     assert not (tmp_path / "prefect").exists()
 
 
@@ -115,7 +122,11 @@ def test_run_in_terminal_mode_asks_a_person_about_the_top_of_the_ranking(tmp_pat
         a for a in read_jsonl(run_dir / "annotations.jsonl", Annotation) if a.origin == "terminal"
     ]
     ranked = (run_dir / "ranked.jsonl").read_text().splitlines()
-    assert len(people) == -(-len(ranked) * 3 // 10)  # the top 30%, rounded up
+    ranker = [
+        a for a in read_jsonl(run_dir / "annotations.jsonl", Annotation) if a.origin == "ranker"
+    ]
+    left = len(ranked) - len(ranker)  # what the ranker's rule did not accept
+    assert len(people) == -(-left * 3 // 10)  # the top 30% of it, rounded up
     assert {(a.valid, a.reason) for a in people} == {(False, "capability")}
     verdicts = list(read_jsonl(run_dir / "verdicts.jsonl", Verdict))
     assert sum(v.status == "rejected" and v.decided_by == "people" for v in verdicts) == len(people)

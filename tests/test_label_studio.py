@@ -21,7 +21,7 @@ from testaug.jsonl import read_jsonl
 from testaug.records import Annotation, TestCase
 from testaug.settings import Settings
 from tests.cli_runner import run_testaug
-from tests.tiny_models import write_ranked_run
+from tests.tiny_models import VOUCHED_CURVE, make_calibration, write_ranked_run
 
 pytestmark = [pytest.mark.label_studio, pytest.mark.slow]
 
@@ -51,9 +51,16 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[object]:
 
 @pytest.fixture(scope="module")
 def run_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A run directory with ranked.jsonl (10 candidates) and the seed cases.jsonl."""
+    """A run directory with ranked.jsonl (10 candidates; the last three, at P(valid) 0.8 and
+    more, clear the rule of ranked.calibration.json at precision 0.9) and cases.jsonl."""
     texts = [f"Candidate number {i} was lovely." for i in range(10)]
-    return write_ranked_run(tmp_path_factory.mktemp("run"), texts, version="v-test")
+    return write_ranked_run(
+        tmp_path_factory.mktemp("run"),
+        texts,
+        version="v-test",
+        p_valid=[0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 0.95],
+        calibration=make_calibration("v-test", m=VOUCHED_CURVE),
+    )
 
 
 def annotate(
@@ -91,10 +98,12 @@ def choice(name: str, value: str) -> dict:
     return {"from_name": name, "to_name": "text", "type": "choices", "value": {"choices": [value]}}
 
 
-def test_push_imports_the_top_with_scores_and_records_the_rest_as_accepted(server, run_dir):
+def test_push_records_what_the_rule_accepts_and_imports_the_top_of_the_rest(server, run_dir):
     done = annotate(server, run_dir, "push", "ranked.jsonl", "--top", "0.3", "--project", PROJECT)
     assert done.returncode == 0, done.stderr
-    assert "3 imported" in done.stdout
+    assert "3 imported" in done.stdout  # 30% of the 7 the ranker does not accept
+    assert "the ranker accepted 3 candidates under its rules for precision 90%" in done.stdout
+    assert "4 more wait for people" in done.stdout
 
     tasks = project_tasks(server)
     ranked = [json.loads(line) for line in (run_dir / "ranked.jsonl").read_text().splitlines()]
@@ -108,9 +117,10 @@ def test_push_imports_the_top_with_scores_and_records_the_rest_as_accepted(serve
     assert prediction.score == pytest.approx(1.0)
 
     accepted = list(read_jsonl(run_dir / "annotations.jsonl", Annotation))
-    assert len(accepted) == 7
+    ranked_ids = [r["candidate"]["id"] for r in ranked]
+    assert sorted(a.candidate_id for a in accepted) == sorted(ranked_ids[7:])
     assert {a.origin for a in accepted} == {"ranker"}
-    assert all("top 30%" in a.rule for a in accepted)
+    assert all(a.rule.startswith("P(valid) >= 0.800") and a.acceptance for a in accepted)
 
 
 def test_pushing_again_imports_nothing_twice(server, run_dir):
@@ -121,7 +131,7 @@ def test_pushing_again_imports_nothing_twice(server, run_dir):
     assert "1 imported, 3 already there" in more.stdout
     assert len(project_tasks(server)) == 4
     records = list(read_jsonl(run_dir / "annotations.jsonl", Annotation))
-    assert len(records) == 6  # the ranker no longer accepts the fourth candidate
+    assert len(records) == 3  # the fourth was pending, now sent; the rule's three stay
 
 
 def test_pull_takes_the_majority_reports_kappa_and_merges_into_the_suite(server, run_dir):
@@ -187,7 +197,7 @@ def test_pull_takes_the_majority_reports_kappa_and_merges_into_the_suite(server,
     )
     assert accepted[ranked_ids[3]].label == "negative"
     assert accepted[ranked_ids[3]].meta["proposed_label"] == "positive"
-    assert len(accepted) == 2 + 6
+    assert len(accepted) == 2 + 3  # and the three the ranker's rule accepted
     assert {c.source for c in accepted.values()} == {"llm"}
     suite = list(read_jsonl(run_dir / "suite.jsonl", TestCase))
     assert len(suite) == 2 + len(accepted)
@@ -287,7 +297,8 @@ def test_the_pipeline_sends_the_doubtful_to_people_and_collect_brings_their_verd
     sent = first.augmented.annotations.summary["sent"]
     assert sent > 0 and first.collected.pulled.summary["pending"] == sent
     verdicts = {v.candidate_id: v for v in read_jsonl(run_dir / "verdicts.jsonl", Verdict)}
-    assert sum(v.status == "pending" for v in verdicts.values()) == sent
+    waiting = first.augmented.annotations.summary["pending"]  # never sent: not waited for
+    assert sum(v.status == "pending" for v in verdicts.values()) == sent + waiting
 
     sdk = client(server)
     tasks = project_tasks(server, project)

@@ -10,8 +10,8 @@ import numpy as np
 import pytest
 
 from rankers.evaluation import evaluate_scores
-from testaug.jsonl import write_jsonl
-from testaug.records import Annotation, TestCase
+from testaug.jsonl import read_jsonl, write_jsonl
+from testaug.records import Annotation, RankedCandidate, TestCase
 from testaug.reports import build_report, write_report
 from testaug.verdicts import decide
 from tests.cli_runner import run_testaug
@@ -221,3 +221,51 @@ def test_a_missing_run_directory_is_an_input_error(tmp_path):
 
     with pytest.raises(InputError, match="not a run directory"):
         build_report(tmp_path / "nope")
+
+
+def test_the_report_states_what_the_ranker_accepted_at_what_precision_and_what_waits(tmp_path):
+    from testaug.annotation import read_annotations, save_annotations
+    from testaug.steps.review import merge_reviewed, review_automatically
+    from tests.tiny_models import VOUCHED_CURVE, make_calibration, write_ranked_run
+
+    p_valid = [0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 0.95]
+    texts = [f"Case {i} is nice." for i in range(10)]
+    run = write_ranked_run(
+        tmp_path, texts, p_valid=p_valid, calibration=make_calibration(m=VOUCHED_CURVE)
+    )
+    annotations, ranked = run / "annotations.jsonl", run / "ranked.jsonl"
+    review_automatically(ranked, annotations, target=0.9)
+    first = next(iter(read_jsonl(ranked, RankedCandidate))).candidate.id
+    person = Annotation(candidate_id=first, valid=False, annotator="ann", origin="terminal")
+    save_annotations(annotations, [*read_annotations(annotations), person])
+    merge_reviewed(annotations, ranked, run)
+
+    markdown = write_report(run).markdown.read_text()
+    notice = markdown.split("\n\n")[1]
+    assert notice.startswith("> **Note:** Annotation mode auto: no person reviewed")
+    assert "accepted only what it can vouch for at the stated precision: 3 candidates" in notice
+    assert "reaches 90% with 95% confidence; 6 wait for people" in notice
+    assert "### Acceptance by the ranker" in markdown
+    assert "The ranker accepted 3 candidates without a person" in markdown
+    assert "Their estimated precision is 96.0%." in markdown
+    assert "6 wait for people; people accepted 0 and rejected 1." in markdown
+    assert "| m | 10 | 3 | 0.800 | 96.0% (100 of 200 labelled) | 91.1% | 90% |" in markdown
+
+
+def test_a_group_without_a_rule_and_a_run_without_calibration_say_so(tmp_path):
+    from testaug.steps.review import merge_reviewed, review_automatically
+    from tests.tiny_models import VOUCHED_CURVE, make_calibration, write_ranked_run
+
+    texts = [f"Case {i} is nice." for i in range(4)]
+    run = write_ranked_run(
+        tmp_path, texts, p_valid=[0.9] * 4, calibration=make_calibration(m=VOUCHED_CURVE)
+    )
+    review_automatically(run / "ranked.jsonl", run / "annotations.jsonl", target=0.97)
+    merge_reviewed(run / "annotations.jsonl", run / "ranked.jsonl", run)
+    markdown = write_report(run).markdown.read_text()
+    assert "| m | 4 | 0 | no threshold qualifies |  |  | 97% |" in markdown
+    assert "accepted only what it can vouch for at the stated precision: 0 candidates" in markdown
+
+    (run / "ranked.calibration.json").unlink()
+    markdown = write_report(run).markdown.read_text()
+    assert "The run has no ranked.calibration.json: no rule could be read." in markdown

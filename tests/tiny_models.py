@@ -122,10 +122,18 @@ def make_labelled(good: list[str], bad: list[str]):
     ]
 
 
-def write_ranked_run(folder: Path, texts: list[str], *, version: str = "v1") -> Path:
+def write_ranked_run(
+    folder: Path,
+    texts: list[str],
+    *,
+    version: str = "v1",
+    p_valid: list[float] | None = None,
+    calibration: object | None = None,
+) -> Path:
     """A run folder for annotation tests: ranked.jsonl (texts[i] ranked i + 1, each prompted
     by the seed "The seat was great." and a seed id that is gone) and cases.jsonl with the
-    seed and one negative case."""
+    seed and one negative case. With `p_valid`, texts[i] has P(valid) p_valid[i] in group
+    "m"; with `calibration` (a Calibration record), ranked.calibration.json is written."""
     import numpy as np
 
     from rankers.ensemble import ranked_candidates
@@ -149,6 +157,34 @@ def write_ranked_run(folder: Path, texts: list[str], *, version: str = "v1") -> 
     ]
     n = len(texts)
     scores = {"first": np.linspace(1.0, 0.0, n), "second": np.linspace(0.9, 0.1, n)}
-    write_jsonl(folder / "ranked.jsonl", ranked_candidates(candidates, scores, version=version))
+    calibrated = [(p, "m") for p in p_valid] if p_valid is not None else None
+    ranked = ranked_candidates(candidates, scores, version=version, p_valid=calibrated)
+    write_jsonl(folder / "ranked.jsonl", ranked)
     write_jsonl(folder / "cases.jsonl", [seed, other])
+    if calibration is not None:
+        text = calibration.model_dump_json(indent=1)  # type: ignore[attr-defined]
+        (folder / "ranked.calibration.json").write_text(text + "\n", encoding="utf-8")
     return folder
+
+
+def make_calibration(version: str = "v1", **curves: tuple[list[float], list[bool]]):
+    """A Calibration record with a precision curve per group from (P(valid), valid) lists;
+    the first group is the fallback."""
+    from testaug.acceptance import precision_curve
+    from testaug.records import Calibration
+
+    return Calibration(
+        ensemble_version=version,
+        method="isotonic",
+        folds=3,
+        fallback=next(iter(curves)),
+        curves={group: precision_curve(group, p, valid) for group, (p, valid) in curves.items()},
+    )
+
+
+# Out-of-fold evidence on which P(valid) >= 0.8 is the rule at precision 0.9 (96 of 100
+# valid, lower bound 0.91), and nothing qualifies at 0.97.
+VOUCHED_CURVE = (
+    [0.99] * 60 + [0.8] * 40 + [0.3] * 100,
+    [True] * 60 + [True] * 36 + [False] * 4 + [True] * 20 + [False] * 80,
+)

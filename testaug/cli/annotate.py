@@ -12,7 +12,8 @@ import typer
 from pydantic import SecretStr
 from rich.table import Table
 
-from testaug.annotation import add_annotations, read_annotations, record_plan
+from testaug.acceptance import DEFAULT_TARGET, check_target
+from testaug.annotation import add_annotations, read_annotations
 from testaug.cli.annotate_server import install_server_command, server_command
 from testaug.cli.console import console, err_console
 from testaug.errors import InputError, Problem
@@ -24,8 +25,9 @@ from testaug.records import (
     TestCase,
     label_options,
 )
+from testaug.runs import write_text_atomic
 from testaug.settings import Settings
-from testaug.steps.review import read_ranked, task_labels
+from testaug.steps.review import calibration_beside, read_ranked
 from testaug.verdicts import Verdict, merge_verdicts, pairwise_agreement, status_counts
 
 if TYPE_CHECKING:
@@ -45,6 +47,12 @@ URL = typer.Option(None, "--url", help="Label Studio URL (default: $LABEL_STUDIO
 API_KEY = typer.Option(
     None, "--api-key", help="Label Studio token (prefer $LABEL_STUDIO_API_KEY).", show_default=False
 )
+ACCEPT_PRECISION = typer.Option(
+    DEFAULT_TARGET,
+    "--accept-precision",
+    help="The ranker accepts a candidate only under a rule whose out-of-fold precision "
+    "reaches this with 95% confidence (0 < p <= 1).",
+)
 CASES = typer.Option(
     None, "--cases", help="The suite cases the seeds came from (default: cases.jsonl beside it)."
 )
@@ -55,6 +63,7 @@ def push_command(
     ranked_path: Path = typer.Argument(..., metavar="RANKED", help="Ranked candidates (JSONL)."),
     top: float | None = TOP,
     budget: int | None = BUDGET,
+    accept_precision: float = ACCEPT_PRECISION,
     project: str | None = PROJECT,
     annotations_path: Path | None = typer.Option(
         None, "--annotations", help="Annotations file (default: annotations.jsonl beside RANKED)."
@@ -63,31 +72,33 @@ def push_command(
     url: str | None = URL,
     api_key: str | None = API_KEY,
 ) -> None:
-    """Import the top of the ranking into a Label Studio project; the ranker accepts the rest."""
-    from testaug.label_studio import push_for_review
+    """The ranker accepts what its rule for --accept-precision vouches for (read from
+    RANKED's .calibration.json); the top of the rest goes into a Label Studio project."""
+    from testaug.steps.review import push_to_label_studio
 
-    ranked = read_ranked(ranked_path)
+    check_target(accept_precision, field="--accept-precision")
     seeds = _seed_cases(cases, ranked_path)
     annotations_path = annotations_path or ranked_path.with_name("annotations.jsonl")
     project = project or _default_project(ranked_path)
-    result = push_for_review(
-        _studio(url, api_key),
-        project,
-        ranked,
+    pushed = push_to_label_studio(
+        ranked_path,
+        annotations_path,
+        studio=_studio(url, api_key),
+        project=project,
         seeds=seeds,
-        labels=task_labels(ranked, seeds.values()),
         top=_default_top(top, budget),
         budget=budget,
+        target=accept_precision,
     )
-    record_plan(annotations_path, result.plan)
-    state = "created" if result.created else "reused"
+    summary = pushed.summary
+    state = "created" if summary["created"] else "reused"
     console.print(
-        f"[green]pushed[/] {len(result.plan.review):,} of {len(ranked):,} candidates to project "
-        f"{project!r} ({state}, id {result.project_id}): {result.imported:,} imported, "
-        f"{result.already_present:,} already there; {len(result.plan.accepted):,} accepted by "
-        f"the ranker, recorded in {annotations_path}",
+        f"[green]pushed[/] {summary['sent']:,} candidates to project {project!r} ({state}, id "
+        f"{summary['project_id']}): {summary['imported']:,} imported, "
+        f"{summary['already_present']:,} already there",
         highlight=False,
     )
+    _print_acceptance(summary, annotations_path)
 
 
 @annotate_app.command("pull")
@@ -150,35 +161,43 @@ def terminal_command(
     ranked_path: Path = typer.Argument(..., metavar="RANKED", help="Ranked candidates (JSONL)."),
     top: float | None = TOP,
     budget: int | None = BUDGET,
+    accept_precision: float = ACCEPT_PRECISION,
     annotations_path: Path | None = typer.Option(
         None, "--annotations", help="Annotations file (default: annotations.jsonl beside RANKED)."
     ),
     annotator: str | None = typer.Option(None, help="Your name in the records (default: login)."),
     cases: Path | None = CASES,
 ) -> None:
-    """Review the top of the ranking in the terminal: Enter valid, n invalid, s skip, q quit.
-    Verdicts are saved one by one; run it again to go on where you stopped."""
+    """Review, in the terminal, the top of the ranking among the candidates the ranker's rule
+    does not accept: Enter valid, n invalid, s skip, q quit. Verdicts are saved one by one;
+    run it again to go on where you stopped."""
     import sys
 
     from testaug.steps.review import review_in_terminal
     from testaug.terminal_annotation import key_reader
 
-    session = review_in_terminal(
+    check_target(accept_precision, field="--accept-precision")
+    annotations_path = annotations_path or ranked_path.with_name("annotations.jsonl")
+    done = review_in_terminal(
         ranked_path,
-        annotations_path or ranked_path.with_name("annotations.jsonl"),
+        annotations_path,
         seeds=_seed_cases(cases, ranked_path),
         annotator=annotator or getpass.getuser(),
         read_key=key_reader(sys.stdin),
         console=console,
         top=_default_top(top, budget),
         budget=budget,
+        target=accept_precision,
     )
-    annotations_path = annotations_path or ranked_path.with_name("annotations.jsonl")
+    session = done.session
     console.print(
         f"[green]{session.annotated:,} annotated[/] ({session.valid:,} valid, "
         f"{session.invalid:,} invalid), {session.skipped:,} skipped, {session.remaining:,} left; "
         f"saved to {annotations_path}",
         highlight=False,
+    )
+    _print_acceptance(
+        {"pending": len(done.plan.pending), **done.plan.acceptance.summary()}, annotations_path
     )
 
 
@@ -209,6 +228,11 @@ def retrain_command(
             extra=labelled,
         )
     write_jsonl(output, result.reranked)
+    if result.ensemble.calibration is not None:
+        write_text_atomic(
+            calibration_beside(output),
+            result.ensemble.calibration.evidence.model_dump_json(indent=1) + "\n",
+        )
     console.print(
         f"[green]retrained[/] ensemble {result.ensemble.version} on {result.from_people:,} "
         f"verdicts of people and {result.from_extra:,} other labelled candidates into "
@@ -238,6 +262,28 @@ def _seed_cases(cases: Path | None, ranked_path: Path) -> dict[str, TestCase]:
         )
         return {}
     return {case.id: case for case in read_jsonl(path, TestCase)}
+
+
+def _print_acceptance(summary: dict, annotations_path: Path) -> None:
+    """What the ranker accepted (per calibration group) and how many wait, in a few lines."""
+    console.print(
+        f"the ranker accepted {summary['accepted_by_ranker']:,} candidates under its rules for "
+        f"precision {summary['accept_precision']:.0%} (recorded in {annotations_path}); "
+        f"{summary['pending']:,} more wait for people (not in this batch)",
+        highlight=False,
+    )
+    for group, numbers in summary["groups"].items():
+        rule = numbers["rule"]
+        where = (
+            "no threshold on P(valid) qualified"
+            if rule is None
+            else f"P(valid) >= {rule['threshold']:.3f}, out-of-fold precision "
+            f"{rule['precision_estimate']:.1%} (lower bound {rule['precision_lower_bound']:.1%})"
+        )
+        console.print(
+            f"  {group}: {where}; accepted {numbers['accepted']:,} of {numbers['candidates']:,}",
+            highlight=False,
+        )
 
 
 def _default_top(top: float | None, budget: int | None) -> float | None:

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 import typer
 from rich.table import Table
 
+from testaug.acceptance import DEFAULT_TARGET, check_target
 from testaug.cli.console import console, err_console
 from testaug.errors import InputError, Problem
 from testaug.provenance import EVIDENCE
@@ -63,10 +64,18 @@ def run_command(
     ),
     annotation: str = typer.Option(
         "auto",
-        help="Who judges the doubtful candidates: auto (the ensemble alone, marked as such), "
-        "terminal, or label-studio.",
+        help="Who judges the candidates the ranker cannot vouch for: auto (no one: they stay "
+        "pending), terminal, or label-studio.",
     ),
-    top: float = typer.Option(0.3, min=0.0, max=1.0, help="Fraction of the ranking reviewed."),
+    top: float = typer.Option(
+        0.3, min=0.0, max=1.0, help="Fraction people review of the candidates the ranker leaves."
+    ),
+    accept_precision: float = typer.Option(
+        DEFAULT_TARGET,
+        "--accept-precision",
+        help="The ranker accepts a candidate only under a rule whose out-of-fold precision "
+        "reaches this with 95% confidence (0 < p <= 1).",
+    ),
     project: str | None = typer.Option(None, help="Label Studio project (default: testaug RUN)."),
     wait_minutes: float = typer.Option(
         0.0, min=0.0, help="label-studio: minutes to wait for people before collecting."
@@ -102,6 +111,7 @@ def run_command(
         raise InputError(Problem("expected chat or completions", field="--endpoint"))
     if evidence not in EVIDENCE:
         raise InputError(Problem(f"expected one of {', '.join(EVIDENCE)}", field="--evidence"))
+    check_target(accept_precision, field="--accept-precision")
     run_size(size)  # an unknown size fails here, before Prefect starts
     suite, models = _suite_and_models(task, suite, model)
     prepare_prefect_environment()
@@ -130,6 +140,7 @@ def run_command(
         rankers=rankers,
         annotation=annotation,  # type: ignore[arg-type]  # checked above
         top=top,
+        accept_precision=accept_precision,
         project=project,
         wait_minutes=wait_minutes,
         models=models,
@@ -191,17 +202,44 @@ def print_summary(result: PipelineRun, seconds: float) -> None:
     if collected.evaluation is not None:
         print_error_rates(collected.evaluation.summary)
     annotations = augmented.annotations
-    if annotations is not None and annotations.summary.get("mode") == "auto":
-        console.print(
-            f"[yellow]annotation mode auto[/]: no person reviewed the candidates; the ranker "
-            f"ensemble rejected {annotations.summary['rejected_by_ranker']:,} and accepted "
-            f"{annotations.summary['accepted_by_ranker']:,} (marked accepted_by: ranker in the "
-            "suite)",
-            highlight=False,
-        )
+    if annotations is not None and "accepted_by_ranker" in annotations.summary:
+        print_acceptance(annotations.summary)
     console.print(
         f"[green]done[/] in {seconds:.0f} s; report: {collected.report.path}", highlight=False
     )
+
+
+def print_acceptance(summary: dict[str, Any]) -> None:
+    """What the ranker accepted, under which rule per calibration group, and what waits."""
+    target = summary.get("accept_precision", DEFAULT_TARGET)
+    waiting = summary.get("pending", 0) + summary.get("sent", 0)
+    if summary.get("mode") == "auto":
+        head = "[yellow]annotation mode auto[/]: no person reviewed the candidates; the ranker"
+    else:
+        head = "the ranker"
+    console.print(
+        f"{head} accepted {summary['accepted_by_ranker']:,} that its rules vouch for at "
+        f"precision {target:.0%} (marked accepted_by: ranker in the suite); {waiting:,} wait "
+        "for people",
+        highlight=False,
+    )
+    for group, numbers in summary.get("groups", {}).items():
+        rule = numbers.get("rule")
+        if rule is None:
+            console.print(
+                f"  {group}: no threshold on P(valid) qualified; its {numbers['candidates']:,} "
+                "candidates wait for people",
+                highlight=False,
+            )
+            continue
+        console.print(
+            f"  {group}: P(valid) >= {rule['threshold']:.3f} accepted {numbers['accepted']:,} of "
+            f"{numbers['candidates']:,} (out-of-fold precision {rule['precision_estimate']:.1%}, "
+            f"lower bound {rule['precision_lower_bound']:.1%})",
+            highlight=False,
+        )
+    if summary.get("no_rule"):
+        console.print(f"  {summary['no_rule']}", highlight=False)
 
 
 def print_error_rates(summary: dict[str, Any]) -> None:

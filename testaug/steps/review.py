@@ -1,31 +1,39 @@
-"""Steps from ranked candidates to verdicts: the ensemble alone (mode `auto`), people in
-Label Studio (push, then pull or wait), and the merge of accepted cases into the suite."""
+"""Steps from ranked candidates to verdicts: the ranker accepts what its rule for a stated
+precision vouches for (alone in mode `auto`), people review the top of the rest in Label
+Studio (push, then pull or wait) or the terminal, and accepted cases merge into the suite."""
 
 from __future__ import annotations
 
 import logging
 import time
 from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
+from pydantic import ValidationError
+
+from testaug.acceptance import DEFAULT_TARGET
 from testaug.annotation import (
+    AUTO_NOTE,
+    ReviewPlan,
     add_annotations,
-    auto_review,
+    people_judged,
     plan_review,
     read_annotations,
     record_plan,
 )
 from testaug.errors import InputError, Problem
 from testaug.jsonl import read_jsonl, write_jsonl
-from testaug.records import Candidate, RankedCandidate, TestCase, label_options
+from testaug.records import Calibration, Candidate, RankedCandidate, TestCase, label_options
+from testaug.runs import sibling
 from testaug.steps import StepOutput, step_output
-from testaug.verdicts import merge_verdicts, status_counts
+from testaug.verdicts import decide, merge_verdicts, status_counts
 
 if TYPE_CHECKING:
     from rich.console import Console
 
-    from testaug.label_studio import LabelStudio
+    from testaug.label_studio import ExportReading, LabelStudio
     from testaug.terminal_annotation import KeyReader, TerminalSession
 
 logger = logging.getLogger(__name__)
@@ -55,24 +63,81 @@ def task_labels(ranked: Sequence[RankedCandidate], cases: Iterable[TestCase]) ->
     return sorted(labels)
 
 
-def review_automatically(ranked_path: Path, annotations_path: Path, *, top: float) -> StepOutput:
-    """Mode `auto`: the ensemble rejects the top fraction of the ranking and accepts the rest,
-    every record saying that no person reviewed it."""
-    records = auto_review(read_ranked(ranked_path), top=top)
-    update = add_annotations(annotations_path, records)
-    rejected = sum(not record.valid for record in records)
+def calibration_beside(ranked_path: Path) -> Path:
+    """Where `testaug rank` writes the ensemble's calibration evidence: `<ranked>.calibration.json`."""
+    return sibling(ranked_path, "calibration", ".json")
+
+
+def read_calibration(path: Path) -> Calibration | None:
+    """The calibration evidence (a `Calibration` record); None when the file does not exist."""
+    if not path.is_file():
+        return None
+    try:
+        return Calibration.model_validate_json(path.read_text(encoding="utf-8"))
+    except ValidationError as exc:
+        error = exc.errors()[0]
+        field = ".".join(str(part) for part in error["loc"]) or None
+        raise InputError(Problem(error["msg"], file=path, field=field)) from None
+
+
+def review_plan(
+    ranked: Sequence[RankedCandidate],
+    annotations_path: Path,
+    calibration_path: Path,
+    *,
+    top: float | None,
+    budget: int | None = None,
+    target: float = DEFAULT_TARGET,
+    note: str | None = None,
+) -> ReviewPlan:
+    """The plan for a ranking: the ranker accepts what the rule for `target` vouches for
+    (read from `calibration_path`; nothing when it is missing), never a candidate a person
+    already judged in the annotations file; people review the top of the rest."""
+    return plan_review(
+        ranked,
+        read_calibration(calibration_path),
+        top=top,
+        budget=budget,
+        target=target,
+        judged=people_judged(read_annotations(annotations_path)),
+        note=note,
+        source=calibration_path,
+    )
+
+
+def review_automatically(
+    ranked_path: Path,
+    annotations_path: Path,
+    *,
+    calibration_path: Path | None = None,
+    target: float = DEFAULT_TARGET,
+) -> StepOutput:
+    """Mode `auto`: the ranker accepts only what its rule for precision `target` vouches for,
+    every record saying that no person reviewed it; it rejects nothing, and every other
+    candidate stays pending for people."""
+    plan = review_plan(
+        read_ranked(ranked_path),
+        annotations_path,
+        calibration_path or calibration_beside(ranked_path),
+        top=0.0,
+        target=target,
+        note=AUTO_NOTE,
+    )
+    update = record_plan(annotations_path, plan, mode="auto")
     logger.info(
-        "annotation mode auto: the ensemble rejected %d and accepted %d candidates",
-        rejected,
-        len(records) - rejected,
+        "annotation mode auto: the ranker accepted %d candidates under its rules for "
+        "precision %.0f%%; %d wait for people",
+        len(plan.accepted),
+        100 * target,
+        len(plan.pending),
     )
     return step_output(
         "annotate",
         annotations_path,
         len(update.annotations),
         mode="auto",
-        rejected_by_ranker=rejected,
-        accepted_by_ranker=len(records) - rejected,
+        pending=len(plan.pending),
+        **plan.acceptance.summary(),
     )
 
 
@@ -85,21 +150,26 @@ def push_to_label_studio(
     seeds: dict[str, TestCase],
     top: float | None,
     budget: int | None = None,
+    target: float = DEFAULT_TARGET,
+    calibration_path: Path | None = None,
 ) -> StepOutput:
-    """Import the top of the ranking into a Label Studio project; the ranker accepts the rest."""
+    """The ranker accepts what its rule for `target` vouches for; the top of the rest goes
+    into a Label Studio project (nothing imported twice); the remainder stays pending."""
     from testaug.label_studio import push_for_review
 
     ranked = read_ranked(ranked_path)
-    result = push_for_review(
-        studio,
-        project,
+    plan = review_plan(
         ranked,
-        seeds=seeds,
-        labels=task_labels(ranked, seeds.values()),
+        annotations_path,
+        calibration_path or calibration_beside(ranked_path),
         top=top,
         budget=budget,
+        target=target,
     )
-    update = record_plan(annotations_path, result.plan)
+    result = push_for_review(
+        studio, project, plan, seeds=seeds, labels=task_labels(ranked, seeds.values())
+    )
+    update = record_plan(annotations_path, plan, mode="label-studio")
     return step_output(
         "annotate",
         annotations_path,
@@ -108,10 +178,11 @@ def push_to_label_studio(
         project=project,
         project_id=result.project_id,
         created=result.created,
-        sent=len(result.plan.review),
+        sent=len(plan.review),
         imported=result.imported,
         already_present=result.already_present,
-        accepted_by_ranker=len(result.plan.accepted),
+        pending=len(plan.pending),
+        **plan.acceptance.summary(),
     )
 
 
@@ -119,13 +190,19 @@ def pull_from_label_studio(
     annotations_path: Path, *, studio: LabelStudio, project: str
 ) -> StepOutput:
     """Bring people's verdicts so far into the annotations file (nothing already there lost)."""
+    return _pull(annotations_path, studio, project)[0]
+
+
+def _pull(
+    annotations_path: Path, studio: LabelStudio, project: str
+) -> tuple[StepOutput, ExportReading]:
     from testaug.label_studio import pull_verdicts
 
     reading = pull_verdicts(studio, project)
     update = add_annotations(annotations_path, reading.annotations)
     for problem in reading.problems:
         logger.warning("skipped %s", problem)
-    return step_output(
+    output = step_output(
         "pull",
         annotations_path,
         len(update.annotations),
@@ -136,15 +213,17 @@ def pull_from_label_studio(
         cancelled=reading.cancelled,
         unanswered=reading.unanswered,
     )
+    return output, reading
 
 
-def pending_count(annotations_path: Path, ranked_path: Path) -> int:
-    """Candidates of the ranking that nobody has decided yet."""
-    from testaug.verdicts import decide
-
+def pending_count(
+    annotations_path: Path, ranked_path: Path, among: Iterable[str] | None = None
+) -> int:
+    """Candidates of the ranking that nobody has decided yet (only those `among`, if given)."""
     candidates = {item.candidate.id: item.candidate for item in read_ranked(ranked_path)}
     verdicts = decide(read_annotations(annotations_path), candidates)
-    return sum(v.status == "pending" for v in verdicts.values())
+    ids = verdicts.keys() if among is None else set(among) & verdicts.keys()
+    return sum(verdicts[cid].status == "pending" for cid in ids)
 
 
 def wait_for_label_studio(
@@ -157,12 +236,13 @@ def wait_for_label_studio(
     poll_seconds: float = 30.0,
     sleep: Callable[[float], None] = time.sleep,
 ) -> StepOutput:
-    """Pull verdicts until no candidate sent to people is pending, or until `timeout`
-    seconds have passed; whatever came back by then is in the annotations file."""
+    """Pull verdicts until no candidate sent to people (a task of the project) is pending,
+    or until `timeout` seconds have passed; whatever came back by then is in the
+    annotations file. Candidates never sent stay pending and are not waited for."""
     deadline = time.monotonic() + timeout
     while True:
-        pulled = pull_from_label_studio(annotations_path, studio=studio, project=project)
-        pending = pending_count(annotations_path, ranked_path)
+        pulled, reading = _pull(annotations_path, studio, project)
+        pending = pending_count(annotations_path, ranked_path, among=reading.task_ids)
         if pending == 0 or time.monotonic() + poll_seconds > deadline:
             break
         logger.info("%d candidates still wait for people in %r", pending, project)
@@ -191,6 +271,14 @@ def merge_reviewed(annotations_path: Path, ranked_path: Path, out_dir: Path) -> 
     )
 
 
+@dataclass(frozen=True)
+class TerminalReview:
+    """A terminal session and the plan it followed (what the ranker accepted, what waits)."""
+
+    plan: ReviewPlan
+    session: TerminalSession
+
+
 def review_in_terminal(
     ranked_path: Path,
     annotations_path: Path,
@@ -201,20 +289,30 @@ def review_in_terminal(
     console: Console,
     top: float | None,
     budget: int | None = None,
-) -> TerminalSession:
-    """Ask a person in the terminal about the top of the ranking (the ranker accepts the
-    rest); each verdict is saved at once, and a second session goes on where one stopped."""
+    target: float = DEFAULT_TARGET,
+    calibration_path: Path | None = None,
+) -> TerminalReview:
+    """Ask a person in the terminal about the top of the ranking among the candidates the
+    ranker's rule does not accept; each verdict is saved at once, and a second session goes
+    on where one stopped. The remainder stays pending."""
     from testaug.terminal_annotation import annotate_in_terminal
 
     ranked = read_ranked(ranked_path)
-    plan = plan_review(ranked, top=top, budget=budget)
-    record_plan(annotations_path, plan)
+    plan = review_plan(
+        ranked,
+        annotations_path,
+        calibration_path or calibration_beside(ranked_path),
+        top=top,
+        budget=budget,
+        target=target,
+    )
+    record_plan(annotations_path, plan, mode="terminal")
     done = {
         a.candidate_id
         for a in read_annotations(annotations_path)
         if a.origin == "terminal" and a.annotator == annotator
     }
-    return annotate_in_terminal(
+    session = annotate_in_terminal(
         plan.review,
         seeds=seeds,
         labels=task_labels(ranked, seeds.values()),
@@ -224,3 +322,4 @@ def review_in_terminal(
         console=console,
         save=lambda record: add_annotations(annotations_path, [record]),
     )
+    return TerminalReview(plan, session)

@@ -1,0 +1,212 @@
+"""The review steps on files: mode auto accepts only what the rule vouches for; Label Studio
+and terminal review the top of what the ranker leaves; the rest stays pending; the suite
+grows (or not) from what was accepted."""
+
+from __future__ import annotations
+
+import io
+import json
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import pytest
+from rich.console import Console
+
+from testaug.annotation import AUTO_NOTE, read_annotations, save_annotations
+from testaug.jsonl import read_jsonl
+from testaug.records import Annotation, RankedCandidate, TestCase
+from testaug.steps import review
+from testaug.terminal_annotation import key_reader
+from testaug.verdicts import Verdict
+from tests.tiny_models import VOUCHED_CURVE, make_calibration, write_ranked_run
+
+TEXTS = [f"Case {i} is nice." for i in range(10)]
+P_VALID = [0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 0.95]  # ranks 8, 9, 10 clear 0.8
+
+
+@pytest.fixture
+def run_dir(tmp_path: Path) -> Path:
+    """ranked.jsonl (rank i + 1 has P(valid) P_VALID[i]) and ranked.calibration.json with
+    the rule P(valid) >= 0.8 at precision 0.9."""
+    return write_ranked_run(
+        tmp_path, TEXTS, p_valid=P_VALID, calibration=make_calibration(m=VOUCHED_CURVE)
+    )
+
+
+def ranks(run_dir: Path) -> dict[str, int]:
+    return {
+        item.candidate.id: item.rank
+        for item in read_jsonl(run_dir / "ranked.jsonl", RankedCandidate)
+    }
+
+
+def test_auto_mode_accepts_only_what_the_rule_vouches_for_and_rejects_nothing(run_dir):
+    paths = run_dir / "ranked.jsonl", run_dir / "annotations.jsonl"
+    done = review.review_automatically(*paths, target=0.9)
+
+    records = read_annotations(paths[1])
+    assert sorted(ranks(run_dir)[a.candidate_id] for a in records) == [8, 9, 10]
+    assert all(a.valid and a.origin == "ranker" and AUTO_NOTE in (a.rule or "") for a in records)
+    summary = done.summary
+    assert (summary["mode"], summary["accepted_by_ranker"], summary["pending"]) == ("auto", 3, 7)
+    assert summary["accept_precision"] == 0.9 and summary["no_rule"] is None
+    rule = summary["groups"]["m"]["rule"]
+    assert rule["threshold"] == 0.8 and rule["precision_lower_bound"] >= 0.9
+    assert summary["groups"]["m"] | {"rule": None} == {
+        "candidates": 10,
+        "accepted": 3,
+        "rule": None,
+    }
+    json.dumps(summary)  # a flow persists it as JSON
+
+    merged = review.merge_reviewed(paths[1], paths[0], run_dir)
+    verdicts = list(read_jsonl(run_dir / "verdicts.jsonl", Verdict))
+    assert sum(v.status == "pending" for v in verdicts) == 7
+    assert not any(v.status == "rejected" for v in verdicts)
+    cases = list(read_jsonl(merged.path, TestCase))
+    assert len(cases) == 3 and {c.meta["accepted_by"] for c in cases} == {"ranker"}
+
+
+def test_auto_mode_replaces_an_older_auto_runs_rejections_and_keeps_peoples_verdicts(run_dir):
+    paths = run_dir / "ranked.jsonl", run_dir / "annotations.jsonl"
+    ids = list(ranks(run_dir))
+    older = [
+        Annotation(candidate_id=cid, valid=i >= 3, annotator="ensemble v1", origin="ranker",
+                   rule=f"rank {i + 1}: ...; {AUTO_NOTE}")
+        for i, cid in enumerate(ids)
+    ]  # fmt: skip
+    person = Annotation(candidate_id=ids[9], valid=False, annotator="ann", origin="terminal")
+    save_annotations(paths[1], [*older, person])
+
+    done = review.review_automatically(*paths)
+
+    records = read_annotations(paths[1])
+    assert not any(a.origin == "ranker" and not a.valid for a in records)
+    ranker = {a.candidate_id for a in records if a.origin == "ranker"}
+    assert ranker == {ids[7], ids[8]}  # rank 10 was judged by a person: not the ranker's
+    assert person in records and done.summary["accepted_by_ranker"] == 2
+
+
+@pytest.mark.parametrize("calibrated", [False, True], ids=["no calibration file", "no p_valid"])
+def test_auto_mode_on_an_older_ranking_accepts_nothing_and_says_so_once(
+    tmp_path, caplog, calibrated
+):
+    calibration = make_calibration(m=VOUCHED_CURVE) if calibrated else None
+    run_dir = write_ranked_run(tmp_path, TEXTS, calibration=calibration)
+    done = review.review_automatically(run_dir / "ranked.jsonl", run_dir / "annotations.jsonl")
+    assert read_annotations(run_dir / "annotations.jsonl") == []
+    assert (done.summary["accepted_by_ranker"], done.summary["pending"]) == (0, 10)
+    warnings = [r.getMessage() for r in caplog.records if r.levelname == "WARNING"]
+    assert warnings == [done.summary["no_rule"]]
+    expected = "no P(valid)" if calibrated else "ranked.calibration.json is missing"
+    assert expected in warnings[0]
+
+
+class FakeStudio:
+    """The Label Studio calls a push and a pull make, kept in memory."""
+
+    def __init__(self) -> None:
+        self.tasks: list[dict[str, Any]] = []
+
+    def find_project(self, name: str) -> int | None:
+        return 1 if self.tasks else None
+
+    def project(self, name: str) -> int:
+        return 1
+
+    def create_project(self, name: str, labels: Sequence[str]) -> int:
+        return 1
+
+    def export(self, project_id: int) -> list[dict[str, Any]]:
+        return self.tasks
+
+    def import_tasks(self, project_id: int, tasks: Sequence[Mapping[str, Any]]) -> int:
+        self.tasks.extend({"id": len(self.tasks) + 1, **task} for task in tasks)
+        return len(tasks)
+
+    def users(self) -> dict[int, str]:
+        return {7: "ann"}
+
+
+def push(run_dir: Path, studio: FakeStudio, **options: Any):
+    return review.push_to_label_studio(
+        run_dir / "ranked.jsonl", run_dir / "annotations.jsonl",
+        studio=studio, project="p", seeds={}, top=0.3, **options,
+    )  # fmt: skip
+
+
+def test_push_sends_the_top_of_what_the_ranker_leaves_and_never_accepts_a_judged_one(run_dir):
+    studio = FakeStudio()
+    first = push(run_dir, studio)
+    rank_of = ranks(run_dir)
+    assert [rank_of[t["data"]["candidate_id"]] for t in studio.tasks] == [1, 2, 3]
+    assert (first.summary["sent"], first.summary["pending"]) == (3, 4)
+    assert first.summary["accepted_by_ranker"] == 3
+
+    tenth = next(cid for cid, rank in rank_of.items() if rank == 10)
+    person = Annotation(candidate_id=tenth, valid=False, annotator="ann", origin="terminal")
+    save_annotations(
+        run_dir / "annotations.jsonl", [*read_annotations(run_dir / "annotations.jsonl"), person]
+    )
+    again = push(run_dir, studio)
+    assert (again.summary["imported"], again.summary["already_present"]) == (0, 3)
+    ranker = [a for a in read_annotations(run_dir / "annotations.jsonl") if a.origin == "ranker"]
+    assert sorted(rank_of[a.candidate_id] for a in ranker) == [8, 9]
+
+    stricter = push(run_dir, studio, target=0.97)
+    assert stricter.summary["accepted_by_ranker"] == 0 and stricter.summary["imported"] == 0
+    assert not [a for a in read_annotations(run_dir / "annotations.jsonl") if a.origin == "ranker"]
+
+
+def test_waiting_for_label_studio_waits_only_for_the_candidates_sent_there(run_dir):
+    studio = FakeStudio()
+    push(run_dir, studio)
+    for task in studio.tasks:
+        task["annotations"] = [{"completed_by": 7, "result": [
+            {"from_name": "validity", "to_name": "text", "type": "choices",
+             "value": {"choices": ["valid"]}},
+        ]}]  # fmt: skip
+
+    def never(seconds: float) -> None:
+        raise AssertionError("waited although every task sent has its verdict")
+
+    pulled = review.wait_for_label_studio(
+        run_dir / "annotations.jsonl", run_dir / "ranked.jsonl",
+        studio=studio, project="p", timeout=600, sleep=never,
+    )  # fmt: skip
+    assert pulled.summary["pending"] == 0 and pulled.summary["verdicts"] == 3
+    assert review.pending_count(run_dir / "annotations.jsonl", run_dir / "ranked.jsonl") == 4
+
+
+def test_the_terminal_asks_about_the_top_of_what_the_ranker_leaves(run_dir):
+    screen = io.StringIO()
+    done = review.review_in_terminal(
+        run_dir / "ranked.jsonl", run_dir / "annotations.jsonl",
+        seeds={}, annotator="ann", read_key=key_reader(io.StringIO("\n" * 10)),
+        console=Console(file=screen, width=100), top=0.3,
+    )  # fmt: skip
+    assert done.session.annotated == 3 and len(done.plan.accepted) == 3
+    assert [item.rank for item in done.plan.pending] == [4, 5, 6, 7]
+    rank_of = ranks(run_dir)
+    people = [a for a in read_annotations(run_dir / "annotations.jsonl") if a.origin == "terminal"]
+    assert sorted(rank_of[a.candidate_id] for a in people) == [1, 2, 3]
+
+
+def test_with_nothing_accepted_the_suite_grows_by_nothing_and_nothing_fails(tmp_path):
+    from testaug.steps.grow import expand_induced, extend_suite, induce_templates_file
+
+    run_dir = write_ranked_run(tmp_path, TEXTS, calibration=make_calibration(m=VOUCHED_CURVE))
+    annotations, ranked = run_dir / "annotations.jsonl", run_dir / "ranked.jsonl"
+    review.review_automatically(ranked, annotations)
+    accepted = review.merge_reviewed(annotations, ranked, run_dir)
+    assert accepted.records == 0 and accepted.path.read_text() == ""
+    cases = run_dir / "cases.jsonl"
+    templates = induce_templates_file(
+        accepted.path, cases, run_dir / "templates.yaml", allow_empty=True
+    )
+    expanded = expand_induced(
+        templates, [cases, accepted.path], run_dir / "expanded.jsonl", per_template=2, seed=0
+    )
+    suite = extend_suite(cases, [accepted.path, expanded.path], run_dir / "suite.jsonl")
+    assert (templates.records, expanded.records, suite.records) == (0, 0, 2)
