@@ -5,9 +5,10 @@ out-of-fold scores of the training data (0: every member finds it the least like
 invalid; 1: the most likely). A monotone map fitted on out-of-fold scores and
 verdicts turns it into P(valid): isotonic regression (the default) or Platt scaling.
 
-Each generator with enough out-of-fold labels gets a map and a precision curve of its
-own: how often a candidate is valid differs from one generator to the next, and so
-does the precision of a threshold. Candidates of any other generator read the map of
+Each generator setting (model and sampling temperature) with enough out-of-fold labels
+gets a map and a precision curve of its own: how often a candidate is valid differs
+from one generator to the next and with the temperature, and so does the precision of
+a threshold. Candidates of any other generator read the map of
 all generated candidates together (`GENERATED`); hard cases made by rule count only
 under their own group (`rule`).
 """
@@ -29,9 +30,18 @@ GENERATED = "any generator"
 RULE = "rule"
 
 
-def calibration_group(candidate: Candidate) -> str:
-    """The group a candidate's calibration is read from: its generator, or `rule`."""
+def generator_of(candidate: Candidate) -> str:
+    """Where a candidate comes from: its generator model, or `rule` for hard cases."""
     return RULE if is_hard_case(candidate) else candidate.model
+
+
+def calibration_group(candidate: Candidate) -> str:
+    """The group a candidate's calibration is read from: its generator and sampling
+    temperature (how often a generator writes valid cases depends on both), or `rule`."""
+    generator = generator_of(candidate)
+    if generator == RULE or candidate.temperature is None:
+        return generator
+    return f"{generator} at temperature {candidate.temperature:g}"
 
 
 class ScoreMap(BaseModel):

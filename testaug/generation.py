@@ -100,7 +100,13 @@ def generate(
         prompts, template, backend, cache, settings, on_prompt_done=on_prompt_done
     )
     candidates, rejects = screen_replies(
-        prompts, completions, template, backend, known_cases, max_words=settings.max_words
+        prompts,
+        completions,
+        template,
+        backend,
+        known_cases,
+        max_words=settings.max_words,
+        temperature=settings.temperature,
     )
     return GenerationResult(candidates, rejects, stats)
 
@@ -212,8 +218,10 @@ def screen_replies(
     known_cases: Iterable[TestCase],
     *,
     max_words: int = 60,
+    temperature: float | None = None,
 ) -> tuple[list[Candidate], list[Reject]]:
-    """Parse each reply and keep it as a candidate, or as a reject with its reason."""
+    """Parse each reply and keep it as a candidate (with the sampling temperature behind
+    it), or as a reject with its reason."""
     known = {case.id: comparison_key(case.text, case.text_pair) for case in known_cases}
     suite_keys = set(known.values())
     seen: set[tuple[str, str | None]] = set()
@@ -257,6 +265,7 @@ def screen_replies(
                     text_pair=text_pair,
                     label=label,
                     test_type=prompt.test_type,
+                    temperature=temperature,
                 )
             )
     return candidates, rejects

@@ -156,6 +156,7 @@ class Candidate(_CaseFields):
     backend: str
     model: str
     sample_index: int = 0
+    temperature: float | None = None  # the sampling temperature; None in older files
 
 
 class Prompt(Record):
