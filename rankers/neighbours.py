@@ -12,7 +12,10 @@ generators it never saw:
   capability), and of descriptions whose label disagrees with the proposed one, and the
   margins of its own description over each;
 - among its 10 nearest reference cases, the share from its own description and the share
-  whose label agrees; its own description's rank among all descriptions.
+  whose label agrees; its own description's rank among all descriptions;
+- whether it fills a template of its own description under that template's label, with
+  words the lexicons give those slots, or a template of another description
+  (`rankers/template_fit.py`).
 
 Reference cases whose text equals the candidate's are left out. A candidate whose
 description has no reference cases keeps the features that do not need one (an indicator
@@ -30,9 +33,10 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from rankers.embedding import embeddings
 from rankers.linear_head import LinearRanker, fit_linear_head
+from rankers.template_fit import TemplateIndex
 from testaug.records import Candidate, LabelledCandidate, TestCase, label_options
 
-FEATURES = (
+SIMILARITY_FEATURES = (
     "own_best",
     "own_top3",
     "other_best",
@@ -53,6 +57,13 @@ FEATURES = (
     "length_ratio",
     "repetition",
 )
+TEMPLATE_FEATURES = (
+    "own_template_fit",
+    "own_template_known",
+    "own_template_all_known",
+    "other_template_known",
+)
+FEATURES = SIMILARITY_FEATURES + TEMPLATE_FEATURES
 NEIGHBOURS = 10
 CHUNK = 256
 
@@ -144,7 +155,10 @@ def neighbour_features(
             b = np.vstack([vectors[c.text_pair or ""] for c in part]) if ref.pair else None
             document = _unit(a + b) if b is not None else a
             rows = _task_features(ref, part, ref.similarity(a, b), document)
-            out[indices[start : start + CHUNK]] = rows
+            out[indices[start : start + CHUNK], : len(SIMILARITY_FEATURES)] = rows
+        templates = TemplateIndex(cases_by_task[task])
+        fits = np.array([templates.fit(candidate) for candidate in chosen])
+        out[indices, len(SIMILARITY_FEATURES) :] = fits
     return out
 
 
@@ -153,7 +167,7 @@ def _task_features(
 ) -> np.ndarray:
     sim = np.where(ref.ids[None, :] == np.array([c.id for c in part])[:, None], -np.inf, sim)
     best = np.maximum.reduceat(sim, ref.starts, axis=1)  # (candidates, descriptions)
-    rows = np.zeros((len(part), len(FEATURES)))
+    rows = np.zeros((len(part), len(SIMILARITY_FEATURES)))
     nearest = np.argpartition(-sim, NEIGHBOURS - 1, axis=1)[:, :NEIGHBOURS]
     described = document @ ref.description_vectors.T  # (candidates, descriptions)
     for row, candidate in enumerate(part):
