@@ -77,7 +77,7 @@ def augment(
         seeds_per_prompt=numbers.seeds_per_prompt,
         seed=seed,
     )
-    generation = GenerationSettings(samples=numbers.samples)
+    generation = GenerationSettings(samples=numbers.samples, temperature=numbers.temperature)
     calls = [
         dict(
             cases=cases,
