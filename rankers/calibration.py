@@ -84,6 +84,24 @@ def fit_map(scores: np.ndarray, valid: np.ndarray, method: CalibrationMethod) ->
     )
 
 
+def cross_fitted_p_valid(
+    scores: np.ndarray, valid: np.ndarray, fold_of: np.ndarray, method: CalibrationMethod
+) -> np.ndarray:
+    """P(valid) of each candidate from a map fitted on the other folds' candidates (the map
+    of all of them where the other folds lack a valid or an invalid one)."""
+    p = np.zeros(len(scores))
+    everyone = None
+    for fold in np.unique(fold_of):
+        inside, outside = fold_of != fold, fold_of == fold
+        if 0 < valid[inside].sum() < inside.sum():
+            score_map = fit_map(scores[inside], valid[inside], method)
+        else:
+            everyone = everyone or fit_map(scores, valid, method)
+            score_map = everyone
+        p[outside] = score_map.p_valid(scores[outside])
+    return p
+
+
 class FittedCalibration(BaseModel):
     """The maps by group, and the out-of-fold evidence (`Calibration`) they were fitted on."""
 
@@ -118,10 +136,17 @@ def fit_calibration(
     min_group: int,
     ensemble_version: str,
     folds: int,
+    fold_of: np.ndarray | None = None,
 ) -> FittedCalibration:
     """Maps and precision curves from out-of-fold ensemble scores: one for each group with
     at least `min_group` candidates with both verdicts, one for all generated candidates
-    together (the fallback; all candidates when too few were generated)."""
+    together (the fallback; all candidates when too few were generated).
+
+    With `fold_of` (each candidate's cross-fitting fold), the precision curves are
+    cross-fitted too: each fold's P(valid) comes from a map fitted on the other folds, so
+    the precision a threshold is credited with was not fitted on the same verdicts (an
+    isotonic map fitted and judged on one set of labels puts its steps where the labels
+    change, and its top steps look purer than they are)."""
     scores = np.asarray(scores, dtype=np.float64)
     labels = np.asarray(valid, dtype=bool)
     groups = np.array([calibration_group(c) for c in candidates])
@@ -141,7 +166,10 @@ def fit_calibration(
     curves: dict[str, PrecisionCurve] = {}
     for group, mask in members.items():
         maps[group] = fit_map(scores[mask], labels[mask], method)
-        p = maps[group].p_valid(scores[mask])
+        if fold_of is None:
+            p = maps[group].p_valid(scores[mask])
+        else:
+            p = cross_fitted_p_valid(scores[mask], labels[mask], np.asarray(fold_of)[mask], method)
         curves[group] = precision_curve(group, p.tolist(), labels[mask].tolist())
     evidence = Calibration(
         ensemble_version=ensemble_version,

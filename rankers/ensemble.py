@@ -308,6 +308,7 @@ def train_ensemble(
         min_group=config.min_group,
         ensemble_version=version,
         folds=config.folds,
+        fold_of=folds,
     )
     manifest = EnsembleManifest(
         version=version,

@@ -4,10 +4,12 @@ without a person, and how sure we are that enough of them are valid.
 The ensemble gives each candidate P(valid), calibrated on out-of-fold scores of its
 labelled training data. Its `PrecisionCurve` says, for every threshold on P(valid),
 how many of those out-of-fold candidates reach it and how many of them are valid.
-The acceptance rule for a precision target is the lowest threshold whose accepted
-candidates reach the target with a one-sided Clopper-Pearson lower confidence bound
-(95% by default): the largest set we can vouch for. No threshold may qualify; then
-the ranker accepts nothing.
+The acceptance rule for a precision target is the lowest threshold, no lower than the
+target itself, whose accepted candidates reach the target with a one-sided
+Clopper-Pearson lower confidence bound (95% by default): the largest set we can vouch
+for in which every candidate is itself at least that likely to be valid (a set whose
+precision the purest candidates carry would otherwise take in doubtful ones at its
+edge). No threshold may qualify; then the ranker accepts nothing.
 """
 
 from __future__ import annotations
@@ -129,12 +131,15 @@ def acceptance_rule(
     target: float = DEFAULT_TARGET,
     confidence: float = DEFAULT_CONFIDENCE,
 ) -> AcceptanceRule | None:
-    """The lowest threshold on P(valid) whose accepted out-of-fold candidates reach `target`
-    precision with a one-sided `confidence` lower bound; None when no threshold does."""
+    """The lowest threshold on P(valid), at least `target`, whose accepted out-of-fold
+    candidates reach `target` precision with a one-sided `confidence` lower bound; None
+    when no threshold does."""
     if not 0.0 < target <= 1.0:
         raise ValueError(f"target precision must be in (0, 1], got {target}")
     chosen: AcceptanceRule | None = None
     for point in curve.points:
+        if point.threshold < target:
+            break  # points run from the highest threshold down
         bound = clopper_pearson_lower(point.valid, point.accepted, confidence)
         if bound >= target:
             chosen = AcceptanceRule(

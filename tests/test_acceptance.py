@@ -54,15 +54,24 @@ def test_precision_curve_counts_candidates_at_or_above_each_threshold():
 
 
 def test_the_rule_is_the_lowest_threshold_whose_lower_bound_reaches_the_target():
-    p = [0.99] * 60 + [0.8] * 40 + [0.3] * 100
+    p = [0.99] * 60 + [0.92] * 40 + [0.3] * 100
     valid = [True] * 60 + [True] * 36 + [False] * 4 + [True] * 20 + [False] * 80
     rule = acceptance_rule(precision_curve("g", p, valid), target=0.9)
     assert rule is not None
-    assert rule.threshold == 0.8
+    assert rule.threshold == 0.92
     assert rule.accepted == 100
     assert rule.precision_estimate == pytest.approx(0.96)
     assert rule.precision_lower_bound >= 0.9
     assert "lower bound" in describe_rule(rule)
+
+
+def test_no_threshold_below_the_target_is_the_rule_however_pure_the_set_above_it():
+    p = [0.99] * 60 + [0.8] * 40 + [0.3] * 100
+    valid = [True] * 60 + [True] * 36 + [False] * 4 + [True] * 20 + [False] * 80
+    rule = acceptance_rule(precision_curve("g", p, valid), target=0.9)
+    assert rule is not None
+    assert rule.threshold == 0.99  # 96 of 100 at 0.8 bound above 0.9, but 0.8 < 0.9
+    assert rule.accepted == 60
 
 
 def test_no_rule_when_no_threshold_reaches_the_target_with_confidence():
@@ -108,17 +117,17 @@ def test_each_candidate_is_accepted_under_the_threshold_of_its_own_group():
 
     strict = ([0.99] * 300 + [0.5] * 100, [True] * 298 + [False] * 2 + [True] * 50 + [False] * 50)
     calibration = make_calibration(m=VOUCHED_CURVE, rule=strict)
-    items = ranked_items([0.85, 0.85, 0.7, 0.99], ["m", "rule", "m", "rule"])
+    items = ranked_items([0.95, 0.95, 0.7, 0.99], ["m", "rule", "m", "rule"])
     decision = accept_by_rule(items, calibration, target=0.9)
-    assert decision.rules["m"].threshold == 0.8 and decision.rules["rule"].threshold == 0.99
+    assert decision.rules["m"].threshold == 0.9 and decision.rules["rule"].threshold == 0.99
     accepted = {a.candidate_id: a for a in decision.accepted}
     assert set(accepted) == {items[0].candidate.id, items[3].candidate.id}
     assert [item.rank for item in decision.rest] == [2, 3]  # under their group's threshold
     record = accepted[items[0].candidate.id]
     assert (record.valid, record.origin, record.annotator) == (True, "ranker", "ensemble v1")
-    assert record.p_valid == 0.85 and record.acceptance == decision.rules["m"]
-    assert record.rule.startswith("P(valid) >= 0.800: precision 96.0%")
-    assert "this one: P(valid) 0.850, rank 1" in record.rule
+    assert record.p_valid == 0.95 and record.acceptance == decision.rules["m"]
+    assert record.rule.startswith("P(valid) >= 0.900: precision 96.0%")
+    assert "this one: P(valid) 0.950, rank 1" in record.rule
     summary = decision.summary()
     assert summary["accepted_by_ranker"] == 2 and summary["no_rule"] is None
     assert summary["groups"]["m"]["candidates"] == 2 and summary["groups"]["m"]["accepted"] == 1

@@ -71,7 +71,7 @@ def calibrated(p_valid: list[float]):
     ]
 
 
-P_VALID = [0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 0.95]  # by rank: 8, 9, 10 clear 0.8
+P_VALID = [0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.9, 0.92, 0.95]  # by rank: 8, 9, 10 clear 0.9
 
 
 def test_plan_splits_accepted_by_the_rule_reviewed_top_of_the_rest_and_pending():
@@ -81,7 +81,7 @@ def test_plan_splits_accepted_by_the_rule_reviewed_top_of_the_rest_and_pending()
     assert sorted(rank_of[a.candidate_id] for a in plan.accepted) == [8, 9, 10]
     assert [i.rank for i in plan.review] == [1, 2, 3]  # 30% of the 7 not accepted, rounded up
     assert [i.rank for i in plan.pending] == [4, 5, 6, 7]
-    assert all(a.acceptance and a.acceptance.threshold == 0.8 for a in plan.accepted)
+    assert all(a.acceptance and a.acceptance.threshold == 0.9 for a in plan.accepted)
     budget = plan_review(calibrated(P_VALID), calibration, top=0.3, budget=2)
     assert [i.rank for i in budget.review] == [1, 2] and len(budget.pending) == 5
     strict = plan_review(calibrated(P_VALID), calibration, top=0.3, target=0.97)

@@ -17,9 +17,9 @@ from tests.tiny_models import VOUCHED_CURVE, make_calibration, write_ranked_run
 @pytest.fixture
 def run_dir(tmp_path: Path) -> Path:
     """ranked.jsonl with 10 candidates (rank i+1 is "Case i", with P(valid) 0.1 (i + 1) but
-    0.95 for the last), its calibration (the rule P(valid) >= 0.8 at precision 0.9) and
+    0.95 for the last), its calibration (the rule P(valid) >= 0.9 at precision 0.9) and
     the seed cases.jsonl."""
-    p_valid = [0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 0.95]
+    p_valid = [0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.9, 0.92, 0.95]
     return write_ranked_run(
         tmp_path,
         [f"Case {i} is nice." for i in range(10)],
@@ -58,7 +58,7 @@ def test_terminal_saves_each_key_press_and_resumes_where_it_stopped(run_dir):
     ranker = [
         a for a in read_jsonl(run_dir / "annotations.jsonl", Annotation) if a.origin == "ranker"
     ]
-    assert len(ranker) == 3  # P(valid) >= 0.8: ranks 8, 9 and 10
+    assert len(ranker) == 3  # P(valid) >= 0.9: ranks 8, 9 and 10
     assert "the ranker accepted 3 candidates under its rules for precision 90%" in second.stdout
     assert "3 more wait for people" in second.stdout  # half of the other 7 reviewed
 

@@ -46,6 +46,11 @@ def test_replies_become_candidates_that_record_prompt_and_seeds(cases, prompts, 
         assert candidate.text.startswith("Generated case") and candidate.backend == "fake"
 
 
+def test_candidates_record_the_temperature_they_were_sampled_at(prompts, run_generation):
+    result = run_generation(prompts, ScriptedBackend(numbered), samples=1, temperature=0.2)
+    assert result.candidates and {c.temperature for c in result.candidates} == {0.2}
+
+
 def test_each_kind_of_bad_reply_is_kept_with_its_reason(cases, prompts, run_generation):
     seed_text = next(c.text for c in cases if c.id == prompts[0].seed_case_ids[0])
     replies = [

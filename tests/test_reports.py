@@ -228,7 +228,7 @@ def test_the_report_states_what_the_ranker_accepted_at_what_precision_and_what_w
     from testaug.steps.review import merge_reviewed, review_automatically
     from tests.tiny_models import VOUCHED_CURVE, make_calibration, write_ranked_run
 
-    p_valid = [0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 0.95]
+    p_valid = [0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.9, 0.92, 0.95]
     texts = [f"Case {i} is nice." for i in range(10)]
     run = write_ranked_run(
         tmp_path, texts, p_valid=p_valid, calibration=make_calibration(m=VOUCHED_CURVE)
@@ -249,7 +249,7 @@ def test_the_report_states_what_the_ranker_accepted_at_what_precision_and_what_w
     assert "The ranker accepted 3 candidates without a person" in markdown
     assert "Their estimated precision is 96.0%." in markdown
     assert "6 wait for people; people accepted 0 and rejected 1." in markdown
-    assert "| m | 10 | 3 | 0.800 | 96.0% (100 of 200 labelled) | 91.1% | 90% |" in markdown
+    assert "| m | 10 | 3 | 0.900 | 96.0% (100 of 200 labelled) | 91.1% | 90% |" in markdown
 
 
 def test_a_group_without_a_rule_and_a_run_without_calibration_say_so(tmp_path):

@@ -22,13 +22,13 @@ from testaug.verdicts import Verdict
 from tests.tiny_models import VOUCHED_CURVE, make_calibration, write_ranked_run
 
 TEXTS = [f"Case {i} is nice." for i in range(10)]
-P_VALID = [0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 0.95]  # ranks 8, 9, 10 clear 0.8
+P_VALID = [0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.9, 0.92, 0.95]  # ranks 8, 9, 10 clear 0.9
 
 
 @pytest.fixture
 def run_dir(tmp_path: Path) -> Path:
     """ranked.jsonl (rank i + 1 has P(valid) P_VALID[i]) and ranked.calibration.json with
-    the rule P(valid) >= 0.8 at precision 0.9."""
+    the rule P(valid) >= 0.9 at precision 0.9."""
     return write_ranked_run(
         tmp_path, TEXTS, p_valid=P_VALID, calibration=make_calibration(m=VOUCHED_CURVE)
     )
@@ -52,7 +52,7 @@ def test_auto_mode_accepts_only_what_the_rule_vouches_for_and_rejects_nothing(ru
     assert (summary["mode"], summary["accepted_by_ranker"], summary["pending"]) == ("auto", 3, 7)
     assert summary["accept_precision"] == 0.9 and summary["no_rule"] is None
     rule = summary["groups"]["m"]["rule"]
-    assert rule["threshold"] == 0.8 and rule["precision_lower_bound"] >= 0.9
+    assert rule["threshold"] == 0.9 and rule["precision_lower_bound"] >= 0.9
     assert summary["groups"]["m"] | {"rule": None} == {
         "candidates": 10,
         "accepted": 3,
