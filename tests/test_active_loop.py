@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 from rankers.active import labelled_from_verdicts, retrain_and_rerank
 from rankers.ensemble import EnsembleConfig, ranked_candidates
@@ -72,3 +73,27 @@ def test_extra_labelled_candidates_train_too_but_people_win_on_the_same_candidat
     )
     assert (round_.from_people, round_.from_extra) == (2, 4)
     assert len(round_.reranked) == 6
+
+
+def test_peoples_verdicts_weigh_people_weight_times_an_extra_record(tmp_path, monkeypatch):
+    import rankers.active as active
+    from testaug.records import LabelledCandidate
+
+    judged = [make_candidate(t) for t in GOOD + BAD]
+    old = ranked_candidates(judged, {"old": np.arange(8, 0, -1.0)}, version="v0")
+    extra = [LabelledCandidate(candidate=make_candidate(t), valid=True) for t in PENDING]
+    annotations = [person(judged[0], True), person(judged[4], False)]
+    seen = []
+    real = active.train_ensemble
+
+    def spy(labelled, config, folder, *, sample_weight=None):
+        seen.append((len(labelled), sample_weight))
+        return real(labelled, config, folder, sample_weight=sample_weight)
+
+    monkeypatch.setattr(active, "train_ensemble", spy)
+    retrain_and_rerank(old, annotations, LEXICAL, tmp_path / "a", extra=extra)
+    retrain_and_rerank(old, annotations, LEXICAL, tmp_path / "b", extra=extra, people_weight=5)
+    assert seen[0] == (6, None)  # the default weighs every record alike
+    assert seen[1] == (6, [1.0] * 4 + [5.0] * 2)  # extra first, then people's verdicts
+    with pytest.raises(ValueError, match="people_weight"):
+        retrain_and_rerank(old, annotations, LEXICAL, tmp_path / "c", people_weight=0)
