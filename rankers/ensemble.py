@@ -15,6 +15,8 @@ The version is a hash of the config and the training verdicts.
 
 from __future__ import annotations
 
+import functools
+import hashlib
 import logging
 import os
 import shutil
@@ -219,10 +221,22 @@ def ranked_candidates(
     ]
 
 
+@functools.cache
+def training_code() -> str:
+    """A hash of the rankers package's source: an ensemble trained by older code (other
+    features, another calibration) is another ensemble."""
+    digest = hashlib.sha256()
+    for path in sorted(Path(__file__).resolve().parent.rglob("*.py")):
+        digest.update(path.name.encode())
+        digest.update(path.read_bytes())
+    return digest.hexdigest()[:12]
+
+
 def ensemble_version(config: EnsembleConfig, labelled: Sequence[LabelledCandidate]) -> str:
-    """A hash of the config and the training data (candidate ids and verdicts)."""
+    """A hash of the config, the training data (candidate ids and verdicts) and the code
+    that trains and calibrates it."""
     data = sorted((item.candidate.id, item.valid) for item in labelled)
-    return content_id("ensemble", config.model_dump(mode="json"), data)
+    return content_id("ensemble", config.model_dump(mode="json"), data, training_code())
 
 
 def _auc(invalid: np.ndarray, scores: np.ndarray) -> float:
