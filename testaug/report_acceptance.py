@@ -142,9 +142,9 @@ def acceptance_blocks(found: RunAcceptance, verdicts: Mapping[str, Verdict]) -> 
     counts = status_counts(verdicts)
     text = (
         f"The ranker accepted {len(accepted):,} candidates without a person, each under the "
-        f"rule of its calibration group: the lowest threshold on P(valid) whose out-of-fold "
-        f"precision reaches {found.target:.0%} with {found.confidence:.0%} confidence (one-"
-        f"sided Clopper-Pearson bound)."
+        f"rule of its calibration group: the lowest threshold on P(valid), no lower than the "
+        f"target, whose out-of-fold precision reaches {found.target:.0%} with "
+        f"{found.confidence:.0%} confidence (one-sided Clopper-Pearson bound)."
     )
     if accepted:
         estimate = sum(a.acceptance.precision_estimate for a in accepted if a.acceptance)
