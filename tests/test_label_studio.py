@@ -51,14 +51,14 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[object]:
 
 @pytest.fixture(scope="module")
 def run_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A run directory with ranked.jsonl (10 candidates; the last three, at P(valid) 0.8 and
+    """A run directory with ranked.jsonl (10 candidates; the last three, at P(valid) 0.9 and
     more, clear the rule of ranked.calibration.json at precision 0.9) and cases.jsonl."""
     texts = [f"Candidate number {i} was lovely." for i in range(10)]
     return write_ranked_run(
         tmp_path_factory.mktemp("run"),
         texts,
         version="v-test",
-        p_valid=[0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 0.95],
+        p_valid=[0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.9, 0.92, 0.95],
         calibration=make_calibration("v-test", m=VOUCHED_CURVE),
     )
 
@@ -120,7 +120,7 @@ def test_push_records_what_the_rule_accepts_and_imports_the_top_of_the_rest(serv
     ranked_ids = [r["candidate"]["id"] for r in ranked]
     assert sorted(a.candidate_id for a in accepted) == sorted(ranked_ids[7:])
     assert {a.origin for a in accepted} == {"ranker"}
-    assert all(a.rule.startswith("P(valid) >= 0.800") and a.acceptance for a in accepted)
+    assert all(a.rule.startswith("P(valid) >= 0.900") and a.acceptance for a in accepted)
 
 
 def test_pushing_again_imports_nothing_twice(server, run_dir):
