@@ -28,13 +28,13 @@ from pathlib import Path
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
+from rankers.borda import aggregate
 from rankers.calibration import FittedCalibration, fit_calibration
 from rankers.config import EnsembleConfig, load_config, shipped_configs
 from rankers.cross_encoder import RankerError
 from rankers.folds import fold_assignment
 from rankers.members import Ranker, load_member, train_member
 from rankers.reference import bundled_reference
-from testaug.borda import aggregate
 from testaug.records import Candidate, LabelledCandidate, RankedCandidate, TestCase, content_id
 
 logger = logging.getLogger(__name__)

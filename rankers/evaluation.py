@@ -7,15 +7,15 @@ from collections.abc import Sequence
 import numpy as np
 from pydantic import BaseModel, ConfigDict
 
-from testaug.borda import aggregate, ranks_from_scores
-from testaug.records import LabelledCandidate
-from testaug.triage import (
+from rankers.borda import aggregate, ranks_from_scores
+from rankers.triage import (
     TriageReport,
     kendall_tau,
     oracle_acc_curve,
     random_acc_curve,
     triage_report,
 )
+from testaug.records import LabelledCandidate
 
 ENSEMBLE = "ensemble"
 

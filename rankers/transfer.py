@@ -38,9 +38,9 @@ from rankers.ensemble import (
     train_ensemble,
     trained_ensemble,
 )
+from rankers.triage import TriageReport, triage_report
 from testaug.acceptance import acceptance_rule, expected_calibration_error
 from testaug.records import Annotation, LabelledCandidate, RankedCandidate
-from testaug.triage import TriageReport, triage_report
 
 logger = logging.getLogger(__name__)
 

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from testaug.borda import (
+from rankers.borda import (
     BordaResult,
     aggregate,
     borda_order,

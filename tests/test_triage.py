@@ -11,8 +11,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 from pydantic import ValidationError
 
-from testaug import triage
-from testaug.triage import (
+from rankers import triage
+from rankers.triage import (
     TriageReport,
     acc_at_k,
     acc_curve,
