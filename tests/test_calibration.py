@@ -5,7 +5,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from rankers.calibration import RULE, calibration_group, cross_fitted_p_valid, generator_of
+from rankers.calibration import (
+    RULE,
+    calibration_group,
+    cross_fitted_p_valid,
+    fit_map,
+    generator_of,
+)
 from testaug.records import Candidate
 
 
@@ -21,11 +27,11 @@ def test_each_folds_p_valid_comes_from_a_map_fitted_on_the_other_folds():
 
 def test_a_fold_whose_others_lack_a_verdict_reads_the_map_of_all():
     scores = np.linspace(0.0, 1.0, 9)
-    valid = np.array([True] * 3 + [True, False, True] + [False] * 3)
-    folds = np.repeat([0, 1, 2], 3)
+    valid = np.array([True] * 3 + [True] * 3 + [True, False, False])
+    folds = np.repeat([0, 1, 2], 3)  # folds 0 and 1 hold no invalid candidate
     p = cross_fitted_p_valid(scores, valid, folds, "isotonic")
-    assert np.all((p >= 0.0) & (p <= 1.0))
-    assert p[0] >= p[-1]
+    everyone = fit_map(scores, valid, "isotonic").p_valid(scores)
+    assert p[folds == 2].tolist() == everyone[folds == 2].tolist()
 
 
 def generated(model: str, temperature: float | None) -> Candidate:
