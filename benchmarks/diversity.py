@@ -29,11 +29,11 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
-from testaug.bundled import resolve_suite
-from testaug.cases import expand_suite, template_case_counts
-from testaug.dependency_paths import load_parser, paths_per_text
-from testaug.self_bleu import sampled_self_bleu, self_bleu, self_bleu_reference
-from testaug.suites import load_suite
+from testaug.core.bundled import resolve_suite
+from testaug.diversity.dependency_paths import load_parser, paths_per_text
+from testaug.diversity.self_bleu import sampled_self_bleu, self_bleu, self_bleu_reference
+from testaug.suites.cases import expand_suite, template_case_counts
+from testaug.suites.load import load_suite
 from testaug.testing.benchmark import print_checks
 
 

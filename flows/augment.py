@@ -12,13 +12,13 @@ from pydantic import BaseModel, ConfigDict
 
 from flows import tasks
 from flows.artifacts import publish_summary
-from testaug.acceptance import DEFAULT_TARGET, check_target
-from testaug.bundled import bundled_dir
-from testaug.generation import GenerationSettings
-from testaug.jsonl import read_jsonl
-from testaug.records import TestCase
-from testaug.run_sizes import run_size
-from testaug.settings import Settings
+from testaug.core.bundled import bundled_dir
+from testaug.core.jsonl import read_jsonl
+from testaug.core.records import TestCase
+from testaug.core.run_sizes import run_size
+from testaug.core.settings import Settings
+from testaug.generation.sampling import GenerationSettings
+from testaug.review.acceptance import DEFAULT_TARGET, check_target
 from testaug.steps import StepOutput
 from testaug.steps.augment import BackendSpec, PromptPlan
 from testaug.steps.review import AnnotationMode, calibration_beside
@@ -161,8 +161,8 @@ def review_in_terminal(
 
     from rich.console import Console
 
+    from testaug.review.terminal import key_reader
     from testaug.steps import review, step_output
-    from testaug.terminal_annotation import key_reader
 
     seeds = {case.id: case for case in read_jsonl(cases_path, TestCase)}
     done = review.review_in_terminal(

@@ -11,12 +11,12 @@ from pydantic import BaseModel, ConfigDict
 
 from flows import tasks
 from flows.artifacts import publish_summary
-from testaug.errors import InputError, Problem
-from testaug.provenance import Evidence
-from testaug.run_sizes import run_size
+from testaug.core.errors import InputError, Problem
+from testaug.core.run_sizes import run_size
 from testaug.steps import StepOutput
 from testaug.steps.measure import model_slug
 from testaug.steps.review import AnnotationMode
+from testaug.suites.provenance import Evidence
 
 DEFAULT_MODELS = ("vader", "spacy:eng_spacysentiment")
 

@@ -11,8 +11,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from testaug.errors import InputError, Problem
-from testaug.yaml_source import load_yaml
+from testaug.core.errors import InputError, Problem
+from testaug.core.yaml_source import load_yaml
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 PREFECT_YAML = PROJECT_ROOT / "prefect.yaml"

@@ -15,11 +15,11 @@ from flows.artifacts import publish_summary
 from flows.augment import Augmented, augment
 from flows.collect import DEFAULT_MODELS, Collected, collect
 from flows.runners import task_runner
-from testaug.acceptance import DEFAULT_TARGET, check_target
-from testaug.provenance import Evidence
-from testaug.runs import new_manifest, write_manifest
+from testaug.core.runs import new_manifest, write_manifest
+from testaug.review.acceptance import DEFAULT_TARGET, check_target
 from testaug.steps.augment import BackendSpec
 from testaug.steps.review import AnnotationMode
+from testaug.suites.provenance import Evidence
 
 
 class PipelineRun(BaseModel):

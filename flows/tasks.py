@@ -11,9 +11,9 @@ from prefect import Task, get_run_logger, task
 from prefect.futures import PrefectFuture
 
 from flows.caching import step_cache
-from testaug.backends import TransientBackendError
-from testaug.generation import GenerationError, GenerationSettings
-from testaug.settings import Settings
+from testaug.core.settings import Settings
+from testaug.generation.backends import TransientBackendError
+from testaug.generation.sampling import GenerationError, GenerationSettings
 from testaug.steps import StepOutput, augment, grow, is_current, measure, review, step_output
 from testaug.steps.augment import BackendSpec, PromptPlan
 
@@ -149,8 +149,8 @@ def prepare_rankers(rankers: str, training: Path, cache_root: Path) -> StepOutpu
     """A trained ensemble: a folder as given, or a config (shipped name or YAML file)
     trained on the labelled candidates the first time it is asked for."""
     from rankers.ensemble import MANIFEST, load_config, trained_ensemble
-    from testaug.jsonl import read_jsonl
-    from testaug.records import LabelledCandidate
+    from testaug.core.jsonl import read_jsonl
+    from testaug.core.records import LabelledCandidate
 
     given = Path(rankers)
     if (given / MANIFEST).is_file():
@@ -190,8 +190,8 @@ def ensemble_output(folder: Path, **summary: Any) -> StepOutput:
 
 def label_studio() -> Any:
     """A Label Studio connection from the environment (LABEL_STUDIO_URL, LABEL_STUDIO_API_KEY)."""
-    from testaug.errors import InputError, Problem
-    from testaug.label_studio import LabelStudio
+    from testaug.core.errors import InputError, Problem
+    from testaug.review.label_studio import LabelStudio
 
     settings = Settings()
     if settings.label_studio_api_key is None:
@@ -225,8 +225,8 @@ def push_to_label_studio(
 ) -> StepOutput:
     """The ranker accepts what its rule for `accept_precision` vouches for; the top of the
     rest into the run's Label Studio project (nothing imported twice)."""
-    from testaug.jsonl import read_jsonl
-    from testaug.records import TestCase
+    from testaug.core.jsonl import read_jsonl
+    from testaug.core.records import TestCase
 
     seeds = {case.id: case for case in read_jsonl(cases_path, TestCase)}
     return review.push_to_label_studio(

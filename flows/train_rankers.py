@@ -10,7 +10,7 @@ from prefect import flow, get_run_logger
 from flows.artifacts import publish_summary
 from flows.augment import default_training
 from flows.tasks import ensemble_output, step_task
-from testaug.settings import Settings
+from testaug.core.settings import Settings
 from testaug.steps import StepOutput
 
 
@@ -20,8 +20,8 @@ def train_from_runs(runs: Path, config: str, base: Path, out_root: Path) -> Step
     verdicts in the run folders under `runs` and the labelled candidates in `base`."""
     from rankers.active import labelled_from_runs
     from rankers.ensemble import load_config, trained_ensemble
-    from testaug.jsonl import read_jsonl
-    from testaug.records import LabelledCandidate
+    from testaug.core.jsonl import read_jsonl
+    from testaug.core.records import LabelledCandidate
 
     logger = get_run_logger()
     people = labelled_from_runs(p for p in runs.glob("*") if p.is_dir()) if runs.is_dir() else []

@@ -8,10 +8,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from rankers.ensemble import Ensemble, EnsembleConfig, train_ensemble
-from testaug.annotation import read_annotations
-from testaug.jsonl import read_jsonl
-from testaug.records import Annotation, Candidate, LabelledCandidate, RankedCandidate
-from testaug.verdicts import Verdict, decide
+from testaug.core.jsonl import read_jsonl
+from testaug.core.records import Annotation, Candidate, LabelledCandidate, RankedCandidate
+from testaug.review.plans import read_annotations
+from testaug.review.verdicts import Verdict, decide
 
 PEOPLE_WEIGHT = 1.0  # a person's verdict against one `extra` labelled record, in training
 

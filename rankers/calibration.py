@@ -21,9 +21,9 @@ from typing import Literal
 import numpy as np
 from pydantic import BaseModel, ConfigDict
 
-from testaug.acceptance import precision_curve
-from testaug.hard_cases import is_hard_case
-from testaug.records import Calibration, Candidate, PrecisionCurve
+from rankers.hard_cases import is_hard_case
+from testaug.core.records import Calibration, Candidate, PrecisionCurve
+from testaug.review.acceptance import precision_curve
 
 CalibrationMethod = Literal["isotonic", "platt"]
 GENERATED = "any generator"

@@ -12,8 +12,8 @@ from rankers.cross_encoder import CrossEncoderConfig, RankerError
 from rankers.embedding import EmbeddingConfig
 from rankers.lexical import LexicalConfig
 from rankers.neighbours import NeighbourConfig
-from testaug.errors import InputError
-from testaug.yaml_source import load_yaml
+from testaug.core.errors import InputError
+from testaug.core.yaml_source import load_yaml
 
 CONFIG_DIR = Path(__file__).parent / "configs"
 

@@ -19,9 +19,9 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from rankers.inputs import document_text, query_text, ranker_input
 from rankers.losses import lce_groups, localized_contrastive_loss
-from testaug.errors import TestAugError
-from testaug.heavy_imports import IMPORT_LOCK
-from testaug.records import Candidate, LabelledCandidate, TestCase
+from testaug.core.errors import TestAugError
+from testaug.core.heavy_imports import IMPORT_LOCK
+from testaug.core.records import Candidate, LabelledCandidate, TestCase
 
 logger = logging.getLogger(__name__)
 

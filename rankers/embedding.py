@@ -25,8 +25,8 @@ from pydantic import BaseModel, ConfigDict, Field
 from rankers.cross_encoder import RankerError, resolve_model
 from rankers.inputs import query_text
 from rankers.linear_head import LinearRanker, fit_linear_head
-from testaug.heavy_imports import IMPORT_LOCK
-from testaug.records import Candidate, LabelledCandidate, TestCase, label_options
+from testaug.core.heavy_imports import IMPORT_LOCK
+from testaug.core.records import Candidate, LabelledCandidate, TestCase, label_options
 
 
 class EmbeddingConfig(BaseModel):

@@ -35,7 +35,7 @@ from rankers.cross_encoder import RankerError
 from rankers.folds import fold_assignment
 from rankers.members import Ranker, load_member, train_member
 from rankers.reference import bundled_reference
-from testaug.records import Candidate, LabelledCandidate, RankedCandidate, TestCase, content_id
+from testaug.core.records import Candidate, LabelledCandidate, RankedCandidate, TestCase, content_id
 
 logger = logging.getLogger(__name__)
 

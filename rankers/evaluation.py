@@ -15,7 +15,7 @@ from rankers.triage import (
     random_acc_curve,
     triage_report,
 )
-from testaug.records import LabelledCandidate
+from testaug.core.records import LabelledCandidate
 
 ENSEMBLE = "ensemble"
 

@@ -9,7 +9,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from rankers.cross_encoder import RankerError
-from testaug.records import LabelledCandidate
+from testaug.core.records import LabelledCandidate
 
 
 def fold_assignment(items: Sequence[LabelledCandidate], folds: int, *, seed: int = 0) -> np.ndarray:

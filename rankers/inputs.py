@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from testaug.records import Candidate, label_options
+from testaug.core.records import Candidate, label_options
 
 PAIR_SEPARATOR = " || "
 

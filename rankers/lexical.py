@@ -19,7 +19,7 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
 from rankers.lexical_features import FeatureSet, features
-from testaug.records import Candidate, LabelledCandidate, TestCase
+from testaug.core.records import Candidate, LabelledCandidate, TestCase
 
 SCORE_CHUNK = 512  # candidates per dense feature matrix when scoring
 

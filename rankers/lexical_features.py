@@ -22,7 +22,7 @@ from collections import Counter
 from typing import Literal
 
 from rankers.inputs import document_text, query_text
-from testaug.records import Candidate
+from testaug.core.records import Candidate
 
 FeatureSet = Literal["surface", "conditioned"]
 

@@ -10,7 +10,7 @@ from typing import Any, ClassVar, Self
 import numpy as np
 
 from rankers.cross_encoder import RankerError
-from testaug.records import Candidate, TestCase
+from testaug.core.records import Candidate, TestCase
 
 
 class LinearHead:

@@ -15,8 +15,8 @@ from collections import defaultdict
 from collections.abc import Iterable, Iterator
 
 from rankers.inputs import document_text, query_text
-from testaug.heavy_imports import IMPORT_LOCK
-from testaug.records import LabelledCandidate
+from testaug.core.heavy_imports import IMPORT_LOCK
+from testaug.core.records import LabelledCandidate
 
 
 def lce_groups(

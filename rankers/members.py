@@ -12,7 +12,7 @@ from rankers.cross_encoder import CrossEncoderConfig, CrossEncoderRanker, train_
 from rankers.embedding import EmbeddingConfig, EmbeddingRanker, train_embedding
 from rankers.lexical import LexicalConfig, LexicalRanker, train_lexical
 from rankers.neighbours import NeighbourConfig, NeighbourRanker, train_neighbours
-from testaug.records import Candidate, LabelledCandidate, TestCase
+from testaug.core.records import Candidate, LabelledCandidate, TestCase
 
 AnyMemberConfig = CrossEncoderConfig | LexicalConfig | EmbeddingConfig | NeighbourConfig
 

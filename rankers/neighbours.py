@@ -34,7 +34,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from rankers.embedding import embeddings
 from rankers.linear_head import LinearRanker, fit_linear_head
 from rankers.template_fit import TemplateIndex
-from testaug.records import Candidate, LabelledCandidate, TestCase, label_options
+from testaug.core.records import Candidate, LabelledCandidate, TestCase, label_options
 
 SIMILARITY_FEATURES = (
     "own_best",

@@ -5,14 +5,14 @@ from __future__ import annotations
 from collections.abc import Iterable
 from functools import lru_cache
 
-from testaug.records import TestCase
+from testaug.core.records import TestCase
 
 
 @lru_cache(maxsize=16)
 def _bundled_cases(task: str, per_template: int, seed: int) -> tuple[TestCase, ...]:
-    from testaug.bundled import bundled_suites, resolve_suite
-    from testaug.cases import expand_suite
-    from testaug.suites import load_suite
+    from testaug.core.bundled import bundled_suites, resolve_suite
+    from testaug.suites.cases import expand_suite
+    from testaug.suites.load import load_suite
 
     if task not in bundled_suites():
         return ()

@@ -15,7 +15,7 @@ from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from testaug.records import Candidate, TestCase, label_options
+from testaug.core.records import Candidate, TestCase, label_options
 
 SLOT = re.compile(r"\{([^{}]+)\}")
 MAX_FILL_WORDS = 4

@@ -39,8 +39,8 @@ from rankers.ensemble import (
     trained_ensemble,
 )
 from rankers.triage import TriageReport, triage_report
-from testaug.acceptance import acceptance_rule, expected_calibration_error
-from testaug.records import Annotation, LabelledCandidate, RankedCandidate
+from testaug.core.records import Annotation, LabelledCandidate, RankedCandidate
+from testaug.review.acceptance import acceptance_rule, expected_calibration_error
 
 logger = logging.getLogger(__name__)
 

@@ -36,9 +36,9 @@ def run_generation() -> Callable[..., object]:
 
     Keyword arguments other than task, cache, known_cases and settings are GenerationSettings.
     """
-    from testaug.generation import GenerationSettings, generate
-    from testaug.prompts import prompt_for
-    from testaug.response_cache import ResponseCache
+    from testaug.generation.cache import ResponseCache
+    from testaug.generation.prompts import prompt_for
+    from testaug.generation.sampling import GenerationSettings, generate
 
     def run(prompts, backend, *, task="sentiment", cache=None, known_cases=(), settings=None, **kw):
         return generate(

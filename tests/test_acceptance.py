@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from testaug.acceptance import (
+from testaug.review.acceptance import (
     acceptance_rule,
     clopper_pearson_lower,
     describe_rule,
@@ -93,7 +93,7 @@ def test_a_calibrated_model_has_a_small_expected_calibration_error():
 
 def ranked_items(p_valid, groups=None, version="v1"):
     """Ranked candidates, rank i + 1 with P(valid) p_valid[i] in groups[i] (default "m")."""
-    from testaug.records import RankedCandidate
+    from testaug.core.records import RankedCandidate
     from tests.tiny_models import make_candidate
 
     groups = groups or ["m"] * len(p_valid)
@@ -112,7 +112,7 @@ def ranked_items(p_valid, groups=None, version="v1"):
 
 
 def test_each_candidate_is_accepted_under_the_threshold_of_its_own_group():
-    from testaug.acceptance import accept_by_rule
+    from testaug.review.acceptance import accept_by_rule
     from tests.tiny_models import VOUCHED_CURVE, make_calibration
 
     strict = ([0.99] * 300 + [0.5] * 100, [True] * 298 + [False] * 2 + [True] * 50 + [False] * 50)
@@ -135,7 +135,7 @@ def test_each_candidate_is_accepted_under_the_threshold_of_its_own_group():
 
 
 def test_a_group_without_a_rule_accepts_nothing_while_another_group_does(caplog):
-    from testaug.acceptance import accept_by_rule
+    from testaug.review.acceptance import accept_by_rule
     from tests.tiny_models import VOUCHED_CURVE, make_calibration
 
     weak = ([0.9] * 10 + [0.1] * 10, [True] * 9 + [False] + [False] * 10)
@@ -148,7 +148,7 @@ def test_a_group_without_a_rule_accepts_nothing_while_another_group_does(caplog)
 
 
 def test_with_no_rule_in_any_group_nothing_is_accepted_and_one_line_says_why(caplog):
-    from testaug.acceptance import accept_by_rule
+    from testaug.review.acceptance import accept_by_rule
     from tests.tiny_models import VOUCHED_CURVE, make_calibration
 
     items = ranked_items([0.99, 0.9, 0.5])
@@ -170,7 +170,7 @@ def test_with_no_rule_in_any_group_nothing_is_accepted_and_one_line_says_why(cap
     ids=["older ranked file", "another ensemble"],
 )
 def test_candidates_the_calibration_does_not_speak_for_are_never_accepted(items, why, caplog):
-    from testaug.acceptance import accept_by_rule
+    from testaug.review.acceptance import accept_by_rule
     from tests.tiny_models import VOUCHED_CURVE, make_calibration
 
     decision = accept_by_rule(items(), make_calibration(m=VOUCHED_CURVE), target=0.9)
@@ -179,7 +179,7 @@ def test_candidates_the_calibration_does_not_speak_for_are_never_accepted(items,
 
 
 def test_without_calibration_evidence_the_missing_file_is_named_once(caplog, tmp_path):
-    from testaug.acceptance import accept_by_rule
+    from testaug.review.acceptance import accept_by_rule
 
     missing = tmp_path / "ranked.calibration.json"
     decision = accept_by_rule(ranked_items([0.99]), None, source=missing)
@@ -189,7 +189,7 @@ def test_without_calibration_evidence_the_missing_file_is_named_once(caplog, tmp
 
 
 def test_a_candidate_a_person_judged_is_never_accepted_by_the_ranker():
-    from testaug.acceptance import accept_by_rule
+    from testaug.review.acceptance import accept_by_rule
     from tests.tiny_models import VOUCHED_CURVE, make_calibration
 
     items = ranked_items([0.99, 0.99])
@@ -202,8 +202,8 @@ def test_a_candidate_a_person_judged_is_never_accepted_by_the_ranker():
 
 @pytest.mark.parametrize("target", [0.0, -0.5, 1.01, float("nan")])
 def test_a_target_outside_zero_to_one_is_an_input_error_naming_the_field(target):
-    from testaug.acceptance import check_target
-    from testaug.errors import InputError
+    from testaug.core.errors import InputError
+    from testaug.review.acceptance import check_target
 
     with pytest.raises(InputError, match=r"--accept-precision: must be a precision in \(0, 1\]"):
         check_target(target, field="--accept-precision")

@@ -8,8 +8,8 @@ import pytest
 from rankers.active import labelled_from_verdicts, retrain_and_rerank
 from rankers.ensemble import EnsembleConfig, ranked_candidates
 from rankers.lexical import LexicalConfig
-from testaug.records import Annotation
-from testaug.verdicts import decide
+from testaug.core.records import Annotation
+from testaug.review.verdicts import decide
 from tests.tiny_models import make_candidate
 
 LEXICAL = EnsembleConfig(name="lexical", members=(LexicalConfig(name="tfidf", min_count=1),))
@@ -61,7 +61,7 @@ def test_retraining_on_verdicts_moves_the_pending_candidates_like_the_invalid_on
 
 
 def test_extra_labelled_candidates_train_too_but_people_win_on_the_same_candidate(tmp_path):
-    from testaug.records import LabelledCandidate
+    from testaug.core.records import LabelledCandidate
 
     judged = [make_candidate(t) for t in GOOD + BAD]
     old = ranked_candidates(judged, {"old": np.arange(8, 0, -1.0)}, version="v0")
@@ -77,7 +77,7 @@ def test_extra_labelled_candidates_train_too_but_people_win_on_the_same_candidat
 
 def test_peoples_verdicts_weigh_people_weight_times_an_extra_record(tmp_path, monkeypatch):
     import rankers.active as active
-    from testaug.records import LabelledCandidate
+    from testaug.core.records import LabelledCandidate
 
     judged = [make_candidate(t) for t in GOOD + BAD]
     old = ranked_candidates(judged, {"old": np.arange(8, 0, -1.0)}, version="v0")

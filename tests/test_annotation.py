@@ -6,7 +6,9 @@ import numpy as np
 import pytest
 
 from rankers.ensemble import ranked_candidates
-from testaug.annotation import (
+from testaug.core.errors import InputError
+from testaug.core.records import Annotation
+from testaug.review.plans import (
     invalidity_score,
     merge_annotations,
     plan_review,
@@ -15,8 +17,6 @@ from testaug.annotation import (
     review_count,
     save_annotations,
 )
-from testaug.errors import InputError
-from testaug.records import Annotation
 from tests.tiny_models import VOUCHED_CURVE, make_calibration, make_candidate
 
 

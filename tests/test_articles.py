@@ -1,6 +1,6 @@
 import pytest
 
-from testaug.articles import indefinite_article, with_article
+from testaug.suites.articles import indefinite_article, with_article
 
 
 @pytest.mark.parametrize(

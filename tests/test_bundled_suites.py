@@ -4,10 +4,10 @@ import re
 
 import pytest
 
-from testaug.bundled import bundled_suites, resolve_suite
-from testaug.cases import expand_suite, suite_stats
-from testaug.records import label_options
-from testaug.suites import load_suite
+from testaug.core.bundled import bundled_suites, resolve_suite
+from testaug.core.records import label_options
+from testaug.suites.cases import expand_suite, suite_stats
+from testaug.suites.load import load_suite
 
 REQUIRED = {
     "sentiment": (

@@ -12,7 +12,7 @@ from rankers.calibration import (
     fit_map,
     generator_of,
 )
-from testaug.records import Candidate
+from testaug.core.records import Candidate
 
 
 def test_each_folds_p_valid_comes_from_a_map_fitted_on_the_other_folds():

@@ -1,8 +1,8 @@
 """Suite expansion: fills reproduce the text, samples are seeded, counts match the expansion."""
 
-from testaug.cases import case_stats, expand_suite, suite_stats
-from testaug.suites import load_suite
-from testaug.templates import render
+from testaug.suites.cases import case_stats, expand_suite, suite_stats
+from testaug.suites.load import load_suite
+from testaug.suites.templates import render
 
 
 def test_every_case_keeps_the_fills_that_reproduce_its_text(tiny_suite_path):

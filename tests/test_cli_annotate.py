@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from testaug.jsonl import read_jsonl
-from testaug.records import Annotation, TestCase
+from testaug.core.jsonl import read_jsonl
+from testaug.core.records import Annotation, TestCase
 from tests.cli_runner import run_testaug
 from tests.tiny_models import VOUCHED_CURVE, make_calibration, write_ranked_run
 

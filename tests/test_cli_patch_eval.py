@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from testaug.jsonl import write_jsonl
-from testaug.reports import write_report
+from testaug.core.jsonl import write_jsonl
+from testaug.reports.run_report import write_report
 from tests.cli_runner import run_testaug
 from tests.models_fixture import build_tiny_classifier
 from tests.test_patching import suites

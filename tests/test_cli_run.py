@@ -7,8 +7,8 @@ import time
 
 import pytest
 
-from testaug.jsonl import read_jsonl
-from testaug.records import TestCase
+from testaug.core.jsonl import read_jsonl
+from testaug.core.records import TestCase
 from tests.cli_runner import run_testaug
 from tests.flow_helpers import PREFECT_ENV, lexical_config
 
@@ -83,10 +83,10 @@ def test_run_rejects_an_unknown_size(tmp_path):
 
 @pytest.mark.slow
 def test_run_in_terminal_mode_asks_a_person_about_the_top_of_the_ranking(tmp_path):
-    from testaug.label_studio_server import free_port
-    from testaug.records import Annotation
+    from testaug.core.records import Annotation
+    from testaug.review.label_studio_server import free_port
+    from testaug.review.verdicts import Verdict
     from testaug.testing.openai_server import ScriptedOpenAIServer
-    from testaug.verdicts import Verdict
     from tests.flow_helpers import echo_seed_reply
 
     with ScriptedOpenAIServer(echo_seed_reply, port=free_port()) as llm:

@@ -6,12 +6,12 @@ import json
 
 import pytest
 
-from testaug.bundled import resolve_suite
-from testaug.cases import expand_suite
-from testaug.inflection import inflect
-from testaug.jsonl import read_jsonl, write_jsonl
-from testaug.records import TestCase
-from testaug.suites import load_suite
+from testaug.core.bundled import resolve_suite
+from testaug.core.jsonl import read_jsonl, write_jsonl
+from testaug.core.records import TestCase
+from testaug.suites.cases import expand_suite
+from testaug.suites.inflection import inflect
+from testaug.suites.load import load_suite
 from tests.cli_runner import run_testaug
 
 pytest.importorskip("spacy")

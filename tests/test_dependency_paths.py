@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import pytest
 
-from testaug.dependency_paths import (
+from testaug.core.errors import TestAugError
+from testaug.diversity.dependency_paths import (
     count_dependency_paths,
     dependency_paths,
     load_parser,
     paths_per_text,
 )
-from testaug.errors import TestAugError
 
 spacy = pytest.importorskip("spacy")
 

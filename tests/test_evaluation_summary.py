@@ -8,14 +8,14 @@ import json
 
 import pytest
 
-from testaug.evaluation import evaluate_model
-from testaug.evaluation_summary import evaluation_summary, headline
-from testaug.expectations import Expectation
-from testaug.jsonl import write_jsonl
-from testaug.models import load_model
-from testaug.perturbed_cases import PerturbedCase
-from testaug.provenance import with_origin
-from testaug.records import TestCase
+from testaug.core.jsonl import write_jsonl
+from testaug.core.records import TestCase
+from testaug.evaluation.expectations import Expectation
+from testaug.evaluation.failures import evaluate_model
+from testaug.evaluation.models import load_model
+from testaug.evaluation.perturbed_cases import PerturbedCase
+from testaug.evaluation.summary import evaluation_summary, headline
+from testaug.suites.provenance import with_origin
 
 LABELS = ("negative", "neutral", "positive")
 

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from pydantic import ValidationError
 
-from testaug.expectations import (
+from testaug.evaluation.expectations import (
     NEUTRAL_BAND,
     Expectation,
     check_expectation,

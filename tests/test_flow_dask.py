@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from testaug.label_studio_server import free_port
+from testaug.review.label_studio_server import free_port
 from testaug.steps.augment import BackendSpec
 from testaug.testing.openai_server import ScriptedOpenAIServer
 from tests.flow_helpers import echo_seed_reply, lexical_config

@@ -10,10 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from testaug.jsonl import read_jsonl
-from testaug.label_studio_server import free_port
-from testaug.provenance import case_provenance
-from testaug.records import TestCase
+from testaug.core.jsonl import read_jsonl
+from testaug.core.records import TestCase
+from testaug.review.label_studio_server import free_port
+from testaug.suites.provenance import case_provenance
 from testaug.testing.openai_server import ScriptedOpenAIServer
 from tests.flow_helpers import echo_seed_reply, lexical_config, run_pipeline
 

@@ -14,9 +14,9 @@ from pathlib import Path
 
 import pytest
 
-from testaug.jsonl import read_jsonl
-from testaug.label_studio_server import free_port
-from testaug.records import Candidate, Prompt
+from testaug.core.jsonl import read_jsonl
+from testaug.core.records import Candidate, Prompt
+from testaug.review.label_studio_server import free_port
 from testaug.testing.openai_server import ScriptedOpenAIServer
 from tests.flow_helpers import echo_seed_reply, lexical_config, prefect_env
 

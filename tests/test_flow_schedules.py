@@ -14,7 +14,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from testaug.label_studio_server import free_port
+from testaug.review.label_studio_server import free_port
 from tests.cli_runner import run_testaug
 from tests.flow_helpers import PREFECT_ENV
 

@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from testaug.errors import InputError, Problem
-from testaug.jsonl import read_jsonl
-from testaug.label_studio_server import free_port
-from testaug.records import Annotation, TestCase
+from testaug.core.errors import InputError, Problem
+from testaug.core.jsonl import read_jsonl
+from testaug.core.records import Annotation, TestCase
+from testaug.review.label_studio_server import free_port
 from testaug.testing.openai_server import ScriptedOpenAIServer
 from tests.flow_helpers import echo_seed_reply, lexical_config, run_pipeline
 
@@ -55,8 +55,8 @@ def task_states(since_flow_run: object) -> dict[str, list[str]]:
 def test_pipeline_in_auto_mode_writes_every_stage_and_marks_the_ranker_verdicts(
     server, cache_dir, tmp_path
 ):
-    from testaug.annotation import AUTO_NOTE
-    from testaug.verdicts import Verdict
+    from testaug.review.plans import AUTO_NOTE
+    from testaug.review.verdicts import Verdict
 
     run_dir = tmp_path / "run"
     result = run_pipeline(server, run_dir, lexical_config(tmp_path))
@@ -184,7 +184,7 @@ def test_only_network_faults_are_retried():
     from prefect.states import Failed
 
     from flows.tasks import transient_fault
-    from testaug.backends import BackendError, TransientBackendError
+    from testaug.generation.backends import BackendError, TransientBackendError
 
     assert transient_fault(None, None, Failed(data=TransientBackendError("503")))
     assert transient_fault(None, None, Failed(data=ConnectionError("refused")))
@@ -202,9 +202,9 @@ def test_collect_names_the_files_an_unaugmented_run_folder_lacks(cache_dir, tmp_
 
 def test_train_rankers_learns_from_the_verdicts_of_people_in_every_run(cache_dir, tmp_path):
     from flows.train_rankers import train_rankers
-    from testaug.annotation import save_annotations
-    from testaug.jsonl import write_jsonl
-    from testaug.records import RankedCandidate
+    from testaug.core.jsonl import write_jsonl
+    from testaug.core.records import RankedCandidate
+    from testaug.review.plans import save_annotations
     from tests.tiny_models import make_candidate
 
     run = tmp_path / "runs" / "one"

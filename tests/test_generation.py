@@ -7,14 +7,14 @@ import time
 
 import pytest
 
-from testaug.backends import BackendError, CompletionResult, TransientBackendError
-from testaug.cases import expand_suite
-from testaug.generation import GenerationError, GenerationSettings
-from testaug.prompts import prompt_for
-from testaug.records import TestCase
-from testaug.response_cache import ResponseCache
-from testaug.seeding import build_prompts
-from testaug.suites import load_suite
+from testaug.core.records import TestCase
+from testaug.generation.backends import BackendError, CompletionResult, TransientBackendError
+from testaug.generation.cache import ResponseCache
+from testaug.generation.prompts import prompt_for
+from testaug.generation.sampling import GenerationError, GenerationSettings
+from testaug.generation.seeding import build_prompts
+from testaug.suites.cases import expand_suite
+from testaug.suites.load import load_suite
 from testaug.testing.fake_backend import ScriptedBackend
 
 FAST = {"base_delay": 0.0}

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from collections import Counter, defaultdict
 
-from testaug.bundled import resolve_suite
-from testaug.hard_cases import REASONS, hard_cases, is_hard_case
-from testaug.records import label_options
-from testaug.suites import load_suite
+from rankers.hard_cases import REASONS, hard_cases, is_hard_case
+from testaug.core.bundled import resolve_suite
+from testaug.core.records import label_options
+from testaug.suites.load import load_suite
 from tests.cli_runner import run_testaug
 
 
@@ -38,7 +38,7 @@ def test_each_kind_has_its_verdict_and_reason_and_every_text_is_used_once():
 def test_invalid_cases_come_from_the_description_they_claim():
     suite, made = sentiment_cases(per_description=6)
     by_text = {}
-    for case in __import__("testaug.cases", fromlist=["x"]).expand_suite(
+    for case in __import__("testaug.suites.cases", fromlist=["x"]).expand_suite(
         suite, per_template=30, seed=0
     ):
         by_text[case.text] = case

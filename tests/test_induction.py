@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from testaug.induction import induce_templates, induced_suite
-from testaug.records import TestCase
-from testaug.templates import render
+from testaug.core.records import TestCase
+from testaug.induction.induce import induce_templates, induced_suite
+from testaug.suites.templates import render
 
 spacy = pytest.importorskip("spacy")
 
@@ -148,8 +148,8 @@ def test_every_template_gives_back_its_case_when_filled_with_the_original_words(
 def test_the_induced_suite_loads_and_expands_as_source_expansion(tmp_path, nlp):
     import yaml
 
-    from testaug.cases import expand_suite
-    from testaug.suites import load_suite
+    from testaug.suites.cases import expand_suite
+    from testaug.suites.load import load_suite
 
     result = induce(nlp, [NO_ONE, APPRECIATE], "No one appreciates that air traffic controller.")
     (tmp_path / "lex.yaml").write_text(

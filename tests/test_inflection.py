@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from testaug.bundled import bundled_suites, resolve_suite
-from testaug.inflection import inflect
-from testaug.suites import load_suite
-from testaug.templates import TemplateSyntaxError, render
+from testaug.core.bundled import bundled_suites, resolve_suite
+from testaug.suites.inflection import inflect
+from testaug.suites.load import load_suite
+from testaug.suites.templates import TemplateSyntaxError, render
 
 
 @pytest.mark.parametrize(

@@ -9,9 +9,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from testaug.errors import InputError
-from testaug.jsonl import read_jsonl, write_jsonl
-from testaug.records import (
+from testaug.core.errors import InputError
+from testaug.core.jsonl import read_jsonl, write_jsonl
+from testaug.core.records import (
     Annotation,
     Candidate,
     Prediction,

@@ -17,9 +17,9 @@ from pathlib import Path
 import pytest
 from pydantic import SecretStr
 
-from testaug.jsonl import read_jsonl
-from testaug.records import Annotation, TestCase
-from testaug.settings import Settings
+from testaug.core.jsonl import read_jsonl
+from testaug.core.records import Annotation, TestCase
+from testaug.core.settings import Settings
 from tests.cli_runner import run_testaug
 from tests.tiny_models import VOUCHED_CURVE, make_calibration, write_ranked_run
 
@@ -31,7 +31,12 @@ PROJECT = "validity of tiny candidates"
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[object]:
-    from testaug.label_studio_server import LocalServer, free_port, server_executable, server_venv
+    from testaug.review.label_studio_server import (
+        LocalServer,
+        free_port,
+        server_executable,
+        server_venv,
+    )
 
     executable = server_executable(server_venv(Settings().cache_dir))
     if not executable.exists():
@@ -269,10 +274,10 @@ def test_the_pipeline_sends_the_doubtful_to_people_and_collect_brings_their_verd
 ):
     from flows.collect import collect
     from flows.pipeline import pipeline
-    from testaug.label_studio_server import free_port
+    from testaug.review.label_studio_server import free_port
+    from testaug.review.verdicts import Verdict
     from testaug.steps.augment import BackendSpec
     from testaug.testing.openai_server import ScriptedOpenAIServer
-    from testaug.verdicts import Verdict
     from tests.flow_helpers import echo_seed_reply, lexical_config
 
     for name, value in {

@@ -8,7 +8,7 @@ import numpy as np
 
 from rankers.lexical import LexicalConfig, LexicalRanker, train_lexical
 from rankers.lexical_features import conditioned_features, cues_of, words_of
-from testaug.records import LabelledCandidate
+from testaug.core.records import LabelledCandidate
 from tests.tiny_models import make_candidate
 
 NEGATED = "A negated positive verb makes the sentence negative."

@@ -13,9 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from testaug.backends import Backend, BackendError, CompletionRequest
-from testaug.backends.embedded_models import default_gguf_path
-from testaug.backends.local import LocalBackend, converted_dir, cut_at_stop
+from testaug.generation.backends import Backend, BackendError, CompletionRequest
+from testaug.generation.backends.embedded_models import default_gguf_path
+from testaug.generation.backends.local import LocalBackend, converted_dir, cut_at_stop
 
 PROMPT = (
     "A positive sentiment sentence.\n- { I love this airline. }\n- { The crew was great. }\n- {"
@@ -111,12 +111,12 @@ def test_a_second_backend_loads_the_converted_copy_fast(
 def test_generation_with_the_local_model_gives_real_parsed_candidates(
     backend: LocalBackend, tiny_suite_path: Path
 ) -> None:
-    from testaug.cases import expand_suite
-    from testaug.generation import GenerationSettings, generate
-    from testaug.prompts import prompt_for
-    from testaug.response_cache import ResponseCache
-    from testaug.seeding import build_prompts
-    from testaug.suites import load_suite
+    from testaug.generation.cache import ResponseCache
+    from testaug.generation.prompts import prompt_for
+    from testaug.generation.sampling import GenerationSettings, generate
+    from testaug.generation.seeding import build_prompts
+    from testaug.suites.cases import expand_suite
+    from testaug.suites.load import load_suite
 
     cases = list(expand_suite(load_suite(tiny_suite_path), per_template=10, seed=0))
     template = prompt_for("sentiment")
@@ -137,7 +137,11 @@ def test_generation_with_the_local_model_gives_real_parsed_candidates(
 
 
 def test_an_embedded_model_whose_package_is_missing_says_what_to_install(tmp_path: Path) -> None:
-    from testaug.backends.embedded_models import EMBEDDED_MODELS, EmbeddedModel, embedded_gguf_path
+    from testaug.generation.backends.embedded_models import (
+        EMBEDDED_MODELS,
+        EmbeddedModel,
+        embedded_gguf_path,
+    )
 
     missing = EmbeddedModel(
         name="tiny", package="no_such_model_package", install="pip install tiny-lm"

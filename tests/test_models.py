@@ -10,10 +10,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from testaug.models import ModelError, ModelUnderTest, load_model, predictions
-from testaug.models.labels import canonical, map_labels, neutral_band
-from testaug.models.vader import VaderModel, vader_label, vader_probabilities
-from testaug.records import Prediction, TestCase
+from testaug.core.records import Prediction, TestCase
+from testaug.evaluation.models import ModelError, ModelUnderTest, load_model, predictions
+from testaug.evaluation.models.labels import canonical, map_labels, neutral_band
+from testaug.evaluation.models.vader import VaderModel, vader_label, vader_probabilities
 from tests.models_fixture import build_tiny_classifier
 
 SENTIMENT = ("negative", "neutral", "positive")
@@ -309,8 +309,8 @@ def test_predictions_break_ties_toward_the_first_task_label():
 
 def test_importing_the_models_package_loads_no_heavy_library():
     code = (
-        "import sys, testaug.models, testaug.models.labels, testaug.models.hf, "
-        "testaug.models.vader, testaug.models.spacy_textcat, testaug.models.callable; "
+        "import sys, testaug.evaluation.models, testaug.evaluation.models.labels, testaug.evaluation.models.hf, "
+        "testaug.evaluation.models.vader, testaug.evaluation.models.spacy_textcat, testaug.evaluation.models.callable; "
         "print(sorted(m for m in ('torch', 'transformers', 'spacy', 'vaderSentiment') "
         "if m in sys.modules))"
     )

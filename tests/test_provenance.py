@@ -8,16 +8,16 @@ from pathlib import Path
 import pytest
 import yaml
 
-from testaug.jsonl import read_jsonl, write_jsonl
-from testaug.provenance import (
+from testaug.core.jsonl import read_jsonl, write_jsonl
+from testaug.core.records import TestCase
+from testaug.steps import step_output
+from testaug.suites.provenance import (
     ORIGIN_PROVENANCE,
     PROVENANCES,
     case_provenance,
     is_verified,
     with_origin,
 )
-from testaug.records import TestCase
-from testaug.steps import step_output
 
 spacy = pytest.importorskip("spacy")
 
@@ -93,7 +93,7 @@ def accepted(text: str, accepted_by: str | None) -> TestCase:
 def induce_and_expand(tmp_path: Path, nlp, cases: list[TestCase], *, keep_provenance=True):
     """Induce templates from the accepted cases, write them as the induce step does, and
     expand them with the pipeline's expansion step."""
-    from testaug.induction import induce_templates, induced_suite
+    from testaug.induction.induce import induce_templates, induced_suite
     from testaug.steps.grow import expand_induced
 
     result = induce_templates(cases, {SEED.id: SEED}, nlp)
@@ -146,7 +146,7 @@ def test_expansions_of_untraced_templates_count_as_unverified(tmp_path, nlp):
 
 
 def test_a_template_induced_from_a_ranker_case_and_a_people_case_rests_on_the_people_one(nlp):
-    from testaug.induction import induce_templates
+    from testaug.induction.induce import induce_templates
 
     seat = TestCase(
         **SEED.model_dump(include={"task", "capability", "description_id", "description"}),

@@ -10,10 +10,10 @@ import numpy as np
 import pytest
 
 from rankers.evaluation import evaluate_scores
-from testaug.jsonl import read_jsonl, write_jsonl
-from testaug.records import Annotation, RankedCandidate, TestCase
-from testaug.reports import build_report, write_report
-from testaug.verdicts import decide
+from testaug.core.jsonl import read_jsonl, write_jsonl
+from testaug.core.records import Annotation, RankedCandidate, TestCase
+from testaug.reports.run_report import build_report, write_report
+from testaug.review.verdicts import decide
 from tests.cli_runner import run_testaug
 from tests.tiny_models import make_labelled
 
@@ -180,7 +180,7 @@ def test_an_evaluation_json_written_before_provenance_still_renders(tmp_path):
 
 
 def test_report_has_annotation_triage_and_diversity_sections_where_the_run_has_them(run_dir):
-    from testaug.records import Candidate
+    from testaug.core.records import Candidate
 
     candidate = Candidate(
         **CASES[0].model_dump(include={"task", "capability", "description_id", "description", "text", "label"}),
@@ -217,14 +217,14 @@ def test_report_has_annotation_triage_and_diversity_sections_where_the_run_has_t
 
 
 def test_a_missing_run_directory_is_an_input_error(tmp_path):
-    from testaug.errors import InputError
+    from testaug.core.errors import InputError
 
     with pytest.raises(InputError, match="not a run directory"):
         build_report(tmp_path / "nope")
 
 
 def test_the_report_states_what_the_ranker_accepted_at_what_precision_and_what_waits(tmp_path):
-    from testaug.annotation import read_annotations, save_annotations
+    from testaug.review.plans import read_annotations, save_annotations
     from testaug.steps.review import merge_reviewed, review_automatically
     from tests.tiny_models import VOUCHED_CURVE, make_calibration, write_ranked_run
 

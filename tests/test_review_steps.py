@@ -13,12 +13,12 @@ from typing import Any
 import pytest
 from rich.console import Console
 
-from testaug.annotation import AUTO_NOTE, read_annotations, save_annotations
-from testaug.jsonl import read_jsonl
-from testaug.records import Annotation, RankedCandidate, TestCase
+from testaug.core.jsonl import read_jsonl
+from testaug.core.records import Annotation, RankedCandidate, TestCase
+from testaug.review.plans import AUTO_NOTE, read_annotations, save_annotations
+from testaug.review.terminal import key_reader
+from testaug.review.verdicts import Verdict
 from testaug.steps import review
-from testaug.terminal_annotation import key_reader
-from testaug.verdicts import Verdict
 from tests.tiny_models import VOUCHED_CURVE, make_calibration, write_ranked_run
 
 TEXTS = [f"Case {i} is nice." for i in range(10)]

@@ -6,12 +6,12 @@ from collections import Counter
 
 import pytest
 
-from testaug.cases import expand_suite
-from testaug.errors import InputError
-from testaug.prompts import prompt_for
-from testaug.records import TestCase
-from testaug.seeding import build_prompts, seed_groups
-from testaug.suites import load_suite
+from testaug.core.errors import InputError
+from testaug.core.records import TestCase
+from testaug.generation.prompts import prompt_for
+from testaug.generation.seeding import build_prompts, seed_groups
+from testaug.suites.cases import expand_suite
+from testaug.suites.load import load_suite
 
 
 @pytest.fixture

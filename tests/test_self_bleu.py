@@ -11,8 +11,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from nltk.translate.bleu_score import SmoothingFunction, sentence_bleu
 
-from testaug.errors import TestAugError
-from testaug.self_bleu import (
+from testaug.core.errors import TestAugError
+from testaug.diversity.self_bleu import (
     sampled_self_bleu,
     self_bleu,
     self_bleu_reference,

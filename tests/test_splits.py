@@ -6,9 +6,9 @@ from collections import Counter
 
 import pytest
 
-from testaug.errors import TestAugError
-from testaug.records import TestCase
-from testaug.splits import (
+from testaug.core.errors import TestAugError
+from testaug.core.records import TestCase
+from testaug.evaluation.splits import (
     held_out_key,
     held_out_values,
     in_suite,

@@ -4,8 +4,8 @@ from pathlib import Path
 
 import pytest
 
-from testaug.errors import InputError, Problem
-from testaug.suites import load_suite
+from testaug.core.errors import InputError, Problem
+from testaug.suites.load import load_suite
 
 LEXICONS = """
 pos_verb: [like, love, enjoy]

@@ -2,8 +2,8 @@
 
 import json
 
-from testaug.records import TestCase
-from testaug.tables import RejectedRow, read_table
+from testaug.core.records import TestCase
+from testaug.suites.tables import RejectedRow, read_table
 
 
 def split(items):

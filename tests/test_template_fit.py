@@ -6,10 +6,10 @@ from __future__ import annotations
 import pytest
 
 from rankers.template_fit import TemplateIndex
-from testaug.bundled import resolve_suite
-from testaug.cases import expand_suite
-from testaug.records import Candidate, TestCase
-from testaug.suites import load_suite
+from testaug.core.bundled import resolve_suite
+from testaug.core.records import Candidate, TestCase
+from testaug.suites.cases import expand_suite
+from testaug.suites.load import load_suite
 
 
 @pytest.fixture(scope="module")

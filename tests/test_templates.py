@@ -5,7 +5,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from testaug.templates import (
+from testaug.suites.templates import (
     Slot,
     TemplateSyntaxError,
     expand,

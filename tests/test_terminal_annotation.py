@@ -9,8 +9,8 @@ import sys
 import pytest
 from rich.console import Console
 
-from testaug.records import Annotation, RankedCandidate, TestCase
-from testaug.terminal_annotation import (
+from testaug.core.records import Annotation, RankedCandidate, TestCase
+from testaug.review.terminal import (
     TerminalSession,
     annotate_in_terminal,
     format_label,

@@ -27,9 +27,9 @@ from rankers.transfer import (
     source_of,
     training_time,
 )
-from testaug.jsonl import write_jsonl
-from testaug.records import Candidate, LabelledCandidate
-from testaug.verdicts import decide
+from testaug.core.jsonl import write_jsonl
+from testaug.core.records import Candidate, LabelledCandidate
+from testaug.review.verdicts import decide
 
 CONFIG = EnsembleConfig(
     name="tiny", members=(LexicalConfig(name="tfidf", min_count=1),), folds=3, min_group=10

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from rankers.evaluation import evaluate_by_source
-from testaug.records import LabelledCandidate
+from testaug.core.records import LabelledCandidate
 from tests.tiny_models import make_candidate
 
 

@@ -7,8 +7,8 @@ import itertools
 from hypothesis import given
 from hypothesis import strategies as st
 
-from testaug.records import Annotation, TestCase
-from testaug.verdicts import (
+from testaug.core.records import Annotation, TestCase
+from testaug.review.verdicts import (
     accepted_cases,
     cohen_kappa,
     decide,
@@ -138,7 +138,7 @@ def test_decisions_do_not_depend_on_the_order_of_annotations():
 
 
 def test_an_older_auto_runs_ranker_rejections_still_read_as_rejected_by_the_ranker():
-    from testaug.annotation import AUTO_NOTE
+    from testaug.review.plans import AUTO_NOTE
 
     candidates = [make_candidate(f"case number {i}") for i in range(3)]
     records = [

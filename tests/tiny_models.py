@@ -96,7 +96,7 @@ def build_tiny_cross_encoder(kind: str, path: Path) -> Path:
 
 def make_candidate(text: str, pair: str | None = None, description: str = "A positive sentence."):
     """A generated sentiment candidate for ranker tests."""
-    from testaug.records import Candidate
+    from testaug.core.records import Candidate
 
     return Candidate(
         task="sentiment",
@@ -115,7 +115,7 @@ def make_candidate(text: str, pair: str | None = None, description: str = "A pos
 
 def make_labelled(good: list[str], bad: list[str]):
     """Valid candidates from `good`, then invalid ones (wrong label) from `bad`."""
-    from testaug.records import LabelledCandidate
+    from testaug.core.records import LabelledCandidate
 
     return [LabelledCandidate(candidate=make_candidate(t), valid=True) for t in good] + [
         LabelledCandidate(candidate=make_candidate(t), valid=False, reason="label") for t in bad
@@ -137,8 +137,8 @@ def write_ranked_run(
     import numpy as np
 
     from rankers.ensemble import ranked_candidates
-    from testaug.jsonl import write_jsonl
-    from testaug.records import TestCase
+    from testaug.core.jsonl import write_jsonl
+    from testaug.core.records import TestCase
 
     seed = TestCase(
         task="sentiment",
@@ -170,8 +170,8 @@ def write_ranked_run(
 def make_calibration(version: str = "v1", **curves: tuple[list[float], list[bool]]):
     """A Calibration record with a precision curve per group from (P(valid), valid) lists;
     the first group is the fallback."""
-    from testaug.acceptance import precision_curve
-    from testaug.records import Calibration
+    from testaug.core.records import Calibration
+    from testaug.review.acceptance import precision_curve
 
     return Calibration(
         ensemble_version=version,

@@ -22,7 +22,7 @@ from testaug.cli.report import report_command
 from testaug.cli.run import run_command
 from testaug.cli.suite import suite_app
 from testaug.cli.templates import templates_app
-from testaug.errors import TestAugError
+from testaug.core.errors import TestAugError
 
 app = typer.Typer(
     name="testaug",

@@ -12,26 +12,26 @@ import typer
 from pydantic import SecretStr
 from rich.table import Table
 
-from testaug.acceptance import DEFAULT_TARGET, check_target
-from testaug.annotation import add_annotations, read_annotations
 from testaug.cli.annotate_server import install_server_command, server_command
 from testaug.cli.console import console, err_console
-from testaug.errors import InputError, Problem
-from testaug.jsonl import read_jsonl, write_jsonl
-from testaug.records import (
+from testaug.core.errors import InputError, Problem
+from testaug.core.jsonl import read_jsonl, write_jsonl
+from testaug.core.records import (
     Annotation,
     Candidate,
     LabelledCandidate,
     TestCase,
     label_options,
 )
-from testaug.runs import write_text_atomic
-from testaug.settings import Settings
+from testaug.core.runs import write_text_atomic
+from testaug.core.settings import Settings
+from testaug.review.acceptance import DEFAULT_TARGET, check_target
+from testaug.review.plans import add_annotations, read_annotations
+from testaug.review.verdicts import Verdict, merge_verdicts, pairwise_agreement, status_counts
 from testaug.steps.review import calibration_beside, read_ranked
-from testaug.verdicts import Verdict, merge_verdicts, pairwise_agreement, status_counts
 
 if TYPE_CHECKING:
-    from testaug.label_studio import LabelStudio
+    from testaug.review.label_studio import LabelStudio
 
 annotate_app = typer.Typer(
     help="Review the doubtful candidates: Label Studio or the terminal, and merge verdicts.",
@@ -115,7 +115,7 @@ def pull_command(
     api_key: str | None = API_KEY,
 ) -> None:
     """Bring people's verdicts back, then write the accepted candidates as suite cases."""
-    from testaug.label_studio import pull_verdicts
+    from testaug.review.label_studio import pull_verdicts
 
     ranked_path = ranked_path or output.with_name("ranked.jsonl")
     project = project or _default_project(output)
@@ -173,8 +173,8 @@ def terminal_command(
     run it again to go on where you stopped."""
     import sys
 
+    from testaug.review.terminal import key_reader
     from testaug.steps.review import review_in_terminal
-    from testaug.terminal_annotation import key_reader
 
     check_target(accept_precision, field="--accept-precision")
     annotations_path = annotations_path or ranked_path.with_name("annotations.jsonl")
@@ -242,7 +242,7 @@ def retrain_command(
 
 
 def _studio(url: str | None, api_key: str | None) -> LabelStudio:
-    from testaug.label_studio import LabelStudio
+    from testaug.review.label_studio import LabelStudio
 
     settings = Settings()
     key = SecretStr(api_key) if api_key else settings.label_studio_api_key

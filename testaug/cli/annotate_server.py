@@ -8,13 +8,13 @@ import typer
 from pydantic import SecretStr
 
 from testaug.cli.console import console, err_console
-from testaug.errors import InputError, Problem
-from testaug.settings import Settings
+from testaug.core.errors import InputError, Problem
+from testaug.core.settings import Settings
 
 
 def install_server_command() -> None:
     """Install Label Studio into its own virtual environment under the cache directory."""
-    from testaug.label_studio_server import LABEL_STUDIO_VERSION, install_server, server_venv
+    from testaug.review.label_studio_server import LABEL_STUDIO_VERSION, install_server, server_venv
 
     venv = server_venv(Settings().cache_dir)
     with err_console.status(f"installing label-studio=={LABEL_STUDIO_VERSION} into {venv}"):
@@ -36,7 +36,12 @@ def server_command(
     import secrets
     import signal
 
-    from testaug.label_studio_server import LocalServer, has_database, install_server, server_venv
+    from testaug.review.label_studio_server import (
+        LocalServer,
+        has_database,
+        install_server,
+        server_venv,
+    )
 
     settings = Settings()
     key = settings.label_studio_api_key

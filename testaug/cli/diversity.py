@@ -10,11 +10,11 @@ import typer
 from rich.table import Table
 
 from testaug.cli.console import console, err_console
-from testaug.jsonl import read_jsonl
-from testaug.records import TestCase
+from testaug.core.jsonl import read_jsonl
+from testaug.core.records import TestCase
 
 if TYPE_CHECKING:
-    from testaug.diversity import DiversityReport, DiversityRow
+    from testaug.diversity.measures import DiversityReport, DiversityRow
 
 
 def diversity_command(
@@ -45,9 +45,9 @@ def diversity_command(
     batch_size: int = typer.Option(256, min=1, help="Texts per spaCy parsing batch."),
 ) -> None:
     """Self-BLEU-4 (lower is more diverse) and unique dependency paths (higher is more diverse)."""
-    from testaug.diversity import diversity_report, diversity_summary, parse_dimensions
-    from testaug.errors import TestAugError
-    from testaug.self_bleu import VARIANTS
+    from testaug.core.errors import TestAugError
+    from testaug.diversity.measures import diversity_report, diversity_summary, parse_dimensions
+    from testaug.diversity.self_bleu import VARIANTS
 
     if variant not in VARIANTS:
         raise TestAugError(f"unknown --variant {variant!r} (use {' or '.join(VARIANTS)})")

@@ -12,11 +12,11 @@ import typer
 from rich.table import Table
 
 from testaug.cli.console import console, err_console, progress
-from testaug.errors import InputError, Problem
-from testaug.jsonl import read_jsonl, write_jsonl
-from testaug.provenance import EVIDENCE, MEANINGS, PROVENANCES
-from testaug.records import TestCase
-from testaug.runs import sibling
+from testaug.core.errors import InputError, Problem
+from testaug.core.jsonl import read_jsonl, write_jsonl
+from testaug.core.records import TestCase
+from testaug.core.runs import sibling
+from testaug.suites.provenance import EVIDENCE, MEANINGS, PROVENANCES
 
 
 def evaluate_command(
@@ -44,11 +44,11 @@ def evaluate_command(
     ),
 ) -> None:
     """Run every model on the cases (MFT) and on perturbations of them (INV, DIR)."""
-    from testaug.bundled import task_labels_and_lexicons
-    from testaug.evaluation import evaluate_model
-    from testaug.evaluation_summary import evaluation_summary
-    from testaug.models import load_model
-    from testaug.perturbation_battery import default_battery, run_battery
+    from testaug.core.bundled import task_labels_and_lexicons
+    from testaug.evaluation.battery import default_battery, run_battery
+    from testaug.evaluation.failures import evaluate_model
+    from testaug.evaluation.models import load_model
+    from testaug.evaluation.summary import evaluation_summary
 
     if evidence not in EVIDENCE:
         raise InputError(Problem(f"expected one of {', '.join(EVIDENCE)}", field="--evidence"))

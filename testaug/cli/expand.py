@@ -9,12 +9,12 @@ from pathlib import Path
 import typer
 from rich.table import Table
 
-from testaug.bundled import resolve_suite
-from testaug.cases import expand_suite, template_case_counts
 from testaug.cli.console import console, progress
-from testaug.jsonl import read_jsonl, write_jsonl
-from testaug.records import TestCase
-from testaug.suites import load_suite
+from testaug.core.bundled import resolve_suite
+from testaug.core.jsonl import read_jsonl, write_jsonl
+from testaug.core.records import TestCase
+from testaug.suites.cases import expand_suite, template_case_counts
+from testaug.suites.load import load_suite
 
 
 def expand_command(
@@ -55,7 +55,7 @@ def expand_command(
 
         cases = counted()
         if loaded.source == "expansion":  # induced templates: trace each case to its origin
-            from testaug.runs import sibling
+            from testaug.core.runs import sibling
             from testaug.steps.grow import traced_to_origin
 
             cases = traced_to_origin(cases, sibling(resolve_suite(suite), "induced"))

@@ -11,7 +11,7 @@ from rich.table import Table
 
 from testaug.cli.console import console, err_console
 from testaug.cli.run import prepare_prefect_environment
-from testaug.errors import InputError, Problem
+from testaug.core.errors import InputError, Problem
 
 flows_app = typer.Typer(
     help="Prefect deployments of the flows (prefect.yaml): list, serve, deploy.",

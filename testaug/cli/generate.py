@@ -9,23 +9,23 @@ from urllib.parse import urlsplit, urlunsplit
 import typer
 from rich.table import Table
 
-from testaug.backends import BACKENDS, create_backend
-from testaug.backends.openai_compatible import Endpoint
-from testaug.bundled import resolve_suite
-from testaug.cases import expand_suite
 from testaug.cli.console import console, err_console, progress
-from testaug.errors import InputError, Problem
-from testaug.generation import GenerationResult, GenerationSettings, generate
-from testaug.jsonl import read_jsonl
-from testaug.parsing import REJECT_REASONS
-from testaug.prompts import prompt_for
-from testaug.records import TestCase
-from testaug.response_cache import ResponseCache
-from testaug.runs import sibling
-from testaug.seeding import build_prompts
-from testaug.settings import Settings
+from testaug.core.bundled import resolve_suite
+from testaug.core.errors import InputError, Problem
+from testaug.core.jsonl import read_jsonl
+from testaug.core.records import TestCase
+from testaug.core.runs import sibling
+from testaug.core.settings import Settings
+from testaug.generation.backends import BACKENDS, create_backend
+from testaug.generation.backends.openai_compatible import Endpoint
+from testaug.generation.cache import ResponseCache
+from testaug.generation.parsing import REJECT_REASONS
+from testaug.generation.prompts import prompt_for
+from testaug.generation.sampling import GenerationResult, GenerationSettings, generate
+from testaug.generation.seeding import build_prompts
 from testaug.steps.augment import one_task, write_generation
-from testaug.suites import load_suite
+from testaug.suites.cases import expand_suite
+from testaug.suites.load import load_suite
 
 
 def generate_command(

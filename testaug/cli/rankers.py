@@ -9,9 +9,9 @@ import typer
 from rich.table import Table
 
 from testaug.cli.console import console, err_console, progress
-from testaug.errors import InputError, Problem
-from testaug.jsonl import read_jsonl, write_jsonl
-from testaug.records import Candidate, LabelledCandidate, TestCase
+from testaug.core.errors import InputError, Problem
+from testaug.core.jsonl import read_jsonl, write_jsonl
+from testaug.core.records import Candidate, LabelledCandidate, TestCase
 
 rankers_app = typer.Typer(
     help="Train and evaluate the validity ranker ensemble.", no_args_is_help=True
@@ -111,7 +111,7 @@ def evaluate_command(
     """Review effort to reach the target accuracy: ensemble, members, random and oracle order."""
     from rankers.ensemble import Ensemble
     from rankers.evaluation import evaluate_by_source, evaluate_scores
-    from testaug.plots import plot_acc_curves
+    from testaug.reports.plots import plot_acc_curves
 
     items = list(read_jsonl(labelled, LabelledCandidate))
     ensemble = Ensemble.load(rankers)
@@ -216,7 +216,7 @@ def _acc_at(curve: list[float], fraction: float) -> float:
 def calibration_check(ensemble, items: list[LabelledCandidate], scores) -> dict | None:
     """How the ensemble's P(valid) holds up on labelled candidates: ECE, and what its
     acceptance rule at 90% precision accepts and how many of those are valid."""
-    from testaug.acceptance import acceptance_rule, expected_calibration_error
+    from testaug.review.acceptance import acceptance_rule, expected_calibration_error
 
     position = ensemble.ensemble_score(scores)
     if ensemble.calibration is None or position is None or not items:
@@ -252,9 +252,9 @@ def hard_cases_command(
     (invalid: capability) and under a wrong label (invalid: label)."""
     from collections import Counter
 
-    from testaug.bundled import resolve_suite
-    from testaug.hard_cases import hard_cases
-    from testaug.suites import load_suite
+    from rankers.hard_cases import hard_cases
+    from testaug.core.bundled import resolve_suite
+    from testaug.suites.load import load_suite
 
     made = hard_cases(load_suite(resolve_suite(suite)), per_description=per_description, seed=seed)
     write_jsonl(output, made)

@@ -16,7 +16,7 @@ def report_command(
     ),
 ) -> None:
     """Write the run's report from the files its stages wrote (see README, "Reports")."""
-    from testaug.reports import write_report
+    from testaug.reports.run_report import write_report
 
     written = write_report(run_dir, output)
     console.print(

@@ -10,12 +10,12 @@ from typing import TYPE_CHECKING, Any
 import typer
 from rich.table import Table
 
-from testaug.acceptance import DEFAULT_TARGET, check_target
 from testaug.cli.console import console, err_console
-from testaug.errors import InputError, Problem
-from testaug.provenance import EVIDENCE
-from testaug.run_sizes import SIZES, run_size
+from testaug.core.errors import InputError, Problem
+from testaug.core.run_sizes import SIZES, run_size
+from testaug.review.acceptance import DEFAULT_TARGET, check_target
 from testaug.steps.review import ANNOTATION_MODES
+from testaug.suites.provenance import EVIDENCE
 
 if TYPE_CHECKING:
     from flows.pipeline import PipelineRun
@@ -117,7 +117,7 @@ def run_command(
     prepare_prefect_environment()
 
     from flows.pipeline import pipeline
-    from testaug.settings import Settings
+    from testaug.core.settings import Settings
     from testaug.steps.augment import BackendSpec
 
     generator = BackendSpec(
@@ -158,8 +158,8 @@ def _suite_and_models(
     task: str | None, suite: str | None, models: list[str]
 ) -> tuple[str, list[str]]:
     """The suite to run (by task, path or name) and the models under test for its task."""
-    from testaug.bundled import resolve_suite
-    from testaug.suites import load_suite
+    from testaug.core.bundled import resolve_suite
+    from testaug.suites.load import load_suite
 
     chosen = suite or task or "sentiment"
     loaded = load_suite(resolve_suite(chosen))

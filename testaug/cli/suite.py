@@ -9,14 +9,14 @@ from pathlib import Path
 import typer
 from rich.table import Table
 
-from testaug.bundled import resolve_suite
-from testaug.cases import SuiteStats, case_stats, suite_stats
 from testaug.cli.console import console, err_console
-from testaug.errors import InputError, Problem
-from testaug.jsonl import read_jsonl, write_jsonl
-from testaug.records import TestCase
-from testaug.suites import load_suite
-from testaug.tables import RejectedRow, read_table
+from testaug.core.bundled import resolve_suite
+from testaug.core.errors import InputError, Problem
+from testaug.core.jsonl import read_jsonl, write_jsonl
+from testaug.core.records import TestCase
+from testaug.suites.cases import SuiteStats, case_stats, suite_stats
+from testaug.suites.load import load_suite
+from testaug.suites.tables import RejectedRow, read_table
 
 suite_app = typer.Typer(help="Validate, count and import test suites.", no_args_is_help=True)
 

@@ -15,7 +15,7 @@ from typing import Any
 
 from pydantic import Field
 
-from testaug.records import Record
+from testaug.core.records import Record
 
 
 class StepOutput(Record):

@@ -10,19 +10,19 @@ from typing import Any, Literal
 
 from pydantic import Field, SecretStr
 
-from testaug.backends import Backend, create_backend
-from testaug.bundled import resolve_suite
-from testaug.cases import expand_suite
-from testaug.errors import InputError, Problem
-from testaug.generation import GenerationResult, GenerationSettings, generate
-from testaug.jsonl import read_jsonl, write_jsonl
-from testaug.prompts import PromptTemplate, prompt_for
-from testaug.records import Candidate, Prompt, Record, Reject, TestCase
-from testaug.response_cache import ResponseCache
-from testaug.runs import new_manifest, sibling, write_manifest, write_text_atomic
-from testaug.seeding import build_prompts
+from testaug.core.bundled import resolve_suite
+from testaug.core.errors import InputError, Problem
+from testaug.core.jsonl import read_jsonl, write_jsonl
+from testaug.core.records import Candidate, Prompt, Record, Reject, TestCase
+from testaug.core.runs import new_manifest, sibling, write_manifest, write_text_atomic
+from testaug.generation.backends import Backend, create_backend
+from testaug.generation.cache import ResponseCache
+from testaug.generation.prompts import PromptTemplate, prompt_for
+from testaug.generation.sampling import GenerationResult, GenerationSettings, generate
+from testaug.generation.seeding import build_prompts
 from testaug.steps import StepOutput, step_output
-from testaug.suites import load_suite
+from testaug.suites.cases import expand_suite
+from testaug.suites.load import load_suite
 
 logger = logging.getLogger(__name__)
 

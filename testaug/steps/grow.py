@@ -10,17 +10,17 @@ from pathlib import Path
 
 import yaml
 
-from testaug.bundled import resolve_suite
-from testaug.cases import expand_suite, template_case_counts
-from testaug.errors import InputError, Problem
-from testaug.jsonl import read_jsonl, write_jsonl
-from testaug.provenance import case_provenance, with_origin
-from testaug.records import TestCase
-from testaug.runs import sibling, write_text_atomic
+from testaug.core.bundled import resolve_suite
+from testaug.core.errors import InputError, Problem
+from testaug.core.jsonl import read_jsonl, write_jsonl
+from testaug.core.records import TestCase
+from testaug.core.runs import sibling, write_text_atomic
+from testaug.review.verdicts import merge_into_suite
 from testaug.steps import StepOutput, step_output
-from testaug.suites import load_suite
-from testaug.templates import lexicon_of
-from testaug.verdicts import merge_into_suite
+from testaug.suites.cases import expand_suite, template_case_counts
+from testaug.suites.load import load_suite
+from testaug.suites.provenance import case_provenance, with_origin
+from testaug.suites.templates import lexicon_of
 
 logger = logging.getLogger(__name__)
 
@@ -43,8 +43,8 @@ def induce_templates_file(
 
     The summary holds the templates per capability, the cases they fill, and why
     cases gave no template."""
-    from testaug.induction import induce_templates, induced_suite, lexicons_used
-    from testaug.spacy_pipeline import load_spacy
+    from testaug.core.spacy_pipeline import load_spacy
+    from testaug.induction.induce import induce_templates, induced_suite, lexicons_used
 
     accepted = list(read_jsonl(accepted_path, TestCase))
     if not accepted and not allow_empty:
@@ -114,9 +114,9 @@ def expand_induced(
 
 def traced_to_origin(cases: Iterable[TestCase], induced: Path | None) -> Iterator[TestCase]:
     """Expanded cases with the case their template was induced from, and its provenance,
-    in their `meta` (`testaug.provenance.with_origin`), read from templates.induced.jsonl;
+    in their `meta` (`testaug.suites.provenance.with_origin`), read from templates.induced.jsonl;
     a case whose template is not there (or no file) stays as it is: unverified."""
-    from testaug.induction import InducedTemplate
+    from testaug.induction.induce import InducedTemplate
 
     origins = (
         {t.id: t for t in read_jsonl(induced, InducedTemplate)}

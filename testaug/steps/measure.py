@@ -9,13 +9,13 @@ import re
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from testaug.errors import InputError, Problem
-from testaug.jsonl import read_jsonl, write_jsonl
-from testaug.perturbed_cases import PerturbedCase
-from testaug.provenance import Evidence
-from testaug.records import TestCase
-from testaug.runs import sibling, write_json, write_text_atomic
+from testaug.core.errors import InputError, Problem
+from testaug.core.jsonl import read_jsonl, write_jsonl
+from testaug.core.records import TestCase
+from testaug.core.runs import sibling, write_json, write_text_atomic
+from testaug.evaluation.perturbed_cases import PerturbedCase
 from testaug.steps import StepOutput, step_output
+from testaug.suites.provenance import Evidence
 
 logger = logging.getLogger(__name__)
 
@@ -34,7 +34,7 @@ def measure_diversity(
     cases_path: Path, out: Path, *, by: str = "source", seed: int = 0
 ) -> StepOutput:
     """Self-BLEU and unique dependency paths of the cases, per group (diversity.json)."""
-    from testaug.diversity import diversity_report, diversity_summary, parse_dimensions
+    from testaug.diversity.measures import diversity_report, diversity_summary, parse_dimensions
 
     report = diversity_report(_cases(cases_path), by=parse_dimensions(by), seed=seed)
     summary = diversity_summary(report)
@@ -51,8 +51,8 @@ def measure_diversity(
 
 def perturb_suite(cases_path: Path, out: Path, *, per_test: int, seed: int = 0) -> StepOutput:
     """CheckList's INV and DIR perturbations of a seeded sample of the cases."""
-    from testaug.bundled import task_labels_and_lexicons
-    from testaug.perturbation_battery import default_battery, run_battery
+    from testaug.core.bundled import task_labels_and_lexicons
+    from testaug.evaluation.battery import default_battery, run_battery
 
     cases = _cases(cases_path)
     labels, lexicons = task_labels_and_lexicons(cases)
@@ -82,10 +82,10 @@ def evaluate_one_model(
 ) -> StepOutput:
     """One model on the cases (MFT) and their perturbations (INV, DIR): its summary as
     JSON at `out` (headline rates on `evidence`), every case's result beside it."""
-    from testaug.bundled import task_labels_and_lexicons
-    from testaug.evaluation import evaluate_model
-    from testaug.evaluation_summary import evaluation_summary
-    from testaug.models import load_model
+    from testaug.core.bundled import task_labels_and_lexicons
+    from testaug.evaluation.failures import evaluate_model
+    from testaug.evaluation.models import load_model
+    from testaug.evaluation.summary import evaluation_summary
 
     cases = _cases(cases_path)
     perturbed = list(read_jsonl(perturbed_path, PerturbedCase))
@@ -117,8 +117,8 @@ def combine_evaluations(
     """The per-model evaluations as one evaluation.json (what `testaug evaluate -o` writes),
     with every case's result in evaluation.results.jsonl. Each model's headline rates are
     taken again from its results, on `evidence` (verified cases only, or all)."""
-    from testaug.evaluation import CaseResult
-    from testaug.evaluation_summary import headline, with_headline
+    from testaug.evaluation.failures import CaseResult
+    from testaug.evaluation.summary import headline, with_headline
 
     summaries = [json.loads(part.path.read_text(encoding="utf-8")) for part in parts]
     if not summaries:
@@ -160,7 +160,7 @@ def combine_evaluations(
 
 def write_run_report(run_dir: Path) -> StepOutput:
     """report.md and a self-contained report.html from the files in the run folder."""
-    from testaug.reports import write_report
+    from testaug.reports.run_report import write_report
 
     written = write_report(run_dir)
     return step_output(

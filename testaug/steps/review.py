@@ -13,8 +13,12 @@ from typing import TYPE_CHECKING, Literal
 
 from pydantic import ValidationError
 
-from testaug.acceptance import DEFAULT_TARGET
-from testaug.annotation import (
+from testaug.core.errors import InputError, Problem
+from testaug.core.jsonl import read_jsonl, write_jsonl
+from testaug.core.records import Calibration, Candidate, RankedCandidate, TestCase, label_options
+from testaug.core.runs import sibling
+from testaug.review.acceptance import DEFAULT_TARGET
+from testaug.review.plans import (
     AUTO_NOTE,
     ReviewPlan,
     add_annotations,
@@ -23,18 +27,14 @@ from testaug.annotation import (
     read_annotations,
     record_plan,
 )
-from testaug.errors import InputError, Problem
-from testaug.jsonl import read_jsonl, write_jsonl
-from testaug.records import Calibration, Candidate, RankedCandidate, TestCase, label_options
-from testaug.runs import sibling
+from testaug.review.verdicts import decide, merge_verdicts, status_counts
 from testaug.steps import StepOutput, step_output
-from testaug.verdicts import decide, merge_verdicts, status_counts
 
 if TYPE_CHECKING:
     from rich.console import Console
 
-    from testaug.label_studio import ExportReading, LabelStudio
-    from testaug.terminal_annotation import KeyReader, TerminalSession
+    from testaug.review.label_studio import ExportReading, LabelStudio
+    from testaug.review.terminal import KeyReader, TerminalSession
 
 logger = logging.getLogger(__name__)
 
@@ -53,8 +53,8 @@ def read_ranked(path: Path) -> list[RankedCandidate]:
 def task_labels(ranked: Sequence[RankedCandidate], cases: Iterable[TestCase]) -> list[str]:
     """The labels annotators may correct to: the labels of the bundled suite of the task,
     and every label of the candidates and seed cases."""
-    from testaug.bundled import bundled_suites, resolve_suite
-    from testaug.suites import load_suite
+    from testaug.core.bundled import bundled_suites, resolve_suite
+    from testaug.suites.load import load_suite
 
     labels = {option for item in ranked for option in label_options(item.candidate.label)}
     labels |= {option for case in cases for option in label_options(case.label)}
@@ -155,7 +155,7 @@ def push_to_label_studio(
 ) -> StepOutput:
     """The ranker accepts what its rule for `target` vouches for; the top of the rest goes
     into a Label Studio project (nothing imported twice); the remainder stays pending."""
-    from testaug.label_studio import push_for_review
+    from testaug.review.label_studio import push_for_review
 
     ranked = read_ranked(ranked_path)
     plan = review_plan(
@@ -196,7 +196,7 @@ def pull_from_label_studio(
 def _pull(
     annotations_path: Path, studio: LabelStudio, project: str
 ) -> tuple[StepOutput, ExportReading]:
-    from testaug.label_studio import pull_verdicts
+    from testaug.review.label_studio import pull_verdicts
 
     reading = pull_verdicts(studio, project)
     update = add_annotations(annotations_path, reading.annotations)
@@ -295,7 +295,7 @@ def review_in_terminal(
     """Ask a person in the terminal about the top of the ranking among the candidates the
     ranker's rule does not accept; each verdict is saved at once, and a second session goes
     on where one stopped. The remainder stays pending."""
-    from testaug.terminal_annotation import annotate_in_terminal
+    from testaug.review.terminal import annotate_in_terminal
 
     ranked = read_ranked(ranked_path)
     plan = review_plan(

@@ -5,7 +5,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable, Sequence
 
-from testaug.backends import Completion, CompletionRequest, CompletionResult, Usage
+from testaug.generation.backends import Completion, CompletionRequest, CompletionResult, Usage
 
 
 class ScriptedBackend:

@@ -1,0 +1,81 @@
+"""Reading and writing records as JSONL: atomic writes, errors that name file and line."""
+
+from __future__ import annotations
+
+import json
+import os
+import uuid
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+from typing import Any, TextIO, TypeVar
+
+from pydantic import BaseModel, ValidationError
+
+from testaug.core.errors import InputError, Problem, format_path
+
+RecordT = TypeVar("RecordT", bound=BaseModel)
+
+
+def write_jsonl(path: Path | str, records: Iterable[BaseModel]) -> int:
+    """Write records one per line, atomically: the file appears whole or not at all.
+
+    Returns the number of records written. A failure midway leaves any earlier
+    file at `path` untouched.
+    """
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    # A fresh name opened exclusively (not mkstemp), so the file gets the usual umask mode.
+    tmp = path.with_name(f".{path.name}.{uuid.uuid4().hex}.tmp")
+    count = 0
+    try:
+        with tmp.open("x", encoding="utf-8") as out:
+            for record in records:
+                out.write(record.model_dump_json())
+                out.write("\n")
+                count += 1
+            out.flush()
+            os.fsync(out.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+    return count
+
+
+def open_input(path: Path, newline: str | None = None) -> TextIO:
+    """Open a text file for reading; raise InputError naming it when it cannot be read."""
+    try:
+        return path.open(encoding="utf-8", newline=newline)
+    except OSError as exc:
+        raise InputError(Problem(f"cannot read: {exc.strerror}", file=path)) from exc
+
+
+def json_lines(handle: TextIO) -> Iterator[tuple[int, Any]]:
+    """(line number, parsed value) for each non-blank line; a line that is not JSON
+    comes as its json.JSONDecodeError."""
+    for number, line in enumerate(handle, start=1):
+        if not line.strip():
+            continue
+        try:
+            yield number, json.loads(line)
+        except json.JSONDecodeError as exc:
+            yield number, exc
+
+
+def read_jsonl(path: Path | str, model: type[RecordT]) -> Iterator[RecordT]:
+    """Yield records from a JSONL file; raise InputError naming file, line and field."""
+    path = Path(path)
+    with open_input(path) as handle:
+        for number, data in json_lines(handle):
+            if isinstance(data, json.JSONDecodeError):
+                raise InputError(
+                    Problem(f"not valid JSON ({data.msg}, column {data.colno})", path, number)
+                )
+            try:
+                yield model.model_validate(data)
+            except ValidationError as exc:
+                problems = [
+                    Problem(err["msg"], path, number, format_path(err["loc"]) or None)
+                    for err in exc.errors()
+                ]
+                raise InputError(problems) from exc

@@ -1,0 +1,51 @@
+"""Run outputs: the files a stage writes beside its main output, and the run manifest."""
+
+from __future__ import annotations
+
+import json
+import os
+import uuid
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from testaug import __version__
+from testaug.core.records import RunManifest
+
+
+def sibling(output: Path, kind: str, suffix: str = ".jsonl") -> Path:
+    """A file beside a stage's output: `candidates.jsonl` -> `candidates.<kind>.jsonl`."""
+    return output.with_name(f"{output.stem}.{kind}{suffix}")
+
+
+def new_manifest(command: str, arguments: dict[str, Any], **fields: Any) -> RunManifest:
+    """A manifest for one invocation, with a fresh run id (UTC time and a random suffix)."""
+    return RunManifest(
+        run_id=f"{datetime.now(UTC):%Y%m%dT%H%M%SZ}-{uuid.uuid4().hex[:6]}",
+        command=command,
+        arguments=arguments,
+        package_version=__version__,
+        **fields,
+    )
+
+
+def write_manifest(path: Path, manifest: RunManifest) -> None:
+    """Write the manifest as indented JSON, atomically."""
+    write_text_atomic(path, manifest.model_dump_json(indent=2) + "\n")
+
+
+def write_json(path: Path, data: Any) -> None:
+    """Write data as indented JSON, atomically."""
+    write_text_atomic(path, json.dumps(data, indent=1, ensure_ascii=False) + "\n")
+
+
+def write_text_atomic(path: Path, text: str) -> None:
+    """Write a text file whole or not at all: a temporary file renamed over the target."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.{uuid.uuid4().hex}.tmp")
+    try:
+        tmp.write_text(text, encoding="utf-8")
+        os.replace(tmp, path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise

@@ -1,0 +1,1 @@
+"""Diversity of a suite: Self-BLEU and unique dependency paths, overall and by group."""

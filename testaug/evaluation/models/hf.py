@@ -1,0 +1,133 @@
+"""A Hugging Face sequence classifier (hub id or local path) as a model under test.
+
+AutoTokenizer and AutoModelForSequenceClassification load the model; it runs in
+eval mode under `torch.no_grad`, in batches padded to their longest input and
+truncated to `max_length`, and a softmax turns logits into probabilities (a
+sigmoid, then normalization, for multi-label models). Pairs go to the tokenizer
+as text pairs. The model's labels are its config's id2label, unless `labels`
+names its outputs in order. Whether a hub id may be downloaded is the Hugging
+Face library's call (HF_HUB_OFFLINE and its cache).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from testaug.core.heavy_imports import IMPORT_LOCK
+from testaug.evaluation.models import Inputs, ModelError, batches
+from testaug.evaluation.models.labels import map_labels
+
+DEFAULT_MAX_LENGTH = 512
+
+
+def config_labels(config: Any) -> tuple[str, ...]:
+    """A model config's output labels in id order."""
+    id2label = {int(key): str(value) for key, value in (config.id2label or {}).items()}
+    return tuple(id2label.get(i, f"LABEL_{i}") for i in range(int(config.num_labels)))
+
+
+class HFModel:
+    """A sequence classifier's softmax over its labels, mapped to the task labels."""
+
+    def __init__(
+        self,
+        model: Any,
+        tokenizer: Any,
+        task_labels: Sequence[str],
+        *,
+        source: str,
+        model_labels: Sequence[str] | None = None,
+        max_length: int | None = None,
+        device: str = "cpu",
+    ) -> None:
+        self.name = f"hf:{source}"
+        self.labels = tuple(task_labels)
+        self.model = model
+        self.tokenizer = tokenizer
+        self.device = device
+        own = config_labels(model.config)
+        if model_labels is not None and len(model_labels) != len(own):
+            raise ModelError(
+                f"{self.name}: `labels=` names {len(model_labels)} outputs "
+                f"({list(model_labels)}) but the model has {len(own)}"
+            )
+        self.model_labels = tuple(model_labels) if model_labels is not None else own
+        self._mapping = map_labels(self.model_labels, self.labels)
+        limit = getattr(tokenizer, "model_max_length", None) or DEFAULT_MAX_LENGTH
+        self.max_length = max_length or min(int(limit), DEFAULT_MAX_LENGTH)
+
+    @classmethod
+    def load(
+        cls,
+        source: str,
+        task_labels: Sequence[str],
+        *,
+        model_labels: Sequence[str] | None = None,
+        max_length: int | None = None,
+        device: str = "cpu",
+    ) -> HFModel:
+        """Load tokenizer and classifier from a hub id or path; `ModelError` when either fails."""
+        try:
+            with IMPORT_LOCK:
+                from transformers import AutoModelForSequenceClassification, AutoTokenizer
+        except ImportError as exc:
+            raise ModelError('hf: models need `pip install -e ".[rank]"` (transformers)') from exc
+        try:
+            tokenizer = AutoTokenizer.from_pretrained(source)
+            model = AutoModelForSequenceClassification.from_pretrained(source)
+        except (OSError, ValueError, KeyError) as exc:
+            raise ModelError(f"cannot load Hugging Face classifier {source!r}: {exc}") from exc
+        try:
+            model = model.to(device)
+        except (RuntimeError, AssertionError) as exc:
+            raise ModelError(f"cannot move {source!r} to device {device!r}: {exc}") from exc
+        model.eval()
+        return cls(
+            model,
+            tokenizer,
+            task_labels,
+            source=source,
+            model_labels=model_labels,
+            max_length=max_length,
+            device=device,
+        )
+
+    def encode(self, inputs: Inputs) -> Any:
+        """Tokenized tensors of one batch on the model's device; texts or pairs, not both."""
+        texts = [text for text, _ in inputs]
+        pairs = [pair for _, pair in inputs]
+        has_pair = [pair is not None for pair in pairs]
+        if any(has_pair) and not all(has_pair):
+            raise ModelError(f"{self.name}: a batch mixes single texts and text pairs")
+        encoded = self.tokenizer(
+            texts,
+            pairs if all(has_pair) else None,
+            padding=True,
+            truncation=True,
+            max_length=self.max_length,
+            return_tensors="pt",
+        )
+        return encoded.to(self.device)
+
+    def model_proba(self, inputs: Inputs) -> np.ndarray:
+        """Probabilities over the model's own labels for one batch."""
+        import torch
+
+        with torch.no_grad():
+            logits = self.model(**self.encode(inputs)).logits.float()
+            if getattr(self.model.config, "problem_type", None) == "multi_label_classification":
+                scores = torch.sigmoid(logits)
+                probs = scores / scores.sum(dim=-1, keepdim=True).clamp_min(1e-12)
+            else:
+                probs = torch.softmax(logits, dim=-1)
+        return probs.cpu().numpy().astype(np.float64)
+
+    def predict_proba(self, inputs: Inputs, *, batch_size: int = 32) -> np.ndarray:
+        """Probabilities over the task labels, computed in batches of `batch_size`."""
+        if not inputs:
+            return np.zeros((0, len(self.labels)), dtype=np.float64)
+        raw = np.concatenate([self.model_proba(chunk) for chunk in batches(inputs, batch_size)])
+        return self._mapping(raw)

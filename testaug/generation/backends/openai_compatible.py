@@ -1,0 +1,155 @@
+"""The `openai` backend: OpenAI, or any OpenAI-compatible server (vLLM, Ollama, llama.cpp).
+
+Completion endpoints continue the prompt's open bracket; chat endpoints get the
+prompt as the user message and answer with a whole item. The client's own
+retries are off: the generation stage retries, with its cache and rate limit.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from testaug.generation.backends import (
+    BackendError,
+    Completion,
+    CompletionRequest,
+    CompletionResult,
+    FinishReason,
+    TransientBackendError,
+    Usage,
+)
+
+Endpoint = Literal["chat", "completions"]
+OPENAI_URL = "https://api.openai.com/v1"
+CHAT_SYSTEM_PROMPT = (
+    "You continue lists. Reply with exactly one new item that continues the user's list, "
+    "in the same bracketed format as its items, and nothing else."
+)
+
+
+class OpenAIBackend:
+    """Sends each request to `/completions` or `/chat/completions` with the openai client."""
+
+    def __init__(
+        self,
+        *,
+        model: str,
+        api_key: str | None,
+        base_url: str | None = None,
+        endpoint: Endpoint = "completions",
+        timeout: float = 60.0,
+        system_prompt: str = CHAT_SYSTEM_PROMPT,
+    ) -> None:
+        import openai
+
+        if not api_key and base_url is None:
+            raise BackendError(
+                "the openai backend needs an API key: set OPENAI_API_KEY "
+                "(or pass --base-url for a local OpenAI-compatible server)"
+            )
+        self.name = f"openai/{endpoint}"
+        self.model = model
+        self.endpoint = endpoint
+        self.continues_prompt = endpoint == "completions"
+        # Which server answers: part of the cache key, so two servers never share replies.
+        self.cache_scope = (base_url or OPENAI_URL).rstrip("/")
+        self.system_prompt = system_prompt
+        self._client = openai.OpenAI(
+            api_key=api_key or "no-key", base_url=base_url, max_retries=0, timeout=timeout
+        )
+
+    def complete(self, request: CompletionRequest) -> CompletionResult:
+        """One request for `request.n` samples; faults are classified as transient or not."""
+        import openai
+
+        stop = list(request.stop) or None
+        try:
+            if self.endpoint == "chat":
+                messages = [{"role": "user", "content": request.prompt}]
+                if self.system_prompt:
+                    messages.insert(0, {"role": "system", "content": self.system_prompt})
+                response = self._client.chat.completions.create(
+                    model=self.model,
+                    messages=messages,  # type: ignore[arg-type]
+                    n=request.n,
+                    temperature=request.temperature,
+                    max_tokens=request.max_tokens,
+                    stop=stop,
+                )
+                texts = [
+                    (choice.message.content or "", choice.finish_reason)
+                    for choice in sorted(response.choices, key=lambda c: c.index)
+                ]
+            else:
+                response = self._client.completions.create(
+                    model=self.model,
+                    prompt=request.prompt,
+                    n=request.n,
+                    temperature=request.temperature,
+                    max_tokens=request.max_tokens,
+                    stop=stop,
+                )
+                texts = [
+                    (choice.text, choice.finish_reason)
+                    for choice in sorted(response.choices, key=lambda c: c.index)
+                ]
+        except openai.APIStatusError as exc:
+            raise _status_error(exc) from None
+        except openai.APITimeoutError:
+            raise TransientBackendError(f"{self.cache_scope}: request timed out") from None
+        except openai.APIConnectionError as exc:
+            raise TransientBackendError(f"{self.cache_scope}: cannot connect ({exc})") from None
+        if len(texts) != request.n:
+            raise BackendError(
+                f"{self.cache_scope}: asked for {request.n} samples, got {len(texts)} "
+                "(does the server support n > 1?)"
+            )
+        usage = response.usage
+        return CompletionResult(
+            completions=tuple(Completion(text=t, finish_reason=_finish(r)) for t, r in texts),
+            usage=Usage(
+                prompt_tokens=usage.prompt_tokens if usage else 0,
+                completion_tokens=usage.completion_tokens if usage else 0,
+            ),
+        )
+
+
+def _finish(reason: str | None) -> FinishReason:
+    return "length" if reason == "length" else "stop" if reason in ("stop", None) else "other"
+
+
+def _status_error(exc) -> BackendError:
+    """A BackendError for an HTTP error answer; 408, 409, 429 and 5xx are transient."""
+    status = exc.status_code
+    message = f"HTTP {status} from {exc.request.url.host}: {_message(exc)}"
+    if status in (408, 409, 429) or status >= 500:
+        return TransientBackendError(message, retry_after=_retry_after(exc))
+    if status == 401:
+        message += " (check the API key in OPENAI_API_KEY)"
+    elif status == 404:
+        message += " (check --model and --base-url)"
+    return BackendError(message)
+
+
+def _message(exc) -> str:
+    body = exc.body
+    if isinstance(body, dict):
+        error = body.get("error", body)
+        if isinstance(error, dict) and error.get("message"):
+            return str(error["message"])
+    return exc.message
+
+
+def _retry_after(exc) -> float | None:
+    headers = exc.response.headers
+    value = headers.get("retry-after-ms")
+    if value is not None:
+        try:
+            return float(value) / 1000
+        except ValueError:
+            pass
+    value = headers.get("retry-after")
+    try:
+        return float(value) if value is not None else None
+    except ValueError:
+        return None

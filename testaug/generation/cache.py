@@ -1,0 +1,123 @@
+"""A SQLite cache of LLM completions, one row per sample, so no request is ever sent twice.
+
+The key is a hash of the backend, its scope (the server), the model, the prompt,
+the sampling parameters and the sample index: sample 3 of a prompt is the same
+completion however many samples a request asked for, and a repeated or resumed
+run gets the same candidates without a request.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import sqlite3
+import threading
+import time
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+
+from testaug.generation.backends import Completion, CompletionRequest
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS completions (
+    key TEXT PRIMARY KEY,
+    backend TEXT NOT NULL,
+    model TEXT NOT NULL,
+    text TEXT NOT NULL,
+    finish_reason TEXT NOT NULL,
+    created REAL NOT NULL DEFAULT (julianday('now'))
+)
+"""
+
+
+def cache_key(
+    backend: str, scope: str, model: str, request: CompletionRequest, sample_index: int
+) -> str:
+    """The cache key of one sample of a request (its `n` and `sample_offset` do not count)."""
+    payload = json.dumps(
+        {
+            "backend": backend,
+            "scope": scope,
+            "model": model,
+            "prompt": request.prompt,
+            "temperature": request.temperature,
+            "max_tokens": request.max_tokens,
+            "stop": list(request.stop),
+            "sample": sample_index,
+        },
+        sort_keys=True,
+        ensure_ascii=False,
+    )
+    return hashlib.sha256(payload.encode("utf-8")).hexdigest()
+
+
+_INIT_LOCK = threading.Lock()
+_INIT_ATTEMPTS = 100
+
+
+class ResponseCache:
+    """Completions by cache key in a SQLite file (or in memory with `path=None`); thread-safe."""
+
+    def __init__(self, path: Path | None) -> None:
+        self.path = path
+        if path is not None:
+            path.parent.mkdir(parents=True, exist_ok=True)
+        self._lock = threading.Lock()
+        self._db = sqlite3.connect(
+            str(path) if path is not None else ":memory:",
+            check_same_thread=False,
+            isolation_level=None,
+            timeout=30,
+        )
+        self._initialise(wal=path is not None)
+
+    def _initialise(self, *, wal: bool) -> None:
+        """WAL mode and the table. Switching the journal mode does not wait on SQLite's busy
+        timeout, so two caches opening one new file at once (concurrent generation tasks)
+        take turns in this process and retry briefly across processes."""
+        with _INIT_LOCK:
+            for attempt in range(_INIT_ATTEMPTS):
+                try:
+                    if wal:
+                        self._db.execute("PRAGMA journal_mode=WAL")
+                    self._db.execute(_SCHEMA)
+                    return
+                except sqlite3.OperationalError as exc:
+                    if "locked" not in str(exc) or attempt == _INIT_ATTEMPTS - 1:
+                        raise
+                    time.sleep(0.1)
+
+    def get_many(self, keys: Iterable[str]) -> dict[str, Completion]:
+        """The cached completions among `keys`."""
+        keys = list(keys)
+        found: dict[str, Completion] = {}
+        with self._lock:
+            for start in range(0, len(keys), 500):
+                chunk = keys[start : start + 500]
+                rows = self._db.execute(
+                    "SELECT key, text, finish_reason FROM completions WHERE key IN "
+                    f"({','.join('?' * len(chunk))})",
+                    chunk,
+                ).fetchall()
+                for key, text, finish_reason in rows:
+                    found[key] = Completion(text=text, finish_reason=finish_reason)
+        return found
+
+    def put_many(self, backend: str, model: str, completions: Mapping[str, Completion]) -> None:
+        """Store completions by key, in one transaction (a crash keeps all or none of them)."""
+        with self._lock:
+            self._db.execute("BEGIN")
+            self._db.executemany(
+                "INSERT OR REPLACE INTO completions (key, backend, model, text, finish_reason) "
+                "VALUES (?, ?, ?, ?, ?)",
+                [(k, backend, model, c.text, c.finish_reason) for k, c in completions.items()],
+            )
+            self._db.execute("COMMIT")
+
+    def __len__(self) -> int:
+        with self._lock:
+            return self._db.execute("SELECT COUNT(*) FROM completions").fetchone()[0]
+
+    def close(self) -> None:
+        with self._lock:
+            self._db.close()

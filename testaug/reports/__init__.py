@@ -1,0 +1,1 @@
+"""Reports of a run: Markdown and HTML documents, their tables and plots."""

@@ -1,0 +1,312 @@
+"""Report sections for the evaluation of models under test (evaluation.json, as
+`testaug evaluate --json` prints it) and for the patching protocol (patching.json)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from testaug.reports.blocks import Block, Heading, Image, Table, Text
+from testaug.reports.plots import error_rates_png, heatmap_png
+from testaug.suites.provenance import MEANINGS, PROVENANCES, is_verified
+
+TEST_TYPES = ("MFT", "INV", "DIR")
+
+
+def rate_text(cell: dict[str, Any] | None) -> str:
+    """A failure rate as the report shows it: `12.5% (3/24)`, or n/a."""
+    if cell is None or cell.get("rate") is None:
+        return "n/a"
+    return f"{cell['rate']:.1f}% ({cell['failed']}/{cell['n']})"
+
+
+def evaluation_section(summary: dict[str, Any]) -> list[Block]:
+    """Error rates per model: the headline (overall and per capability, with a bar plot) on
+    the evidence the JSON states, the capability x test type matrix (a heat map per model),
+    per source, per provenance (a table and bars, unverified rows marked), and failing
+    examples with their provenance. A file without provenance renders as before it existed."""
+    models = summary.get("models", [])
+    blocks: list[Block] = [
+        Heading("Models under test"),
+        Text(
+            f"{summary.get('n_cases', 0):,} test cases and {summary.get('n_perturbed', 0):,} "
+            "perturbed cases (INV, DIR)."
+        ),
+    ]
+    if not models:
+        return [*blocks, Text("No model was evaluated.")]
+    names = [m["model"] for m in models]
+    heads = {m["model"]: _headline(m) for m in models}
+    blocks.append(_evidence_text(heads))
+    blocks.append(
+        Table(
+            ["model", "error rate", "rests on", "all cases", "left out"],
+            [
+                [
+                    m["model"],
+                    rate_text(heads[m["model"]]["overall"]),
+                    _evidence_name(heads[m["model"]]),
+                    rate_text(m["overall"]),
+                    _left_out(heads[m["model"]]),
+                ]
+                for m in models
+            ],
+            caption="headline error rate per model",
+            marks=[_headline_mark(heads[name]) for name in names],
+        )
+    )
+    blocks += _capability_blocks(models, heads)
+    for index, m in enumerate(models):
+        rows = list(m["matrix"])
+        values = [[(m["matrix"][c].get(t) or {}).get("rate") for t in TEST_TYPES] for c in rows]
+        blocks.append(
+            Table(
+                ["capability", *TEST_TYPES],
+                [[c, *(rate_text(m["matrix"][c].get(t)) for t in TEST_TYPES)] for c in rows],
+                caption=f"{m['model']}: capability x test type (CheckList's matrix), all cases",
+            )
+        )
+        title = f"{m['model']}: failure rate (%) by capability and test type"
+        blocks.append(
+            Image(heatmap_png(rows, TEST_TYPES, values, title=title), f"matrix_{index}.png", title)
+        )
+    sources = list(dict.fromkeys(s for m in models for s in m["by_source"]))
+    blocks.append(
+        Table(
+            ["source", *names],
+            [[s, *(rate_text(m["by_source"].get(s)) for m in models)] for s in sources],
+            caption="error rate per source of the cases",
+        )
+    )
+    blocks += provenance_blocks(models)
+    return [*blocks, *_failing_examples(models)]
+
+
+def _headline(model: dict[str, Any]) -> dict[str, Any]:
+    """A model's headline; in files written before provenance, its rates on all cases."""
+    head = model.get("headline")
+    if head:
+        return head
+    return {"evidence": None, "overall": model["overall"], "by_capability": model["by_capability"]}
+
+
+def _left_out(head: dict[str, Any]) -> str:
+    return "n/a" if head.get("evidence") is None else f"{head.get('left_out', 0):,}"
+
+
+def _evidence_name(head: dict[str, Any]) -> str:
+    if head.get("evidence") is None:
+        return "all cases (provenance not recorded)"
+    if head.get("fallback"):
+        return "all cases: no verified case"
+    return "verified evidence" if head["evidence"] == "verified" else "all cases"
+
+
+def _headline_mark(head: dict[str, Any]) -> str | None:
+    """A warning where the headline rests on unverified evidence."""
+    if head.get("fallback") and head.get("unverified"):
+        return "unverified: no verified case, no person reviewed the cases it rests on"
+    if head.get("evidence") == "all" and head.get("unverified"):
+        return f"includes unverified evidence: {head['unverified']:,} cases no person reviewed"
+    return None
+
+
+def _evidence_text(heads: dict[str, dict[str, Any]]) -> Text:
+    """The sentence that says what the headline rates rest on."""
+    evidence = {h.get("evidence") for h in heads.values()}
+    if evidence == {None}:
+        return Text(
+            "This evaluation.json does not record the provenance of its cases: the error rates "
+            "rest on all cases, verified or not.",
+            notice=True,
+        )
+    notes = "; ".join(f"{name}: {h['note']}" for name, h in heads.items() if h.get("note"))
+    if evidence == {"verified"}:
+        left = "; ".join(
+            f"{name} {h['left_out']:,} ("
+            + ", ".join(f"{n:,} {p}" for p, n in h["left_out_by_provenance"].items())
+            + ")"
+            for name, h in heads.items()
+            if h.get("left_out")
+        )
+        return Text(
+            "The headline error rates (per model, per capability and their plot) rest on "
+            "verified evidence only: template seed cases, generated cases accepted by people, "
+            "and cases expanded from templates induced from those. Cases accepted by the ranker "
+            "alone, or expanded from such cases, are left out of them "
+            + (f"(left out: {left})" if left else "(none in this suite)")
+            + "; every breakdown below the plot includes all cases."
+        )
+    return Text(
+        f"The headline error rates rest on all cases, verified or not. {notes}.", notice=True
+    )
+
+
+def _capability_blocks(
+    models: list[dict[str, Any]], heads: dict[str, dict[str, Any]]
+) -> list[Block]:
+    """The headline rate per capability and model (and on all cases, where cases were left
+    out), with a bar plot of the headline rates."""
+    names = [m["model"] for m in models]
+    capabilities = list(dict.fromkeys(c for m in models for c in m["by_capability"]))
+    with_all = [m for m in models if heads[m["model"]].get("left_out")]
+    columns = ["capability", *names, *(f"{m['model']}, all cases" for m in with_all)]
+    rows = [
+        [
+            c,
+            *(rate_text(heads[name]["by_capability"].get(c)) for name in names),
+            *(rate_text(m["by_capability"].get(c)) for m in with_all),
+        ]
+        for c in capabilities
+    ]
+    evidence = {_evidence_name(h) for h in heads.values()}
+    on = evidence.pop() if len(evidence) == 1 else "the evidence stated per model"
+    rates = {
+        name: {
+            c: r["rate"] for c, r in heads[name]["by_capability"].items() if r["rate"] is not None
+        }
+        for name in names
+    }
+    return [
+        Table(columns, rows, caption=f"error rate per capability, on {on}"),
+        Image(
+            error_rates_png(rates, title=f"Error rate per capability ({on})"),
+            "error_rates.png",
+            f"Error rate per capability and model, on {on}",
+        ),
+    ]
+
+
+def provenance_blocks(models: list[dict[str, Any]]) -> list[Block]:
+    """Error rates by provenance per model, a table and bars, unverified ones marked."""
+    blocks: list[Block] = [Heading("Error rates by provenance", level=3)]
+    if not any(m.get("by_provenance") for m in models):
+        return [*blocks, Text("Not available: this evaluation.json predates provenance.")]
+    found = {p for m in models for p in m.get("by_provenance", {})}
+    order = [p for p in PROVENANCES if p in found] + sorted(found - set(PROVENANCES))
+    blocks.append(
+        Table(
+            ["provenance", *(m["model"] for m in models), "evidence"],
+            [
+                [p, *(rate_text(m.get("by_provenance", {}).get(p)) for m in models), _evidence(p)]
+                for p in order
+            ],
+            caption="error rate per provenance of the cases (perturbed ones: their original's)",
+            marks=[_unverified_mark(p) for p in order],
+        )
+    )
+    rates = {
+        m["model"]: {
+            p: m["by_provenance"][p]["rate"]
+            for p in order
+            if (m.get("by_provenance", {}).get(p) or {}).get("rate") is not None
+        }
+        for m in models
+    }
+    unverified = [p for p in order if not is_verified(p)]
+    blocks.append(
+        Image(
+            error_rates_png(rates, title="Error rate per provenance", unverified=unverified),
+            "error_rates_provenance.png",
+            "Error rate per provenance and model (hatched: unverified, no person reviewed it)",
+        )
+    )
+    return blocks
+
+
+def _evidence(provenance: str) -> str:
+    """`verified: ...what it is` (an unverified row says what it is in its mark)."""
+    if is_verified(provenance):
+        return f"verified: {MEANINGS[provenance]}"
+    return "unverified" if provenance in MEANINGS else "not recorded"
+
+
+def _unverified_mark(provenance: str | None) -> str | None:
+    """The warning of an unverified provenance (None: verified, or not recorded)."""
+    if provenance is None or provenance == "None" or is_verified(provenance):
+        return None
+    return MEANINGS.get(provenance, "unverified")
+
+
+def _failing_examples(models: list[dict[str, Any]]) -> list[Block]:
+    """Up to two failing examples per description and model, each with its provenance."""
+    blocks: list[Block] = [Heading("Failing examples", level=3)]
+    rows: list[list[str]] = []
+    marks: list[str | None] = []
+    for m in models:
+        for cell in m["by_description"].values():
+            for example in cell.get("examples", [])[:2]:
+                text = example["text"] + (
+                    f" || {example['text_pair']}" if example.get("text_pair") else ""
+                )
+                provenance = example.get("provenance")
+                rows.append(
+                    [
+                        m["model"],
+                        f"{example['test_type']}: {cell['name']}",
+                        provenance or "n/a",
+                        f"{cell['rate']:.1f}%" if cell.get("rate") is not None else "n/a",
+                        text,
+                        f"expected {example['expected']}, got {example['predicted']}",
+                    ]
+                )
+                marks.append(_unverified_mark(provenance))
+    if not rows:
+        return [*blocks, Text("No failures.")]
+    columns = ["model", "test and description", "provenance", "failure rate", "example", "why"]
+    return [*blocks, Table(columns, rows, marks=marks)]
+
+
+def patching_section(report: dict[str, Any]) -> list[Block]:
+    """The patching protocol: ERR% on the same test split before and after fine-tuning on
+    each suite, mean and standard deviation over seeds, overall and per capability."""
+    a, b = report.get("suite_names", ["A", "B"])
+    overall = report["overall"]
+    held = f", held out by {report['strategy']}" if report.get("strategy") != "random" else ""
+    blocks: list[Block] = [
+        Heading("Patching"),
+        Text(
+            f"{report['base_model']} fine-tuned on the training part of {a} and, separately, "
+            f"of {b}; error on the same test split, over seeds {list(report['seeds'])}{held}."
+        ),
+    ]
+
+    def row(name: str, summary: dict[str, Any]) -> list[str]:
+        return [
+            name,
+            _stat(summary["err_unpatched"]),
+            _stat(summary["err_patched_a"]),
+            _stat(summary["delta_a"]),
+            _stat(summary["err_patched_b"]),
+            _stat(summary["delta_b"]),
+        ]
+
+    columns = ["", "ERR% unpatched", f"patched on {a}", "Δ", f"patched on {b}", "Δ"]
+    rows = [row("overall", overall)]
+    rows += [row(name, summary) for name, summary in report.get("per_capability", {}).items()]
+    blocks.append(Table(columns, rows, caption="mean ± standard deviation"))
+    iid = report.get("iid")
+    if iid:
+        blocks.append(
+            Table(
+                ["", "unpatched", f"patched on {a}", f"patched on {b}"],
+                [
+                    [
+                        "i.i.d. score",
+                        *(
+                            _stat(iid[k])
+                            for k in ("iid_unpatched", "iid_patched_a", "iid_patched_b")
+                        ),
+                    ],
+                    [
+                        "G score",
+                        *(_stat(iid[k]) for k in ("g_unpatched", "g_patched_a", "g_patched_b")),
+                    ],
+                ],
+                caption="BeLUGA's G: harmonic mean of the suite pass rate and the i.i.d. score",
+            )
+        )
+    return blocks
+
+
+def _stat(value: dict[str, Any]) -> str:
+    return f"{value['mean']:.1f} ± {value['std']:.1f}"

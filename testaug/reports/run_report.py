@@ -1,0 +1,236 @@
+"""`report.md` and a self-contained `report.html` for a run directory, from the files the
+stages wrote there. A section appears only where the run has its file; every number in
+it is read from that file, so the report and the JSON agree.
+
+Files read (all optional): the stage outputs (cases.jsonl, candidates.jsonl, ranked.jsonl,
+ranked.calibration.json, annotations.jsonl, verdicts.jsonl, accepted.jsonl,
+templates.induced.jsonl, expanded.jsonl), manifest.json, and the JSON summaries triage.json (`testaug rankers evaluate --json`),
+diversity.json (`testaug diversity --json`), evaluation.json (`testaug evaluate --json`)
+and patching.json (`testaug patch-eval --json`).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from testaug.core.errors import InputError, Problem
+from testaug.core.jsonl import read_jsonl
+from testaug.core.records import Annotation
+from testaug.reports.acceptance import acceptance_blocks, auto_mode_notice, read_run_acceptance
+from testaug.reports.blocks import Heading, Image, Report, Table, Text, render_html, render_markdown
+from testaug.reports.evaluation import evaluation_section, patching_section
+from testaug.reports.plots import acc_curves_png
+from testaug.review.verdicts import Verdict, pairwise_agreement, status_counts
+
+STAGE_FILES = {
+    "cases.jsonl": "seed cases from the template suite",
+    "candidates.jsonl": "generated candidates",
+    "candidates.rejects.jsonl": "generated replies rejected by the parser",
+    "ranked.jsonl": "candidates ranked by the validity ensemble",
+    "annotations.jsonl": "verdicts (people and ranker)",
+    "accepted.jsonl": "accepted generated cases (source llm)",
+    "templates.induced.jsonl": "templates induced from accepted cases",
+    "expanded.jsonl": "cases expanded from induced templates (source expansion)",
+    "suite.jsonl": "the suite: seed cases, accepted and expanded ones",
+}
+
+
+@dataclass(frozen=True)
+class WrittenReport:
+    markdown: Path
+    html: Path
+    sections: tuple[str, ...]
+
+
+def build_report(run_dir: Path) -> Report:
+    """The report of a run directory: one section per kind of result found in it."""
+    if not run_dir.is_dir():
+        raise InputError(Problem("not a run directory", file=run_dir))
+    report = Report(title=f"testaug report: {run_dir.name}")
+    verdicts_path = run_dir / "verdicts.jsonl"
+    verdicts = (
+        {v.candidate_id: v for v in read_jsonl(verdicts_path, Verdict)}
+        if verdicts_path.exists()
+        else None
+    )
+    acceptance = read_run_acceptance(run_dir)
+    notice = auto_mode_notice(acceptance, verdicts or {})
+    if notice is not None:
+        report.add(notice)
+    _overview(report, run_dir)
+    if verdicts is not None:
+        _annotation(report, run_dir, verdicts)
+        report.add(*acceptance_blocks(acceptance, verdicts))
+    _triage(report, run_dir)
+    _diversity(report, run_dir)
+    evaluation = _json(run_dir / "evaluation.json")
+    if evaluation is not None:
+        report.add(*evaluation_section(evaluation))
+    patching = _json(run_dir / "patching.json")
+    if patching is not None:
+        report.add(*patching_section(patching))
+    return report
+
+
+def write_report(run_dir: Path, output_dir: Path | None = None) -> WrittenReport:
+    """Write report.md (images in report_files/) and report.html into the output folder."""
+    output_dir = output_dir or run_dir
+    output_dir.mkdir(parents=True, exist_ok=True)
+    report = build_report(run_dir)
+    markdown = output_dir / "report.md"
+    render_markdown(report, markdown, output_dir / "report_files")
+    html = output_dir / "report.html"
+    render_html(report, html)
+    sections = tuple(b.text for b in report.blocks if isinstance(b, Heading) and b.level == 2)
+    return WrittenReport(markdown, html, sections)
+
+
+def _json(path: Path) -> Any | None:
+    """A JSON summary file, or None when the run does not have it."""
+    if not path.exists():
+        return None
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as exc:
+        raise InputError(Problem(f"not valid JSON ({exc.msg})", path, exc.lineno)) from None
+
+
+def _count_lines(path: Path) -> int:
+    with path.open(encoding="utf-8") as handle:
+        return sum(1 for line in handle if line.strip())
+
+
+def _overview(report: Report, run_dir: Path) -> None:
+    rows = [
+        [name, f"{_count_lines(run_dir / name):,}", what]
+        for name, what in STAGE_FILES.items()
+        if (run_dir / name).exists()
+    ]
+    report.add(Heading("Run"))
+    if rows:
+        report.add(Table(["file", "records", "what"], rows))
+    else:
+        report.add(Text("No stage outputs in this directory yet."))
+
+
+def _annotation(report: Report, run_dir: Path, verdicts: dict[str, Verdict]) -> None:
+    report.add(Heading("Annotation"))
+    counts = status_counts(verdicts)
+    report.add(Table(["status", "candidates"], [[k, f"{v:,}"] for k, v in counts.items()]))
+    annotations_path = run_dir / "annotations.jsonl"
+    if annotations_path.exists():
+        agreements = pairwise_agreement(read_jsonl(annotations_path, Annotation))
+        if agreements:
+            report.add(
+                Table(
+                    ["annotators", "overlap", "agreement", "Cohen's kappa"],
+                    [
+                        [
+                            f"{a.annotator_a} / {a.annotator_b}",
+                            str(a.overlap),
+                            f"{a.observed:.1%}",
+                            "n/a" if a.kappa is None else f"{a.kappa:.3f}",
+                        ]
+                        for a in agreements
+                    ],
+                    caption="agreement between annotators on the candidates both judged",
+                )
+            )
+    disputed = sum(v.disagreement for v in verdicts.values())
+    if disputed:
+        report.add(Text(f"{disputed:,} candidates had annotators who disagreed."))
+
+
+def _triage_row(name: str, triage: dict) -> list[str]:
+    """A ranking's effort, its reduction against random order and the gap it closes."""
+    closed = triage.get("gap_closed")  # absent from triage files written before it existed
+    return [
+        name,
+        f"{triage['effort_at_target']:.1%}",
+        f"{triage['reduction_vs_random']:.1%}",
+        "" if closed is None else f"{closed:.0%}",
+    ]
+
+
+def _triage(report: Report, run_dir: Path) -> None:
+    triage = _json(run_dir / "triage.json")
+    if triage is None:
+        return
+    report.add(Heading("Validity triage"))
+    ensemble = triage["ensemble"]
+    target = triage.get("target", 0.9)
+    rows = [_triage_row("ensemble (Borda)", ensemble)]
+    rows.extend(_triage_row(name, member) for name, member in triage.get("members", {}).items())
+    rows.append(["random order", f"{ensemble['random_effort_at_target']:.1%}", "", "0%"])
+    oracle_reduction = ensemble.get("oracle_reduction_vs_random")
+    rows.append(
+        [
+            "oracle order",
+            f"{ensemble['oracle_effort_at_target']:.1%}",
+            "" if oracle_reduction is None else f"{oracle_reduction:.1%}",
+            "100%",
+        ]
+    )
+    report.add(
+        Table(
+            [
+                "ranking",
+                f"review effort for {target:.0%} accuracy",
+                "reduction vs random",
+                "share of the random-to-oracle gap closed",
+            ],
+            rows,
+            caption=f"{triage['n']:,} labelled candidates, {triage['n_invalid']:,} invalid",
+        )
+    )
+    curves = {"ensemble": ensemble["curve"]}
+    curves.update({name: m["curve"] for name, m in triage.get("members", {}).items()})
+    curves.update(random=triage["random_curve"], oracle=triage["oracle_curve"])
+    png = acc_curves_png(curves, target=target)
+    report.add(Image(png, "acc_curve.png", "ACC@k: accuracy after people review the top k"))
+
+
+def _diversity(report: Report, run_dir: Path) -> None:
+    diversity = _json(run_dir / "diversity.json")
+    if diversity is None:
+        return
+    report.add(Heading("Diversity"))
+    columns = ["group", "cases", "Self-BLEU", "dependency paths"]
+    rows = [
+        [
+            "whole input",
+            f"{diversity['n_cases']:,}",
+            f"{diversity['self_bleu']:.3f}",
+            f"{diversity['dependency_paths']:,}",
+        ]
+    ]
+    equalized = diversity.get("equalized")
+    if equalized:
+        rows.append(
+            [
+                "equalized",
+                f"{equalized['n_cases']:,}",
+                f"{equalized['self_bleu']:.3f}",
+                f"{equalized['dependency_paths']:,}",
+            ]
+        )
+    for group in diversity.get("groups", []):
+        name = ", ".join(str(v) for v in group["group"].values())
+        rows.append(
+            [
+                name,
+                f"{group['n_cases']:,}",
+                f"{group['self_bleu']:.3f}",
+                f"{group['dependency_paths']:,}",
+            ]
+        )
+    per = diversity.get("per_description")
+    caption = f"Self-BLEU-4 ({diversity.get('variant', 'sacrebleu')}; lower is more diverse)"
+    if per:
+        caption += (
+            f"; groups equalized to {per} cases per description (seed {diversity.get('seed', 0)})"
+        )
+    report.add(Table(columns, rows, caption=caption))

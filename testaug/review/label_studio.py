@@ -1,0 +1,356 @@
+"""Label Studio projects for the doubtful candidates: the labeling interface, tasks with the
+ensemble's predictions, and verdicts read back from a JSON export.
+
+The client is label-studio-sdk 2.x, imported on first use. The API key never leaves
+the client: errors name the server by its redacted URL and never carry headers.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any, TypeVar
+from urllib.parse import urlsplit, urlunsplit
+from xml.sax.saxutils import quoteattr
+
+from pydantic import SecretStr, ValidationError
+
+from testaug.core.records import Annotation, Candidate, RankedCandidate, TestCase, label_options
+from testaug.generation.backends import BackendError, TransientBackendError
+from testaug.generation.retries import RetryPolicy, call_with_retries
+from testaug.review.plans import GUIDELINES, INVALID_REASONS, ReviewPlan, invalidity_score
+
+T = TypeVar("T")
+
+VALIDITY = "validity"
+REASON = "reason"
+CORRECTED_LABEL = "corrected_label"
+# What annotators see for each reason code.
+REASON_CHOICES = {text: code for code, text in INVALID_REASONS.items()}
+DEFAULT_RETRIES = RetryPolicy(max_attempts=4, base_delay=0.5, max_delay=4.0)
+
+
+class LabelStudioError(BackendError):
+    """Label Studio refused a request, or its answer was not what testaug expects."""
+
+
+class TransientLabelStudioError(TransientBackendError, LabelStudioError):
+    """Label Studio could not be reached or failed in a way worth retrying."""
+
+
+def redact_url(url: str) -> str:
+    """The URL without user info, query or fragment: safe for messages."""
+    parts = urlsplit(url)
+    host = parts.hostname or ""
+    netloc = f"{host}:{parts.port}" if parts.port else host
+    return urlunsplit((parts.scheme, netloc, parts.path, "", ""))
+
+
+def labeling_config(labels: Sequence[str]) -> str:
+    """The labeling interface: description, seed examples, the candidate and its proposed
+    label; valid or invalid, a reason for invalid, and an optional corrected label."""
+    reasons = "\n".join(f"      <Choice value={quoteattr(text)}/>" for text in REASON_CHOICES)
+    corrections = "\n".join(f"    <Choice value={quoteattr(label)}/>" for label in labels)
+    return f"""<View>
+  <Header value="Test-case description"/>
+  <Text name="description" value="$description"/>
+  <Header value="Examples from the template suite"/>
+  <Text name="seeds" value="$seeds"/>
+  <Header value="Generated case"/>
+  <Text name="text" value="$text"/>
+  <Text name="text_pair" value="$text_pair"/>
+  <Header value="Proposed label: $label"/>
+  <Choices name="{VALIDITY}" toName="text" choice="single" required="true" showInLine="true">
+    <Choice value="valid"/>
+    <Choice value="invalid"/>
+  </Choices>
+  <View visibleWhen="choice-selected" whenTagName="{VALIDITY}" whenChoiceValue="invalid">
+    <Header value="Why is it invalid?"/>
+    <Choices name="{REASON}" toName="text" choice="single">
+{reasons}
+    </Choices>
+  </View>
+  <Header value="Corrected label (only if the proposed label is wrong)"/>
+  <Choices name="{CORRECTED_LABEL}" toName="text" choice="single" showInLine="true">
+{corrections}
+  </Choices>
+</View>"""
+
+
+def instructions_html() -> str:
+    """The annotation guidelines as the project's instructions."""
+    return "<p>" + GUIDELINES.replace("\n", "<br/>") + "</p>"
+
+
+def task_for(item: RankedCandidate, n: int, seeds: Mapping[str, TestCase]) -> dict[str, Any]:
+    """A Label Studio task for a ranked candidate, with the ensemble's score as a prediction."""
+    candidate = item.candidate
+    examples = [_case_line(seeds[i]) for i in candidate.seed_case_ids if i in seeds]
+    score = invalidity_score(item, n)
+    return {
+        "data": {
+            "candidate_id": candidate.id,
+            "description": f"{candidate.capability}: {candidate.description}",
+            "seeds": "\n".join(examples) or "(seed cases not available)",
+            "text": candidate.text,
+            "text_pair": candidate.text_pair or "",
+            "label": " or ".join(label_options(candidate.label)),
+            "rank": item.rank,
+            "candidate": candidate.model_dump(mode="json"),
+        },
+        "predictions": [
+            {
+                "model_version": item.ensemble_version or "unversioned",
+                "score": score,
+                "result": [_choice(VALIDITY, "invalid" if score >= 0.5 else "valid")],
+            }
+        ],
+    }
+
+
+def _case_line(case: TestCase) -> str:
+    text = case.text if case.text_pair is None else f"{case.text} || {case.text_pair}"
+    return f"{text}  ({' or '.join(label_options(case.label))})"
+
+
+def _choice(name: str, value: str) -> dict[str, Any]:
+    return {"from_name": name, "to_name": "text", "type": "choices", "value": {"choices": [value]}}
+
+
+@dataclass
+class ExportReading:
+    """Verdicts read from an export, and what could not become one."""
+
+    annotations: list[Annotation] = field(default_factory=list)
+    candidates: dict[str, Candidate] = field(default_factory=dict)
+    task_ids: dict[str, int] = field(default_factory=dict)
+    cancelled: int = 0
+    unanswered: int = 0
+    problems: list[str] = field(default_factory=list)
+
+
+def read_export(tasks: Iterable[Mapping[str, Any]], users: Mapping[int, str]) -> ExportReading:
+    """Annotation records from a Label Studio JSON export.
+
+    Skipped (cancelled) annotations and ones without a valid/invalid choice are counted,
+    not turned into verdicts, so their candidates stay pending.
+    """
+    reading = ExportReading()
+    for task in tasks:
+        data = task.get("data") or {}
+        cid = data.get("candidate_id")
+        if not isinstance(cid, str):
+            reading.problems.append(f"task {task.get('id')}: no candidate_id in its data")
+            continue
+        reading.task_ids[cid] = task.get("id", 0)
+        try:
+            reading.candidates[cid] = Candidate.model_validate(data.get("candidate"))
+        except ValidationError as exc:
+            reading.problems.append(
+                f"task {task.get('id')}: data.candidate: {exc.errors()[0]['msg']}"
+            )
+        for answer in task.get("annotations") or []:
+            if answer.get("was_cancelled"):
+                reading.cancelled += 1
+                continue
+            record = _annotation(cid, answer, users)
+            if record is None:
+                reading.unanswered += 1
+            else:
+                reading.annotations.append(record)
+    return reading
+
+
+def _annotation(cid: str, answer: Mapping[str, Any], users: Mapping[int, str]) -> Annotation | None:
+    choices = {
+        item.get("from_name"): (item.get("value") or {}).get("choices") or []
+        for item in answer.get("result") or []
+        if item.get("type") == "choices"
+    }
+    validity = choices.get(VALIDITY) or []
+    if len(validity) != 1 or validity[0] not in ("valid", "invalid"):
+        return None
+    valid = validity[0] == "valid"
+    reason = next(iter(choices.get(REASON) or []), None)
+    corrected = next(iter(choices.get(CORRECTED_LABEL) or []), None)
+    who = answer.get("completed_by")
+    who_id = who.get("id") if isinstance(who, dict) else who
+    return Annotation(
+        candidate_id=cid,
+        valid=valid,
+        reason=None if valid else REASON_CHOICES.get(reason or "", "capability"),
+        corrected_label=corrected,
+        annotator=users.get(who_id, f"user {who_id}") if isinstance(who_id, int) else "unknown",
+        origin="label-studio",
+        created_at=_timestamp(answer.get("updated_at") or answer.get("created_at")),
+    )
+
+
+def _timestamp(value: Any) -> datetime:
+    try:
+        return datetime.fromisoformat(str(value).replace("Z", "+00:00"))
+    except ValueError:
+        return datetime.fromisoformat("1970-01-01T00:00:00+00:00")
+
+
+class LabelStudio:
+    """A connection to one Label Studio server: projects by name, tasks in, exports out."""
+
+    def __init__(
+        self,
+        url: str,
+        api_key: SecretStr,
+        *,
+        timeout: float = 60.0,
+        retries: RetryPolicy = DEFAULT_RETRIES,
+        rng: random.Random | None = None,
+    ) -> None:
+        from label_studio_sdk.client import LabelStudio as Client
+
+        self.url = redact_url(url)
+        self._client = Client(
+            base_url=url.rstrip("/"), api_key=api_key.get_secret_value(), timeout=timeout
+        )
+        self._retries = retries
+        self._rng = rng or random.Random(0)
+
+    def call(self, what: str, send: Callable[[], T]) -> T:
+        """Run one API call with retries on transient faults; errors in testaug's words."""
+        return call_with_retries(
+            lambda: self._translated(what, send), self._retries, self._rng, what=what
+        )[0]
+
+    def _translated(self, what: str, send: Callable[[], T]) -> T:
+        import httpx
+        from label_studio_sdk.core.api_error import ApiError
+
+        try:
+            return send()
+        except ApiError as exc:
+            raise self._api_error(what, exc) from None
+        except (httpx.TimeoutException, httpx.NetworkError) as exc:
+            raise TransientLabelStudioError(
+                f"cannot reach Label Studio at {self.url} ({type(exc).__name__}: {exc}); "
+                "is the server running? (`testaug annotate server` starts one)"
+            ) from None
+
+    def _api_error(self, what: str, exc: Any) -> LabelStudioError:
+        status = exc.status_code or 0
+        body = exc.body if isinstance(exc.body, dict) else {}
+        detail = body.get("validation_errors") or body.get("detail") or ""
+        if status in (401, 403):
+            return LabelStudioError(
+                f"Label Studio at {self.url} refused the API key (HTTP {status}); set "
+                "LABEL_STUDIO_API_KEY to an access token of that server"
+            )
+        if status == 429 or status >= 500:
+            return TransientLabelStudioError(
+                f"{what}: Label Studio answered HTTP {status} {detail}"
+            )
+        return LabelStudioError(f"{what}: Label Studio answered HTTP {status} {detail}")
+
+    def users(self) -> dict[int, str]:
+        """Every user's email (or username) by id."""
+        people = self.call("list users", lambda: list(self._client.users.list()))
+        return {u.id: u.email or u.username or f"user {u.id}" for u in people}
+
+    def find_project(self, name: str) -> int | None:
+        """The id of the project with exactly this title (the oldest if several)."""
+        found = self.call("find project", lambda: list(self._client.projects.list(title=name)))
+        ids = sorted(p.id for p in found if p.title == name)
+        return ids[0] if ids else None
+
+    def project(self, name: str) -> int:
+        """The id of an existing project; a clear error when there is none by that name."""
+        project_id = self.find_project(name)
+        if project_id is None:
+            raise LabelStudioError(
+                f"no Label Studio project named {name!r} at {self.url} (deleted, or never pushed)"
+            )
+        return project_id
+
+    def create_project(self, name: str, labels: Sequence[str]) -> int:
+        """A new project with testaug's labeling interface and guidelines."""
+        project = self.call(
+            "create project",
+            lambda: self._client.projects.create(
+                title=name,
+                description="Validity of generated test cases (testaug)",
+                label_config=labeling_config(labels),
+                expert_instruction=instructions_html(),
+                show_instruction=True,
+                show_skip_button=True,
+            ),
+        )
+        return int(project.id)
+
+    def export(self, project_id: int) -> list[dict[str, Any]]:
+        """Every task of the project with its annotations (JSON export)."""
+        payload = self.call(
+            "export project",
+            lambda: b"".join(
+                self._client.projects.exports.download_sync(
+                    id=project_id, export_type="JSON", download_all_tasks=True
+                )
+            ),
+        )
+        try:
+            tasks = json.loads(payload)
+        except json.JSONDecodeError as exc:
+            raise LabelStudioError(
+                f"the export of project {project_id} is not JSON: {exc}"
+            ) from None
+        if not isinstance(tasks, list):
+            raise LabelStudioError(f"the export of project {project_id} is not a list of tasks")
+        return tasks
+
+    def import_tasks(self, project_id: int, tasks: Sequence[Mapping[str, Any]]) -> int:
+        """Import tasks (with predictions); returns how many the server created."""
+        if not tasks:
+            return 0
+        response = self.call(
+            "import tasks",
+            lambda: self._client.projects.import_tasks(id=project_id, request=list(tasks)),
+        )
+        return int(response.task_count or 0)
+
+
+@dataclass(frozen=True)
+class PushResult:
+    """What a push did: the project, how many candidates went to people, how many were new."""
+
+    project_id: int
+    created: bool
+    plan: ReviewPlan
+    imported: int
+    already_present: int
+
+
+def push_for_review(
+    studio: LabelStudio,
+    project: str,
+    plan: ReviewPlan,
+    *,
+    seeds: Mapping[str, TestCase],
+    labels: Sequence[str],
+) -> PushResult:
+    """Import the candidates a plan sends to people into a project (created if needed),
+    skipping candidates it already has, so pushing twice imports nothing twice."""
+    project_id = studio.find_project(project)
+    created = project_id is None
+    if project_id is None:
+        project_id = studio.create_project(project, labels)
+    present = {(task.get("data") or {}).get("candidate_id") for task in studio.export(project_id)}
+    n = len(plan.candidate_ids)
+    tasks = [task_for(item, n, seeds) for item in plan.review if item.candidate.id not in present]
+    imported = studio.import_tasks(project_id, tasks)
+    return PushResult(project_id, created, plan, imported, len(plan.review) - len(tasks))
+
+
+def pull_verdicts(studio: LabelStudio, project: str) -> ExportReading:
+    """Every verdict people gave in the project so far."""
+    project_id = studio.project(project)
+    return read_export(studio.export(project_id), studio.users())

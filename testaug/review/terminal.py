@@ -1,0 +1,293 @@
+"""A terminal annotation loop (TestAug, Figure 4): label generated cases one key at a time.
+
+Each candidate is shown with the guidelines, its test-case description, the proposed
+label, up to three seed cases and the generated sentence (pair). Enter or `y` marks it
+valid; `n` or any other unlisted key marks it invalid and asks for the reason (and, when
+the label is wrong, the corrected label). Every verdict is handed to `save` at once.
+"""
+
+from __future__ import annotations
+
+import codecs
+import os
+import select
+from collections.abc import Callable, Collection, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Literal, TextIO
+
+from rich.console import Console
+from rich.markup import escape
+from rich.panel import Panel
+
+from testaug.core.records import (
+    Annotation,
+    Candidate,
+    InvalidReason,
+    Label,
+    RankedCandidate,
+    TestCase,
+    label_options,
+)
+from testaug.review.plans import GUIDELINES, INVALID_REASONS
+
+# Returns one key: a single character, "\n" for Enter, "" at end of input.
+KeyReader = Callable[[], str]
+
+ENTER = "\n"
+CTRL_C = "\x03"
+CTRL_D = "\x04"
+ESCAPE = "\x1b"
+MAX_EXAMPLES = 3
+LEGEND = (
+    "[bold]Enter[/]/[bold]y[/] valid · [bold]n[/] or any other key NOT valid · "
+    "[bold]s[/] skip · [bold]q[/] quit"
+)
+# Keys that choose a corrected label: digits first, then letters (never q, which quits).
+LABEL_KEYS = "123456789abcdefghijklmnoprstuvwxyz"
+REASON_KEYS: dict[str, InvalidReason] = {
+    str(i): reason for i, reason in enumerate(INVALID_REASONS, start=1)
+}
+
+Step = Literal["quit", "skip"]
+
+
+def key_reader(stream: TextIO) -> KeyReader:
+    """Keys from `stream`: a tty is read key by key in raw mode, anything else char by char.
+
+    On a tty the terminal settings are restored after each key, Enter ("\\r") reads as
+    "\\n", Ctrl-C raises KeyboardInterrupt and Ctrl-D reads as end of input. Other streams
+    (pipes, files, io.StringIO in tests) give one character per key and "" at the end.
+    """
+    if stream.isatty():
+        return _tty_reader(stream.fileno())
+    return lambda: stream.read(1)
+
+
+def _tty_reader(fd: int) -> KeyReader:
+    """A key reader on terminal `fd` that switches to raw mode only while it waits."""
+    import termios
+    import tty
+
+    def read_key() -> str:
+        saved = termios.tcgetattr(fd)
+        try:
+            tty.setraw(fd, termios.TCSADRAIN)
+            key = _read_char(fd)
+            if key == ESCAPE:
+                _skip_escape_sequence(fd)  # an arrow key is one key, not three
+        finally:
+            termios.tcsetattr(fd, termios.TCSADRAIN, saved)
+        if key == CTRL_C:
+            raise KeyboardInterrupt
+        return {"\r": ENTER, CTRL_D: ""}.get(key, key)
+
+    return read_key
+
+
+def _read_char(fd: int) -> str:
+    """One (UTF-8) character from `fd`; "" when the terminal is closed."""
+    decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
+    while True:
+        byte = os.read(fd, 1)
+        if not byte:
+            return decoder.decode(b"", final=True)
+        char = decoder.decode(byte)
+        if char:
+            return char
+
+
+def _skip_escape_sequence(fd: int) -> None:
+    """Consume the rest of an escape sequence (arrow, function or Alt key) after ESC."""
+    introducer = _waiting_byte(fd)
+    if introducer == b"O":
+        _waiting_byte(fd)
+    elif introducer == b"[":
+        while (byte := _waiting_byte(fd)) and not b"@" <= byte <= b"~":
+            pass
+
+
+def _waiting_byte(fd: int) -> bytes:
+    """The next byte when it comes at once, as within an escape sequence; else b""."""
+    return os.read(fd, 1) if select.select([fd], [], [], 0.02)[0] else b""
+
+
+@dataclass(frozen=True)
+class TerminalSession:
+    """What one session did; `remaining` counts the queue's cases still without a verdict."""
+
+    annotated: int
+    valid: int
+    invalid: int
+    skipped: int
+    remaining: int
+    quit: bool
+
+
+def annotate_in_terminal(
+    queue: Sequence[RankedCandidate],
+    *,
+    seeds: Mapping[str, TestCase],
+    labels: Sequence[str],
+    annotator: str,
+    done: Collection[str],
+    read_key: KeyReader,
+    console: Console,
+    save: Callable[[Annotation], None],
+) -> TerminalSession:
+    """Ask for a verdict on each queued candidate not in `done`, saving each one at once.
+
+    `queue` is shown in the given order; `seeds` holds the seed cases that candidates
+    point to. `q` or the end of input stops the session; `s` leaves a case pending.
+    """
+    pending = [item for item in queue if item.candidate.id not in done]
+    before = len(queue) - len(pending)
+    verdicts: list[Annotation] = []
+    skipped = 0
+    for position, item in enumerate(pending, start=1):
+        console.print(f"\n[bold]case {position} of {len(pending)}[/] ({before} done before)")
+        _show_candidate(item, seeds, console)
+        outcome = _ask_verdict(item.candidate, labels, annotator, read_key, console)
+        if outcome == "quit":
+            console.print("Stopped; the cases left stay pending.")
+            return _summary(verdicts, skipped, len(pending), quit=True)
+        if outcome == "skip":
+            skipped += 1
+            continue
+        save(outcome)
+        verdicts.append(outcome)
+    console.print(f"\nEnd of the queue ({len(pending)} cases shown).")
+    return _summary(verdicts, skipped, len(pending), quit=False)
+
+
+def _summary(
+    verdicts: list[Annotation], skipped: int, pending: int, *, quit: bool
+) -> TerminalSession:
+    """The session's counts; skipped and unreached cases remain."""
+    valid = sum(verdict.valid for verdict in verdicts)
+    return TerminalSession(
+        annotated=len(verdicts),
+        valid=valid,
+        invalid=len(verdicts) - valid,
+        skipped=skipped,
+        remaining=pending - len(verdicts),
+        quit=quit,
+    )
+
+
+def _show_candidate(item: RankedCandidate, seeds: Mapping[str, TestCase], console: Console) -> None:
+    """The screen for one candidate: guidelines, description, label, examples, sentence(s)."""
+    candidate = item.candidate
+    console.print(Panel(escape(GUIDELINES), title="Guidelines", expand=False))
+    console.print(f"[bold]rank[/] {item.rank}   [bold]capability[/] {escape(candidate.capability)}")
+    console.print(f"[bold]Test-case description:[/] {escape(candidate.description)}")
+    console.print(f"[bold]Proposed label:[/] {escape(format_label(candidate.label))}")
+    console.print("[bold]Examples:[/]")
+    for seed_id in candidate.seed_case_ids[:MAX_EXAMPLES]:
+        seed = seeds.get(seed_id)
+        if seed is None:
+            console.print(f"  - (seed case {escape(seed_id)} not available)")
+        else:
+            _show_texts(seed.text, seed.text_pair, console, bullet="  - ")
+    if not candidate.seed_case_ids:
+        console.print("  - (no seed cases)")
+    console.print("[bold]Generated:[/]")
+    _show_texts(candidate.text, candidate.text_pair, console, bullet="  ")
+
+
+def _show_texts(text: str, pair: str | None, console: Console, *, bullet: str) -> None:
+    """A sentence, or a pair as "1:" and "2:" lines."""
+    if pair is None:
+        console.print(f"{bullet}{escape(text)}")
+        return
+    indent = " " * len(bullet)
+    console.print(f"{bullet}1: {escape(text)}")
+    console.print(f"{indent}2: {escape(pair)}")
+
+
+def format_label(label: Label) -> str:
+    """An expected label in words: one label, or acceptable labels joined by "or"."""
+    return " or ".join(label_options(label))
+
+
+def _ask_verdict(
+    candidate: Candidate,
+    labels: Sequence[str],
+    annotator: str,
+    read_key: KeyReader,
+    console: Console,
+) -> Annotation | Step:
+    """Read the verdict key (and the follow-up keys of an invalid verdict)."""
+    console.print(LEGEND)
+    console.print(
+        "Enter - the sentence is valid, Others - the sentence is NOT valid >> Label: ", end=""
+    )
+    key = read_key()
+    if key in ("", "q"):
+        console.print("quit")
+        return "quit"
+    if key == "s":
+        console.print("skipped")
+        return "skip"
+    if key in (ENTER, "y"):
+        console.print("[green]valid[/]")
+        return Annotation(
+            candidate_id=candidate.id, valid=True, annotator=annotator, origin="terminal"
+        )
+    console.print("[red]NOT valid[/]")
+    try:
+        reason = _ask_reason(read_key, console)
+        corrected = _ask_label(labels, read_key, console) if reason == "label" else None
+    except _QuitRequested:
+        console.print("quit")
+        return "quit"
+    return Annotation(
+        candidate_id=candidate.id,
+        valid=False,
+        reason=reason,
+        corrected_label=corrected,
+        annotator=annotator,
+        origin="terminal",
+    )
+
+
+def _ask_reason(read_key: KeyReader, console: Console) -> InvalidReason:
+    """The reason a case is invalid: keys 1-4, Enter for capability (q quits)."""
+    for key, reason in REASON_KEYS.items():
+        console.print(f"  [bold]{key}[/] {reason}: {INVALID_REASONS[reason]}")
+    while True:
+        console.print("Why is it NOT valid? (Enter = capability) >> ", end="")
+        key = _sub_prompt_key(read_key)
+        reason = "capability" if key == ENTER else REASON_KEYS.get(key)
+        if reason is not None:
+            console.print(reason)
+            return reason
+        console.print(f"press 1-{len(REASON_KEYS)}, Enter, or q to quit")
+
+
+def _ask_label(labels: Sequence[str], read_key: KeyReader, console: Console) -> str | None:
+    """The corrected label by its key; Enter for no correction (None), q quits."""
+    keys = dict(zip(LABEL_KEYS, labels, strict=False))
+    for key, label in keys.items():
+        console.print(f"  [bold]{key}[/] {escape(label)}")
+    while True:
+        console.print("Correct label? (Enter = no correction) >> ", end="")
+        key = _sub_prompt_key(read_key)
+        if key == ENTER:
+            console.print("no correction")
+            return None
+        if key in keys:
+            console.print(escape(keys[key]))
+            return keys[key]
+        console.print(f"press a label's key ({', '.join(keys)}), Enter, or q to quit")
+
+
+class _QuitRequested(Exception):
+    """`q` or the end of input at a follow-up prompt: stop without saving this case."""
+
+
+def _sub_prompt_key(read_key: KeyReader) -> str:
+    """A key at a follow-up prompt; `q` or the end of input stops the session."""
+    key = read_key()
+    if key in ("", "q"):
+        raise _QuitRequested
+    return key
