@@ -18,10 +18,10 @@ from testaug.core.records import TestCase
 from testaug.core.run_sizes import run_size
 from testaug.core.settings import Settings
 from testaug.generation.sampling import GenerationSettings
-from testaug.review.acceptance import DEFAULT_TARGET, check_target
+from testaug.review.acceptance import DEFAULT_TARGET, calibration_beside, check_target
 from testaug.steps import StepOutput
 from testaug.steps.augment import BackendSpec, PromptPlan
-from testaug.steps.review import AnnotationMode, calibration_beside
+from testaug.steps.review import AnnotationMode
 
 
 class Augmented(BaseModel):

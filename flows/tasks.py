@@ -14,6 +14,7 @@ from flows.caching import step_cache
 from testaug.core.settings import Settings
 from testaug.generation.backends import TransientBackendError
 from testaug.generation.sampling import GenerationError, GenerationSettings
+from testaug.review.acceptance import calibration_beside
 from testaug.steps import StepOutput, augment, grow, is_current, measure, review, step_output
 from testaug.steps.augment import BackendSpec, PromptPlan
 
@@ -237,7 +238,7 @@ def push_to_label_studio(
         seeds=seeds,
         top=top,
         target=accept_precision,
-        calibration_path=review.calibration_beside(ranked_path),
+        calibration_path=calibration_beside(ranked_path),
     )
 
 

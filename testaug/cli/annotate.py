@@ -25,10 +25,10 @@ from testaug.core.records import (
 )
 from testaug.core.runs import write_text_atomic
 from testaug.core.settings import Settings
-from testaug.review.acceptance import DEFAULT_TARGET, check_target
+from testaug.review.acceptance import DEFAULT_TARGET, calibration_beside, check_target
 from testaug.review.plans import add_annotations, read_annotations
 from testaug.review.verdicts import Verdict, merge_verdicts, pairwise_agreement, status_counts
-from testaug.steps.review import calibration_beside, read_ranked
+from testaug.steps.review import read_ranked
 
 if TYPE_CHECKING:
     from testaug.review.label_studio import LabelStudio

@@ -55,3 +55,18 @@ class InputError(TestAugError):
         first = str(self.problems[0])
         more = len(self.problems) - 1
         return first if not more else f"{first} (and {more} more problem{'s' * (more > 1)})"
+
+
+class ServiceError(TestAugError):
+    """A remote service (an LLM server, Label Studio) failed in a way retrying will not fix."""
+
+
+class TransientServiceError(ServiceError):
+    """A remote service failed in a way worth retrying: timeout, connection, 429, 5xx.
+
+    `retry_after` holds the server's Retry-After in seconds when it sent one.
+    """
+
+    def __init__(self, message: str, *, retry_after: float | None = None) -> None:
+        super().__init__(message)
+        self.retry_after = retry_after

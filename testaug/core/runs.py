@@ -9,6 +9,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+import yaml
+
 from testaug import __version__
 from testaug.core.records import RunManifest
 
@@ -49,3 +51,8 @@ def write_text_atomic(path: Path, text: str) -> None:
     except BaseException:
         tmp.unlink(missing_ok=True)
         raise
+
+
+def write_yaml(path: Path, data: object) -> None:
+    """Write YAML atomically, keys in the order given."""
+    write_text_atomic(path, yaml.safe_dump(data, sort_keys=False, allow_unicode=True, width=1000))

@@ -21,12 +21,12 @@ from pydantic import Field
 
 from testaug.core.errors import TestAugError
 from testaug.core.records import Candidate, Label, Prompt, Record, Reject, TestCase
+from testaug.core.retries import RetryPolicy, call_with_retries
 from testaug.generation.backends import Backend, BackendError, Completion, CompletionRequest
 from testaug.generation.cache import ResponseCache, cache_key
 from testaug.generation.parsing import ParseFailure, comparison_key, label_of_word, parse_reply
 from testaug.generation.prompts import PromptTemplate
 from testaug.generation.rate_limit import RateLimiter
-from testaug.generation.retries import RetryPolicy, call_with_retries
 
 logger = logging.getLogger(__name__)
 

@@ -19,10 +19,15 @@ from pathlib import Path
 from testaug.core.jsonl import read_jsonl
 from testaug.core.records import Annotation, Calibration, RankedCandidate
 from testaug.reports.blocks import Block, Heading, Table, Text
-from testaug.review.acceptance import DEFAULT_CONFIDENCE, DEFAULT_TARGET, acceptance_rule
+from testaug.review.acceptance import (
+    DEFAULT_CONFIDENCE,
+    DEFAULT_TARGET,
+    acceptance_rule,
+    calibration_beside,
+    read_calibration,
+)
 from testaug.review.plans import AUTO_NOTE, acceptance_path, read_annotations
 from testaug.review.verdicts import Verdict, status_counts
-from testaug.steps.review import calibration_beside, read_calibration
 
 
 @dataclass(frozen=True)

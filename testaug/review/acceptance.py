@@ -20,6 +20,8 @@ from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from pydantic import ValidationError
+
 from testaug.core.errors import InputError, Problem
 from testaug.core.records import (
     AcceptanceRule,
@@ -29,6 +31,7 @@ from testaug.core.records import (
     PrecisionPoint,
     RankedCandidate,
 )
+from testaug.core.runs import sibling
 
 logger = logging.getLogger(__name__)
 
@@ -344,3 +347,20 @@ def expected_calibration_error(
         totals[index][1] += p
         totals[index][2] += bool(is_valid)
     return sum(abs(s - v) for n, s, v in totals if n) / len(p_valid)
+
+
+def calibration_beside(ranked_path: Path) -> Path:
+    """Where `testaug rank` writes the ensemble's calibration evidence: `<ranked>.calibration.json`."""
+    return sibling(ranked_path, "calibration", ".json")
+
+
+def read_calibration(path: Path) -> Calibration | None:
+    """The calibration evidence (a `Calibration` record); None when the file does not exist."""
+    if not path.is_file():
+        return None
+    try:
+        return Calibration.model_validate_json(path.read_text(encoding="utf-8"))
+    except ValidationError as exc:
+        error = exc.errors()[0]
+        field = ".".join(str(part) for part in error["loc"]) or None
+        raise InputError(Problem(error["msg"], file=path, field=field)) from None

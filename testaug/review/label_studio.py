@@ -18,9 +18,9 @@ from xml.sax.saxutils import quoteattr
 
 from pydantic import SecretStr, ValidationError
 
+from testaug.core.errors import ServiceError, TransientServiceError
 from testaug.core.records import Annotation, Candidate, RankedCandidate, TestCase, label_options
-from testaug.generation.backends import BackendError, TransientBackendError
-from testaug.generation.retries import RetryPolicy, call_with_retries
+from testaug.core.retries import RetryPolicy, call_with_retries
 from testaug.review.plans import GUIDELINES, INVALID_REASONS, ReviewPlan, invalidity_score
 
 T = TypeVar("T")
@@ -33,11 +33,11 @@ REASON_CHOICES = {text: code for code, text in INVALID_REASONS.items()}
 DEFAULT_RETRIES = RetryPolicy(max_attempts=4, base_delay=0.5, max_delay=4.0)
 
 
-class LabelStudioError(BackendError):
+class LabelStudioError(ServiceError):
     """Label Studio refused a request, or its answer was not what testaug expects."""
 
 
-class TransientLabelStudioError(TransientBackendError, LabelStudioError):
+class TransientLabelStudioError(TransientServiceError, LabelStudioError):
     """Label Studio could not be reached or failed in a way worth retrying."""
 
 

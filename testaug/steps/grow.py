@@ -8,13 +8,11 @@ from collections import Counter
 from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 
-import yaml
-
 from testaug.core.bundled import resolve_suite
 from testaug.core.errors import InputError, Problem
 from testaug.core.jsonl import read_jsonl, write_jsonl
 from testaug.core.records import TestCase
-from testaug.core.runs import sibling, write_text_atomic
+from testaug.core.runs import sibling, write_yaml
 from testaug.review.verdicts import merge_into_suite
 from testaug.steps import StepOutput, step_output
 from testaug.suites.cases import expand_suite, template_case_counts
@@ -23,11 +21,6 @@ from testaug.suites.provenance import case_provenance, with_origin
 from testaug.suites.templates import lexicon_of
 
 logger = logging.getLogger(__name__)
-
-
-def write_yaml(path: Path, data: object) -> None:
-    """Write YAML atomically, keys in the order given."""
-    write_text_atomic(path, yaml.safe_dump(data, sort_keys=False, allow_unicode=True, width=1000))
 
 
 def induce_templates_file(

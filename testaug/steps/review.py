@@ -11,13 +11,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
-from pydantic import ValidationError
-
 from testaug.core.errors import InputError, Problem
 from testaug.core.jsonl import read_jsonl, write_jsonl
-from testaug.core.records import Calibration, Candidate, RankedCandidate, TestCase, label_options
-from testaug.core.runs import sibling
-from testaug.review.acceptance import DEFAULT_TARGET
+from testaug.core.records import Candidate, RankedCandidate, TestCase, label_options
+from testaug.review.acceptance import DEFAULT_TARGET, calibration_beside, read_calibration
 from testaug.review.plans import (
     AUTO_NOTE,
     ReviewPlan,
@@ -61,23 +58,6 @@ def task_labels(ranked: Sequence[RankedCandidate], cases: Iterable[TestCase]) ->
     for task in {item.candidate.task for item in ranked} & set(bundled_suites()):
         labels |= set(load_suite(resolve_suite(task)).labels)
     return sorted(labels)
-
-
-def calibration_beside(ranked_path: Path) -> Path:
-    """Where `testaug rank` writes the ensemble's calibration evidence: `<ranked>.calibration.json`."""
-    return sibling(ranked_path, "calibration", ".json")
-
-
-def read_calibration(path: Path) -> Calibration | None:
-    """The calibration evidence (a `Calibration` record); None when the file does not exist."""
-    if not path.is_file():
-        return None
-    try:
-        return Calibration.model_validate_json(path.read_text(encoding="utf-8"))
-    except ValidationError as exc:
-        error = exc.errors()[0]
-        field = ".".join(str(part) for part in error["loc"]) or None
-        raise InputError(Problem(error["msg"], file=path, field=field)) from None
 
 
 def review_plan(

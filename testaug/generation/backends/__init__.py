@@ -13,7 +13,7 @@ from typing import Literal, Protocol, runtime_checkable
 
 from pydantic import Field
 
-from testaug.core.errors import TestAugError
+from testaug.core.errors import ServiceError, TransientServiceError
 from testaug.core.records import Record
 
 FinishReason = Literal["stop", "length", "other"]
@@ -73,19 +73,12 @@ class Backend(Protocol):
         ...
 
 
-class BackendError(TestAugError):
+class BackendError(ServiceError):
     """A request failed in a way that retrying will not fix (bad key, bad model, 4xx)."""
 
 
-class TransientBackendError(BackendError):
-    """A request failed in a way worth retrying: timeout, connection, 429, 5xx.
-
-    `retry_after` holds the server's Retry-After in seconds when it sent one.
-    """
-
-    def __init__(self, message: str, *, retry_after: float | None = None) -> None:
-        super().__init__(message)
-        self.retry_after = retry_after
+class TransientBackendError(TransientServiceError, BackendError):
+    """A request failed in a way worth retrying: timeout, connection, 429, 5xx."""
 
 
 BACKENDS = ("local", "openai")

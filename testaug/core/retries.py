@@ -1,4 +1,4 @@
-"""Retries of transient backend faults: exponential backoff with jitter, Retry-After first."""
+"""Retries of transient service faults: exponential backoff with jitter, Retry-After first."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TypeVar
 
-from testaug.generation.backends import BackendError, TransientBackendError
+from testaug.core.errors import ServiceError, TransientServiceError
 
 logger = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -36,7 +36,7 @@ class RetryPolicy:
         return min(self.max_delay, self.base_delay * 2**attempt) * rng.uniform(0.5, 1.0)
 
 
-class RetriesExhausted(BackendError):
+class RetriesExhausted(ServiceError):
     """A request kept failing with transient faults until the attempts ran out."""
 
 
@@ -50,12 +50,12 @@ def call_with_retries(
 ) -> tuple[T, int]:
     """Call `send` until it succeeds; returns its result and the number of retries it took.
 
-    Transient faults are retried per `policy`; any other BackendError goes straight up.
+    Transient faults are retried per `policy`; any other ServiceError goes straight up.
     """
     for attempt in range(policy.max_attempts):
         try:
             return send(), attempt
-        except TransientBackendError as exc:
+        except TransientServiceError as exc:
             if attempt + 1 >= policy.max_attempts:
                 raise RetriesExhausted(
                     f"{what} failed {policy.max_attempts} times; last error: {exc}"
