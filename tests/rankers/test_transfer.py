@@ -180,7 +180,7 @@ def test_prompt_subset_keeps_whole_prompts_of_every_source(items):
 
 
 def load_benchmark():
-    path = Path(__file__).parents[1] / "benchmarks" / "triage.py"
+    path = Path(__file__).parents[2] / "benchmarks" / "triage.py"
     spec = importlib.util.spec_from_file_location("triage_benchmark", path)
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
