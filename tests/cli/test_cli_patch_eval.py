@@ -8,8 +8,8 @@ from pathlib import Path
 from testaug.core.jsonl import write_jsonl
 from testaug.reports.run_report import write_report
 from tests.cli_runner import run_testaug
-from tests.models_fixture import build_tiny_classifier
 from tests.evaluation.test_patching import suites
+from tests.models_fixture import build_tiny_classifier
 
 
 def test_patch_eval_prints_err_percent_per_suite_and_the_report_shows_it(tmp_path: Path):
