@@ -1,15 +1,70 @@
-"""Run the `testaug` command as a user does: a subprocess in a folder, its own cache."""
+"""Run the `testaug` command in a folder with its own cache: in process through Typer's
+CliRunner (option parsing, exit codes, output), or as a subprocess for the few end-to-end
+runs that need a process of their own (the main job, Prefect, kills)."""
 
 from __future__ import annotations
 
+import logging
 import os
 import subprocess
 import sys
+import traceback
 from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 
 
+@dataclass(frozen=True)
+class CliResult:
+    """What a run of the command left: its exit code and its two output streams."""
+
+    returncode: int
+    stdout: str
+    stderr: str
+
+
 def run_testaug(
+    cwd: Path | None,
+    *args: str,
+    input: str | None = None,
+    env: Mapping[str, str] | None = None,
+    without_env: Iterable[str] = (),
+    timeout: float | None = None,
+) -> CliResult:
+    """`testaug ARGS` in process, in `cwd`, with TESTAUG_CACHE_DIR=cwd/cache (when `cwd` is
+    given), plus `env` and minus the variables named in `without_env`.
+
+    An exception that escapes the command is written to stderr as a traceback with exit
+    code 1, as the interpreter does for a subprocess, so "no traceback" checks still bite.
+    """
+    from typer.testing import CliRunner
+
+    from testaug.cli import app
+
+    variables: dict[str, str | None] = {name: None for name in without_env}
+    if cwd is not None:
+        variables["TESTAUG_CACHE_DIR"] = str(cwd / "cache")
+    variables.update(env or {})
+    logger = logging.getLogger("testaug")
+    saved = (logger.handlers[:], logger.level, logger.propagate)
+    before = Path.cwd()
+    try:
+        if cwd is not None:
+            os.chdir(cwd)
+        result = CliRunner().invoke(app, list(args), input=input, env=variables)
+    finally:
+        os.chdir(before)
+        logger.handlers[:], logger.level, logger.propagate = saved
+    stderr = result.stderr
+    code = result.exit_code
+    if result.exception is not None and not isinstance(result.exception, SystemExit):
+        error = result.exception
+        stderr += "".join(traceback.format_exception(type(error), error, error.__traceback__))
+        code = 1
+    return CliResult(code, result.stdout, stderr)
+
+
+def spawn_testaug(
     cwd: Path,
     *args: str,
     input: str | None = None,
@@ -17,8 +72,7 @@ def run_testaug(
     without_env: Iterable[str] = (),
     timeout: float = 240,
 ) -> subprocess.CompletedProcess[str]:
-    """`python -m testaug ARGS` in `cwd` with TESTAUG_CACHE_DIR=cwd/cache, plus `env` and
-    minus the variables named in `without_env`; output captured as text."""
+    """`python -m testaug ARGS` as a subprocess in `cwd`, otherwise as `run_testaug`."""
     drop = set(without_env)
     base = {k: v for k, v in os.environ.items() if k not in drop}
     return subprocess.run(

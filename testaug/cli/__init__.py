@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import logging
-import sys
 
+import click
 import typer
 from rich.logging import RichHandler
+from typer.core import TyperGroup
 
 from testaug import __version__
 from testaug.cli.annotate import annotate_app
@@ -24,8 +25,32 @@ from testaug.cli.suite import suite_app
 from testaug.cli.templates import templates_app
 from testaug.core.errors import TestAugError
 
+
+class ErrorsAsMessages(TyperGroup):
+    """The root command group: a TestAugError or I/O error is one line on stderr and exit
+    code 1, an interrupt exit code 130, whoever invokes the command (the console script or
+    a test's CliRunner)."""
+
+    def invoke(self, ctx: click.Context) -> object:
+        try:
+            return super().invoke(ctx)
+        except TestAugError as exc:
+            err_console.print(f"[bold red]error:[/] {exc}", highlight=False, soft_wrap=True)
+            ctx.exit(1)
+        except OSError as exc:
+            err_console.print(
+                f"[bold red]error:[/] {exc.strerror or exc}: {exc.filename or ''}",
+                highlight=False,
+            )
+            ctx.exit(1)
+        except KeyboardInterrupt:
+            err_console.print("[yellow]interrupted[/]")
+            ctx.exit(130)
+
+
 app = typer.Typer(
     name="testaug",
+    cls=ErrorsAsMessages,
     help="Grow capability-based NLP test suites: expand templates, generate, triage, evaluate.",
     no_args_is_help=True,
     pretty_exceptions_enable=False,
@@ -74,17 +99,5 @@ def _configure_logging(level: int) -> None:
 
 
 def main() -> None:
-    """Entry point: run the app; a TestAugError or I/O error is one line and exit code 1."""
-    try:
-        app()
-    except TestAugError as exc:
-        err_console.print(f"[bold red]error:[/] {exc}", highlight=False, soft_wrap=True)
-        sys.exit(1)
-    except OSError as exc:
-        err_console.print(
-            f"[bold red]error:[/] {exc.strerror or exc}: {exc.filename or ''}", highlight=False
-        )
-        sys.exit(1)
-    except KeyboardInterrupt:
-        err_console.print("[yellow]interrupted[/]")
-        sys.exit(130)
+    """Entry point of the `testaug` console script."""
+    app()

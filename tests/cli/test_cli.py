@@ -1,4 +1,4 @@
-"""The command-line tool, run as a user runs it: real processes, real files, exit codes."""
+"""The command-line tool: options, real files, output and exit codes (in process, through\nTyper's CliRunner; the import check runs in a process of its own)."""
 
 import json
 import subprocess
@@ -7,15 +7,11 @@ from pathlib import Path
 
 import pytest
 
+from tests.cli_runner import CliResult, run_testaug
 
-def cli(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [sys.executable, "-m", "testaug", *args],
-        capture_output=True,
-        text=True,
-        cwd=cwd,
-        timeout=120,
-    )
+
+def cli(*args: str, cwd: Path | None = None) -> CliResult:
+    return run_testaug(cwd, *args)
 
 
 def test_version_prints_the_package_version():

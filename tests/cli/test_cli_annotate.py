@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 import os
-import subprocess
 from pathlib import Path
 
 import pytest
 
 from testaug.core.jsonl import read_jsonl
 from testaug.core.records import Annotation, TestCase
-from tests.cli_runner import run_testaug
+from tests.cli_runner import CliResult, run_testaug
 from tests.tiny_models import VOUCHED_CURVE, make_calibration, write_ranked_run
 
 
@@ -28,7 +27,7 @@ def run_dir(tmp_path: Path) -> Path:
     )
 
 
-def annotate(run_dir: Path, keys: str, *args: str) -> subprocess.CompletedProcess:
+def annotate(run_dir: Path, keys: str, *args: str) -> CliResult:
     return run_testaug(run_dir, "annotate", *args, input=keys, timeout=120)
 
 

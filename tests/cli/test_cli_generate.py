@@ -3,15 +3,13 @@
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from testaug.testing.openai_server import ScriptedOpenAIServer
+from tests.cli_runner import CliResult, run_testaug
 
 SECRET = "sk-never-print-this-key"
 
@@ -28,15 +26,9 @@ def server() -> Iterator[ScriptedOpenAIServer]:
         yield running
 
 
-def generate(tmp_path: Path, *args: str) -> subprocess.CompletedProcess:
-    env = {**os.environ, "OPENAI_API_KEY": SECRET, "TESTAUG_CACHE_DIR": str(tmp_path / "cache")}
-    return subprocess.run(
-        [sys.executable, "-m", "testaug", "generate", *args],
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=120,
-    )
+def generate(tmp_path: Path, *args: str) -> CliResult:
+    env = {"OPENAI_API_KEY": SECRET, "TESTAUG_CACHE_DIR": str(tmp_path / "cache")}
+    return run_testaug(None, "generate", *args, env=env)
 
 
 def against(server: ScriptedOpenAIServer, suite: Path, out: Path, options: str = "") -> list[str]:
@@ -106,9 +98,10 @@ def test_a_server_that_keeps_failing_exits_1_with_a_one_line_error(
 
 
 def test_openai_without_key_or_server_explains_what_to_set(tmp_path, tiny_suite_path):
-    env = {k: v for k, v in os.environ.items() if k not in ("OPENAI_API_KEY", "OPENAI_BASE_URL")}
-    env["TESTAUG_CACHE_DIR"] = str(tmp_path)
-    command = [sys.executable, "-m", "testaug", "generate", str(tiny_suite_path)]
-    command += ["-o", str(tmp_path / "c.jsonl"), "--backend", "openai"]
-    result = subprocess.run(command, capture_output=True, text=True, env=env, timeout=60)
+    result = run_testaug(
+        None,
+        *("generate", str(tiny_suite_path), "-o", str(tmp_path / "c.jsonl"), "--backend", "openai"),
+        env={"TESTAUG_CACHE_DIR": str(tmp_path)},
+        without_env=("OPENAI_API_KEY", "OPENAI_BASE_URL"),
+    )
     assert result.returncode == 1 and "OPENAI_API_KEY" in result.stderr

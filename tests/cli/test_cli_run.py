@@ -9,7 +9,7 @@ import pytest
 
 from testaug.core.jsonl import read_jsonl
 from testaug.core.records import TestCase
-from tests.cli_runner import run_testaug
+from tests.cli_runner import spawn_testaug
 from tests.flow_helpers import PREFECT_ENV, lexical_config
 
 
@@ -36,7 +36,7 @@ def test_run_with_the_embedded_generator_writes_the_report_and_is_faster_the_sec
     )
     env = prefect_home(tmp_path)
     started = time.perf_counter()
-    first = run_testaug(tmp_path, *args, env=env, without_env=["PREFECT_API_URL"], timeout=900)
+    first = spawn_testaug(tmp_path, *args, env=env, without_env=["PREFECT_API_URL"], timeout=900)
     first_seconds = time.perf_counter() - started
     assert first.returncode == 0, first.stderr[-4000:]
 
@@ -54,7 +54,7 @@ def test_run_with_the_embedded_generator_writes_the_report_and_is_faster_the_sec
     assert "Annotation mode auto" in html and "Models under test" in html
 
     started = time.perf_counter()
-    second = run_testaug(tmp_path, *args, env=env, without_env=["PREFECT_API_URL"], timeout=600)
+    second = spawn_testaug(tmp_path, *args, env=env, without_env=["PREFECT_API_URL"], timeout=600)
     second_seconds = time.perf_counter() - started
     assert second.returncode == 0, second.stderr[-4000:]
     assert "Cached" in second.stderr
@@ -62,21 +62,21 @@ def test_run_with_the_embedded_generator_writes_the_report_and_is_faster_the_sec
 
 
 def test_run_rejects_an_unknown_annotation_mode_before_starting_prefect(tmp_path):
-    done = run_testaug(tmp_path, "run", "--annotation", "crowd", env=prefect_home(tmp_path))
+    done = spawn_testaug(tmp_path, "run", "--annotation", "crowd", env=prefect_home(tmp_path))
     assert done.returncode == 1
     assert "--annotation" in done.stderr and "auto, label-studio, terminal" in done.stderr
     assert not (tmp_path / "prefect").exists()
 
 
 def test_run_rejects_an_accept_precision_outside_zero_to_one_before_starting_prefect(tmp_path):
-    done = run_testaug(tmp_path, "run", "--accept-precision", "1.5", env=prefect_home(tmp_path))
+    done = spawn_testaug(tmp_path, "run", "--accept-precision", "1.5", env=prefect_home(tmp_path))
     assert done.returncode == 1
     assert "--accept-precision: must be a precision in (0, 1], got 1.5" in done.stderr
     assert not (tmp_path / "prefect").exists()
 
 
 def test_run_rejects_an_unknown_size(tmp_path):
-    done = run_testaug(tmp_path, "run", "--size", "huge", env=prefect_home(tmp_path))
+    done = spawn_testaug(tmp_path, "run", "--size", "huge", env=prefect_home(tmp_path))
     assert done.returncode == 1
     assert "unknown size" in done.stderr and "small, default, large" in done.stderr
 
@@ -90,7 +90,7 @@ def test_run_in_terminal_mode_asks_a_person_about_the_top_of_the_ranking(tmp_pat
     from tests.flow_helpers import echo_seed_reply
 
     with ScriptedOpenAIServer(echo_seed_reply, port=free_port()) as llm:
-        done = run_testaug(
+        done = spawn_testaug(
             tmp_path,
             "run",
             "--annotation",
@@ -134,7 +134,7 @@ def test_run_in_terminal_mode_asks_a_person_about_the_top_of_the_ranking(tmp_pat
 
 
 def test_run_says_when_the_suite_is_not_of_the_task_asked_for(tmp_path):
-    done = run_testaug(
+    done = spawn_testaug(
         tmp_path, "run", "--task", "nli", "--suite", "sentiment", env=prefect_home(tmp_path)
     )
     assert done.returncode == 1

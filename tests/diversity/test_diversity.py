@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from collections import Counter
 from pathlib import Path
 
@@ -22,6 +20,7 @@ from testaug.diversity.measures import (
     smallest_cell,
 )
 from testaug.diversity.self_bleu import self_bleu
+from tests.cli_runner import CliResult, run_testaug
 
 pytest.importorskip("spacy")
 
@@ -173,13 +172,8 @@ def test_no_cases_is_an_error() -> None:
         diversity_report([])
 
 
-def run_cli(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "testaug", "diversity", *args],
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
+def run_cli(*args: str) -> CliResult:
+    return run_testaug(None, "diversity", *args)
 
 
 def test_cli_json_prints_the_whole_input_then_the_groups(tmp_path: Path) -> None:

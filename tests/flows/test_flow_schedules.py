@@ -15,7 +15,7 @@ from collections.abc import Iterator
 import pytest
 
 from testaug.review.label_studio_server import free_port
-from tests.cli_runner import run_testaug
+from tests.cli_runner import spawn_testaug
 from tests.flow_helpers import PREFECT_ENV
 
 pytestmark = pytest.mark.slow
@@ -91,7 +91,7 @@ def deployment_of(url: str, name: str):
 def test_deploy_registers_a_cron_schedule_and_the_server_schedules_its_runs(
     prefect_server, tmp_path
 ):
-    done = run_testaug(
+    done = spawn_testaug(
         tmp_path,
         "flows",
         "deploy",
@@ -123,7 +123,7 @@ def test_deploy_registers_a_cron_schedule_and_the_server_schedules_its_runs(
 
 
 def test_deploy_without_a_server_says_how_to_start_one(tmp_path):
-    done = run_testaug(
+    done = spawn_testaug(
         tmp_path, "flows", "deploy", without_env=["PREFECT_API_URL"], env=PREFECT_ENV
     )
     assert done.returncode == 1
@@ -131,7 +131,7 @@ def test_deploy_without_a_server_says_how_to_start_one(tmp_path):
 
 
 def test_an_unknown_deployment_is_named_with_the_known_ones(tmp_path):
-    done = run_testaug(
+    done = spawn_testaug(
         tmp_path, "flows", "deploy", "nightly", env={**PREFECT_ENV, "PREFECT_API_URL": "http://x"}
     )
     assert done.returncode == 1
@@ -141,7 +141,7 @@ def test_an_unknown_deployment_is_named_with_the_known_ones(tmp_path):
 def test_a_broken_prefect_yaml_is_named_with_its_line_and_field(tmp_path):
     broken = tmp_path / "prefect.yaml"
     broken.write_text("deployments:\n  - name: x\n    schedules: []\n")
-    done = run_testaug(tmp_path, "flows", "list", "--file", str(broken))
+    done = spawn_testaug(tmp_path, "flows", "list", "--file", str(broken))
     assert done.returncode == 1
     assert f"{broken}:2" in done.stderr and "entrypoint" in done.stderr
 

@@ -3,9 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
@@ -23,6 +20,7 @@ from rankers.evaluation import evaluate_scores
 from rankers.lexical import LexicalConfig, train_lexical
 from testaug.core.errors import InputError
 from testaug.core.jsonl import write_jsonl
+from tests.cli_runner import CliResult, run_testaug
 from tests.tiny_models import build_tiny_cross_encoder, make_candidate, make_labelled
 
 GOOD = [
@@ -141,15 +139,8 @@ def test_evaluation_reports_ensemble_members_random_oracle_and_agreement():
     assert set(evaluation.kendall_tau) == {"perfect ~ noisy"}
 
 
-def run(*args: str) -> subprocess.CompletedProcess:
-    env = {**os.environ, "HF_HUB_OFFLINE": "1"}
-    return subprocess.run(
-        [sys.executable, "-m", "testaug", *args],
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=300,
-    )
+def run(*args: str) -> CliResult:
+    return run_testaug(None, *args, env={"HF_HUB_OFFLINE": "1"})
 
 
 def test_cli_trains_ranks_and_evaluates_with_a_plot(tiny_config, tmp_path):
