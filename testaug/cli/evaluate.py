@@ -44,11 +44,11 @@ def evaluate_command(
     ),
 ) -> None:
     """Run every model on the cases (MFT) and on perturbations of them (INV, DIR)."""
-    from testaug.core.bundled import task_labels_and_lexicons
     from testaug.evaluation.battery import default_battery, run_battery
     from testaug.evaluation.failures import evaluate_model
     from testaug.evaluation.models import load_model
     from testaug.evaluation.summary import evaluation_summary
+    from testaug.suites.task_labels import task_labels_and_lexicons
 
     if evidence not in EVIDENCE:
         raise InputError(Problem(f"expected one of {', '.join(EVIDENCE)}", field="--evidence"))

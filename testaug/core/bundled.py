@@ -2,12 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
 
 from testaug.core.errors import InputError, Problem
-from testaug.core.records import TestCase, label_options
 
 _PACKAGE = Path(__file__).resolve().parent.parent
 
@@ -38,23 +35,3 @@ def resolve_suite(name_or_path: str | Path) -> Path:
     raise InputError(
         Problem(f"no such file, and no shipped suite of that name (shipped: {names})", path)
     )
-
-
-def task_labels_and_lexicons(
-    cases: Sequence[TestCase], labels: str | None = None
-) -> tuple[list[str], dict[str, Any]]:
-    """The task labels (given comma-separated, or the bundled suite's, or the cases') and the
-    bundled suite's lexicons (the perturbations draw words from them)."""
-    from testaug.suites.load import load_suite
-
-    task = cases[0].task
-    lexicons: dict[str, Any] = {}
-    suite_labels: list[str] = []
-    if task in bundled_suites():
-        suite = load_suite(resolve_suite(task))
-        suite_labels, lexicons = list(suite.labels), suite.words()
-    if labels:
-        return [name.strip() for name in labels.split(",") if name.strip()], lexicons
-    if suite_labels:
-        return suite_labels, lexicons
-    return sorted({option for case in cases for option in label_options(case.label)}), lexicons

@@ -51,8 +51,8 @@ def measure_diversity(
 
 def perturb_suite(cases_path: Path, out: Path, *, per_test: int, seed: int = 0) -> StepOutput:
     """CheckList's INV and DIR perturbations of a seeded sample of the cases."""
-    from testaug.core.bundled import task_labels_and_lexicons
     from testaug.evaluation.battery import default_battery, run_battery
+    from testaug.suites.task_labels import task_labels_and_lexicons
 
     cases = _cases(cases_path)
     labels, lexicons = task_labels_and_lexicons(cases)
@@ -82,10 +82,10 @@ def evaluate_one_model(
 ) -> StepOutput:
     """One model on the cases (MFT) and their perturbations (INV, DIR): its summary as
     JSON at `out` (headline rates on `evidence`), every case's result beside it."""
-    from testaug.core.bundled import task_labels_and_lexicons
     from testaug.evaluation.failures import evaluate_model
     from testaug.evaluation.models import load_model
     from testaug.evaluation.summary import evaluation_summary
+    from testaug.suites.task_labels import task_labels_and_lexicons
 
     cases = _cases(cases_path)
     perturbed = list(read_jsonl(perturbed_path, PerturbedCase))

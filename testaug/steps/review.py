@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Literal
 
 from testaug.core.errors import InputError, Problem
 from testaug.core.jsonl import read_jsonl, write_jsonl
-from testaug.core.records import Candidate, RankedCandidate, TestCase, label_options
+from testaug.core.records import Candidate, RankedCandidate, TestCase
 from testaug.review.acceptance import DEFAULT_TARGET, calibration_beside, read_calibration
 from testaug.review.plans import (
     AUTO_NOTE,
@@ -50,14 +50,12 @@ def read_ranked(path: Path) -> list[RankedCandidate]:
 def task_labels(ranked: Sequence[RankedCandidate], cases: Iterable[TestCase]) -> list[str]:
     """The labels annotators may correct to: the labels of the bundled suite of the task,
     and every label of the candidates and seed cases."""
-    from testaug.core.bundled import bundled_suites, resolve_suite
-    from testaug.suites.load import load_suite
+    from testaug.suites.task_labels import task_labels as labels_of_tasks
 
-    labels = {option for item in ranked for option in label_options(item.candidate.label)}
-    labels |= {option for case in cases for option in label_options(case.label)}
-    for task in {item.candidate.task for item in ranked} & set(bundled_suites()):
-        labels |= set(load_suite(resolve_suite(task)).labels)
-    return sorted(labels)
+    return labels_of_tasks(
+        (item.candidate.task for item in ranked),
+        [*(item.candidate.label for item in ranked), *(case.label for case in cases)],
+    )
 
 
 def review_plan(
