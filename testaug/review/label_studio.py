@@ -207,13 +207,18 @@ class LabelStudio:
         timeout: float = 60.0,
         retries: RetryPolicy = DEFAULT_RETRIES,
         rng: random.Random | None = None,
+        client: Any | None = None,
     ) -> None:
-        from label_studio_sdk.client import LabelStudio as Client
-
+        """Connect to the server at `url`; `client` is an SDK client to use instead (a fake
+        in unit tests)."""
         self.url = redact_url(url)
-        self._client = Client(
-            base_url=url.rstrip("/"), api_key=api_key.get_secret_value(), timeout=timeout
-        )
+        if client is None:
+            from label_studio_sdk.client import LabelStudio as Client
+
+            client = Client(
+                base_url=url.rstrip("/"), api_key=api_key.get_secret_value(), timeout=timeout
+            )
+        self._client = client
         self._retries = retries
         self._rng = rng or random.Random(0)
 
