@@ -1,9 +1,9 @@
 """How a model under test fails: per-case results and CheckList's failure rates.
 
-A model is anything with `name`, `labels` and `predict_proba(inputs, *,
-batch_size)` returning an (n, len(labels)) array. `evaluate_model` predicts
-every distinct input once (MFT cases, the originals of perturbed cases, the
-perturbed inputs), checks each case (`testaug.evaluation.expectations`) and aggregates
+A model is a `ModelUnderTest` (`testaug.evaluation.models`): `name`, `labels`
+and `predict_proba(inputs, *, batch_size)` returning an (n, len(labels)) array.
+`evaluate_model` predicts every distinct input once (MFT cases, the originals of
+perturbed cases, the perturbed inputs), checks each case (`testaug.evaluation.expectations`) and aggregates
 failure rates, in percent of the cases that count (filtered DIR cases, which
 cannot fail, are left out as in CheckList): overall, per capability, per
 description, per test type, per source, per provenance (`testaug.suites.provenance`; a
@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from typing import Any, Protocol
+from typing import Any
 
 import numpy as np
 
@@ -31,6 +31,7 @@ from testaug.evaluation.expectations import (
     check_mft,
     predicted_labels,
 )
+from testaug.evaluation.models import ModelUnderTest
 from testaug.evaluation.perturbed_cases import PerturbedCase
 from testaug.suites.provenance import Provenance, case_provenance
 
@@ -38,15 +39,6 @@ logger = logging.getLogger(__name__)
 
 Inputs = tuple[str, str | None]
 TEST_TYPES: tuple[TestType, ...] = ("MFT", "INV", "DIR")
-
-
-class Model(Protocol):
-    """A model under test: its name, label order and a batched probability function."""
-
-    name: str
-    labels: tuple[str, ...]
-
-    def predict_proba(self, inputs: Sequence[Inputs], *, batch_size: int = 32) -> np.ndarray: ...
 
 
 class CaseResult(Record):
@@ -191,7 +183,7 @@ def needed_inputs(
 
 
 def predict_inputs(
-    model: Model,
+    model: ModelUnderTest,
     inputs: Sequence[Inputs],
     *,
     batch_size: int = 32,
@@ -216,7 +208,7 @@ def predict_inputs(
 
 
 def evaluate_model(
-    model: Model,
+    model: ModelUnderTest,
     cases: Iterable[TestCase],
     perturbed: Iterable[PerturbedCase] = (),
     *,

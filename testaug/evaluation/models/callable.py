@@ -9,13 +9,24 @@ row leaves out counts as 0). Rows are normalized to sum 1.
 from __future__ import annotations
 
 import importlib
+import re
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
 
-from testaug.evaluation.models import Inputs, ModelError, batches
+from testaug.evaluation.models.base import (
+    Inputs,
+    ModelError,
+    ModelSpec,
+    batches,
+    model_kind,
+    unknown_spec,
+)
 from testaug.evaluation.models.labels import map_labels, normalize_rows
+
+# `module:function`, the argument of a `py:` spec (or a whole spec without `py:`).
+CALLABLE_SPEC = re.compile(r"^[A-Za-z_][\w.]*:[A-Za-z_]\w*$")
 
 
 def import_function(target: str) -> Callable[[list[tuple[str, str | None]]], Any]:
@@ -82,3 +93,11 @@ class CallableModel:
                 for chunk in batches(inputs, batch_size)
             ]
         )
+
+
+@model_kind("py", "py:module:function", "module:function")
+def load_callable(spec: ModelSpec) -> CallableModel:
+    """A `py:module:function` spec."""
+    if not CALLABLE_SPEC.match(spec.argument):
+        raise unknown_spec(spec.text)
+    return CallableModel.load(spec.argument, spec.task_labels)

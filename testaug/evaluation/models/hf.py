@@ -13,14 +13,43 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from typing import Any
+from urllib.parse import parse_qs
 
 import numpy as np
 
 from testaug.core.heavy_imports import IMPORT_LOCK
-from testaug.evaluation.models import Inputs, ModelError, batches
+from testaug.evaluation.models.base import (
+    Inputs,
+    ModelError,
+    ModelSpec,
+    batches,
+    model_kind,
+    unknown_spec,
+)
 from testaug.evaluation.models.labels import map_labels
 
 DEFAULT_MAX_LENGTH = 512
+HF_OPTIONS = ("labels", "max_length")
+
+
+def parse_hf_options(spec: str, query: str) -> tuple[tuple[str, ...] | None, int | None]:
+    """The `labels` and `max_length` options of an `hf:` spec's query string."""
+    options = parse_qs(query, keep_blank_values=True, strict_parsing=False)
+    unknown = sorted(set(options) - set(HF_OPTIONS))
+    if unknown:
+        raise unknown_spec(spec, f"unknown option(s) {unknown} (accepted: {list(HF_OPTIONS)}) in")
+    labels = None
+    if "labels" in options:
+        labels = tuple(part.strip() for part in options["labels"][-1].split(","))
+        if not all(labels):
+            raise unknown_spec(spec, "empty label in `labels=` of")
+    max_length = None
+    if "max_length" in options:
+        value = options["max_length"][-1]
+        if not value.isdigit() or int(value) < 1:
+            raise unknown_spec(spec, f"max_length must be a positive integer, not {value!r}, in")
+        max_length = int(value)
+    return labels, max_length
 
 
 def config_labels(config: Any) -> tuple[str, ...]:
@@ -131,3 +160,21 @@ class HFModel:
             return np.zeros((0, len(self.labels)), dtype=np.float64)
         raw = np.concatenate([self.model_proba(chunk) for chunk in batches(inputs, batch_size)])
         return self._mapping(raw)
+
+
+@model_kind("hf", "hf:HUB_ID_OR_PATH[?labels=a,b&max_length=N]")
+def load_hf(spec: ModelSpec) -> HFModel:
+    """An `hf:HUB_ID_OR_PATH[?labels=a,b&max_length=N]` spec."""
+    if not spec.argument:
+        raise unknown_spec(spec.text)
+    source, _, query = spec.argument.partition("?")
+    if not source:
+        raise unknown_spec(spec.text, "no model id or path in")
+    model_labels, max_length = parse_hf_options(spec.text, query)
+    return HFModel.load(
+        source,
+        spec.task_labels,
+        model_labels=model_labels,
+        max_length=max_length,
+        device=spec.device,
+    )

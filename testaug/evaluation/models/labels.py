@@ -21,7 +21,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from testaug.evaluation.models import ModelError
+from testaug.evaluation.models.base import ModelError
 
 # Canonical name -> accepted aliases (after lower-casing; spaces/hyphens -> "_").
 # "0"/"1" follow GLUE QQP (0 = not_duplicate, 1 = duplicate), the only task

@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from testaug.evaluation.models import Inputs, ModelError
+from testaug.evaluation.models.base import Inputs, ModelError, ModelSpec, model_kind, unknown_spec
 from testaug.evaluation.models.labels import map_labels
 
 TEXTCAT_FACTORIES = ("textcat", "textcat_multilabel")
@@ -60,3 +60,11 @@ class SpacyTextcatModel:
             [[doc.cats.get(cat, 0.0) for cat in self.cats] for doc in docs], dtype=np.float64
         ).reshape(len(inputs), len(self.cats))
         return self._mapping(raw)
+
+
+@model_kind("spacy", "spacy:NAME_OR_PATH")
+def load_spacy(spec: ModelSpec) -> SpacyTextcatModel:
+    """A `spacy:NAME_OR_PATH` spec."""
+    if not spec.argument:
+        raise unknown_spec(spec.text)
+    return SpacyTextcatModel.load(spec.argument, spec.task_labels)

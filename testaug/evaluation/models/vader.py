@@ -21,7 +21,7 @@ from typing import Any
 
 import numpy as np
 
-from testaug.evaluation.models import Inputs, ModelError
+from testaug.evaluation.models.base import Inputs, ModelError, ModelSpec, model_kind, unknown_spec
 from testaug.evaluation.models.labels import canonical, map_labels, three_way
 
 THRESHOLD = 0.05
@@ -81,3 +81,11 @@ class VaderModel:
         if any(pair is not None for _, pair in inputs):
             raise ModelError("vader classifies single texts, not text pairs")
         return self._mapping(vader_probabilities(self.compound([text for text, _ in inputs])))
+
+
+@model_kind("vader", "vader")
+def load_vader(spec: ModelSpec) -> VaderModel:
+    """The `vader` spec (it takes no argument)."""
+    if spec.argument:
+        raise unknown_spec(spec.text)
+    return VaderModel(spec.task_labels)

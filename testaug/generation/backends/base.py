@@ -1,13 +1,18 @@
-"""LLM backends behind one interface: a prompt and sampling parameters in, completions out.
+"""What every LLM backend shares: requests, results, the protocol, errors and the registry.
 
 A backend sends one request (one prompt, `n` samples) and classifies what went
 wrong: a fault worth retrying (timeout, 429, 5xx) raises `TransientBackendError`,
 anything else `BackendError`. Retrying, caching, rate limiting and concurrency
 are the generation stage's work, not the backend's.
+
+`BACKEND_KINDS` maps a backend kind (`--backend`) to a factory that builds the
+backend from `BackendOptions`; installed packages add kinds through the
+`testaug.backends` entry-point group.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import Literal, Protocol, runtime_checkable
 
@@ -15,8 +20,10 @@ from pydantic import Field
 
 from testaug.core.errors import ServiceError, TransientServiceError
 from testaug.core.records import Record
+from testaug.core.registry import Registry
 
 FinishReason = Literal["stop", "length", "other"]
+Endpoint = Literal["chat", "completions"]
 
 
 class CompletionRequest(Record):
@@ -81,33 +88,19 @@ class TransientBackendError(TransientServiceError, BackendError):
     """A request failed in a way worth retrying: timeout, connection, 429, 5xx."""
 
 
-BACKENDS = ("local", "openai")
-DEFAULT_OPENAI_MODELS = {"completions": "gpt-3.5-turbo-instruct", "chat": "gpt-4o-mini"}
+class BackendOptions(Record):
+    """What `--backend`'s options say about the backend to build; each kind reads what it needs."""
+
+    model: str | None = None
+    base_url: str | None = None
+    api_key: str | None = Field(default=None, repr=False)
+    endpoint: Endpoint = "completions"
+    timeout: float = 60.0
+    cache_dir: Path
 
 
-def create_backend(
-    kind: str,
-    *,
-    model: str | None = None,
-    base_url: str | None = None,
-    api_key: str | None = None,
-    endpoint: Literal["chat", "completions"] = "completions",
-    timeout: float = 60.0,
-    cache_dir: Path,
-) -> Backend:
-    """A backend by kind: `local` (an embedded model by name, or a model path) or `openai`."""
-    if kind == "openai":
-        from testaug.generation.backends.openai_compatible import OpenAIBackend
+BackendFactory = Callable[[BackendOptions], Backend]
 
-        return OpenAIBackend(
-            model=model or DEFAULT_OPENAI_MODELS[endpoint],
-            api_key=api_key,
-            base_url=base_url,
-            endpoint=endpoint,
-            timeout=timeout,
-        )
-    if kind == "local":
-        from testaug.generation.backends.local import LocalBackend
-
-        return LocalBackend(model, cache_dir=cache_dir)
-    raise BackendError(f"unknown backend {kind!r} (expected one of {', '.join(BACKENDS)})")
+BACKEND_KINDS: Registry[BackendFactory] = Registry(
+    "backend", error=BackendError, entry_points="testaug.backends"
+)

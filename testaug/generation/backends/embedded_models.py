@@ -7,7 +7,7 @@ import importlib.util
 from dataclasses import dataclass
 from pathlib import Path
 
-from testaug.generation.backends import BackendError
+from testaug.generation.backends.base import BackendError
 
 DEFAULT_MODEL = "SmolLM2-135M-Instruct"
 

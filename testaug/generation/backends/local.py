@@ -39,8 +39,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from testaug.core.heavy_imports import IMPORT_LOCK
-from testaug.generation.backends import (
+from testaug.generation.backends.base import (
+    BACKEND_KINDS,
     BackendError,
+    BackendOptions,
     Completion,
     CompletionRequest,
     CompletionResult,
@@ -344,3 +346,9 @@ def _convert_gguf(gguf: Path, out: Path) -> None:
     model.generation_config = copy.deepcopy(loaded.generation_config)
     model.save_pretrained(out, safe_serialization=True)
     tokenizer.save_pretrained(out)
+
+
+@BACKEND_KINDS.register("local")
+def local_backend(options: BackendOptions) -> LocalBackend:
+    """The `local` backend: an embedded model by name, or a model path (default: SmolLM2)."""
+    return LocalBackend(options.model, cache_dir=options.cache_dir)

@@ -7,19 +7,20 @@ retries are off: the generation stage retries, with its cache and rate limit.
 
 from __future__ import annotations
 
-from typing import Literal
-
-from testaug.generation.backends import (
+from testaug.generation.backends.base import (
+    BACKEND_KINDS,
     BackendError,
+    BackendOptions,
     Completion,
     CompletionRequest,
     CompletionResult,
+    Endpoint,
     FinishReason,
     TransientBackendError,
     Usage,
 )
 
-Endpoint = Literal["chat", "completions"]
+DEFAULT_OPENAI_MODELS = {"completions": "gpt-3.5-turbo-instruct", "chat": "gpt-4o-mini"}
 OPENAI_URL = "https://api.openai.com/v1"
 CHAT_SYSTEM_PROMPT = (
     "You continue lists. Reply with exactly one new item that continues the user's list, "
@@ -153,3 +154,15 @@ def _retry_after(exc) -> float | None:
         return float(value) if value is not None else None
     except ValueError:
         return None
+
+
+@BACKEND_KINDS.register("openai")
+def openai_backend(options: BackendOptions) -> OpenAIBackend:
+    """The `openai` backend, with the endpoint's default model when none is named."""
+    return OpenAIBackend(
+        model=options.model or DEFAULT_OPENAI_MODELS[options.endpoint],
+        api_key=options.api_key,
+        base_url=options.base_url,
+        endpoint=options.endpoint,
+        timeout=options.timeout,
+    )

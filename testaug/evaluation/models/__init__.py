@@ -1,0 +1,133 @@
+"""Models under test: one protocol, a factory from spec strings, and predictions.
+
+A model under test turns inputs (a text, or a text and its pair) into
+probabilities over the task's labels, in the task's label order. Spec strings:
+
+- `vader`: the VADER rule-based sentiment analyzer (package vaderSentiment).
+- `spacy:NAME_OR_PATH`: a spaCy pipeline with a text classifier; its categories
+  are mapped to the task labels by name.
+- `hf:HUB_ID_OR_PATH[?labels=neg,pos&max_length=128]`: a Hugging Face sequence
+  classifier. `labels` names the model's outputs in order (overriding the
+  config's id2label); `max_length` truncates inputs (default: the tokenizer's
+  limit, at most 512 tokens).
+- `py:module:function` or `module:function`: a Python callable taking a list of
+  (text, text_pair) and returning an (n, k) array over the task labels or a list
+  of dicts label -> probability.
+
+Each kind is a loader registered in `MODEL_KINDS` by its adapter module; a new
+kind registers with `@model_kind("name", "name:ARGUMENT")` (see `base`). Model
+labels are mapped to task labels by `testaug.evaluation.models.labels`. Adapters
+import torch, transformers and spaCy only when a model loads, so importing this
+package stays light.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+import numpy as np
+
+from testaug.core.records import Prediction, TestCase
+
+# isort: off
+# Importing the adapters registers their kinds, in the order messages list them.
+from testaug.evaluation.models import vader, spacy_textcat, hf, callable
+from testaug.evaluation.models.base import (
+    MODEL_KINDS,
+    Inputs,
+    ModelError,
+    ModelKind,
+    ModelLoader,
+    ModelSpec,
+    ModelUnderTest,
+    batches,
+    check_task_labels,
+    model_kind,
+    spec_forms,
+    unknown_spec,
+)
+
+# isort: on
+
+__all__ = [
+    "MODEL_KINDS",
+    "Inputs",
+    "ModelError",
+    "ModelKind",
+    "ModelLoader",
+    "ModelSpec",
+    "ModelUnderTest",
+    "batches",
+    "callable",
+    "check_task_labels",
+    "hf",
+    "load_model",
+    "model_kind",
+    "predictions",
+    "spacy_textcat",
+    "spec_forms",
+    "unknown_spec",
+    "vader",
+]
+
+
+def parse_spec(spec: str, task_labels: Sequence[str], device: str = "cpu") -> ModelSpec:
+    """A spec string split into its registered kind and argument; a bare `module:function`
+    is a `py:` spec. Raises `ModelError`, listing the accepted forms, for anything else."""
+    labels = check_task_labels(task_labels)
+    text = spec.strip()
+    kind, _, argument = text.partition(":")
+    if kind not in MODEL_KINDS:
+        if not callable.CALLABLE_SPEC.match(text):
+            raise unknown_spec(text)
+        kind, argument = "py", text
+    return ModelSpec(text=text, kind=kind, argument=argument, task_labels=labels, device=device)
+
+
+def load_model(spec: str, *, task_labels: Sequence[str], device: str = "cpu") -> ModelUnderTest:
+    """The model a spec string names, giving probabilities over `task_labels`.
+
+    `device` applies to Hugging Face models ("cpu", "cuda", "cuda:1", ...); the
+    other adapters run where their library runs. Raises `ModelError` for an
+    unknown spec, a model that does not load, or labels that cannot be mapped.
+    """
+    parsed = parse_spec(spec, task_labels, device)
+    return MODEL_KINDS.get(parsed.kind).load(parsed)
+
+
+def predictions(
+    model: ModelUnderTest,
+    cases: Sequence[TestCase],
+    *,
+    batch_size: int = 32,
+    on_batch: Callable[[int, int], None] | None = None,
+) -> list[Prediction]:
+    """One `Prediction` per case, in case order; the label is the argmax (ties: first label).
+
+    `on_batch(done, total)` is called after each batch, for progress reporting.
+    """
+    out: list[Prediction] = []
+    for chunk in batches(cases, batch_size):
+        probs = np.asarray(
+            model.predict_proba([(c.text, c.text_pair) for c in chunk], batch_size=batch_size),
+            dtype=np.float64,
+        )
+        if probs.shape != (len(chunk), len(model.labels)):
+            raise ModelError(
+                f"model {model.name!r} returned shape {probs.shape}, "
+                f"expected {(len(chunk), len(model.labels))}"
+            )
+        for case, row in zip(chunk, probs, strict=True):
+            out.append(
+                Prediction(
+                    case_id=case.id,
+                    model=model.name,
+                    probabilities={
+                        label: float(p) for label, p in zip(model.labels, row, strict=True)
+                    },
+                    label=model.labels[int(np.argmax(row))],
+                )
+            )
+        if on_batch is not None:
+            on_batch(len(out), len(cases))
+    return out
