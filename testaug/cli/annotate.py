@@ -6,32 +6,28 @@ from __future__ import annotations
 import getpass
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import typer
-from pydantic import SecretStr
 from rich.table import Table
 
 from testaug.cli.annotate_server import install_server_command, server_command
 from testaug.cli.console import console, err_console
-from testaug.core.errors import InputError, Problem
-from testaug.core.jsonl import read_jsonl, write_jsonl
-from testaug.core.records import (
-    Annotation,
-    Candidate,
-    LabelledCandidate,
-    TestCase,
-    label_options,
+from testaug.core.jsonl import read_jsonl
+from testaug.core.records import Annotation, label_options
+from testaug.review.acceptance import DEFAULT_TARGET, check_target
+from testaug.review.plans import read_annotations
+from testaug.review.verdicts import Verdict, pairwise_agreement, status_counts
+from testaug.steps import StepOutput
+from testaug.steps.annotate import (
+    connect_label_studio,
+    default_project,
+    default_top,
+    pull_and_merge,
+    push_run_to_label_studio,
+    retrain_ranking,
+    review_run_in_terminal,
 )
-from testaug.core.runs import write_text_atomic
-from testaug.core.settings import Settings
-from testaug.review.acceptance import DEFAULT_TARGET, calibration_beside, check_target
-from testaug.review.plans import add_annotations, read_annotations
-from testaug.review.verdicts import Verdict, merge_verdicts, pairwise_agreement, status_counts
-from testaug.steps.review import read_ranked
-
-if TYPE_CHECKING:
-    from testaug.review.label_studio import LabelStudio
+from testaug.steps.review import merge_reviewed
 
 annotate_app = typer.Typer(
     help="Review the doubtful candidates: Label Studio or the terminal, and merge verdicts.",
@@ -74,27 +70,23 @@ def push_command(
 ) -> None:
     """The ranker accepts what its rule for --accept-precision vouches for (read from
     RANKED's .calibration.json); the top of the rest goes into a Label Studio project."""
-    from testaug.steps.review import push_to_label_studio
-
     check_target(accept_precision, field="--accept-precision")
-    seeds = _seed_cases(cases, ranked_path)
     annotations_path = annotations_path or ranked_path.with_name("annotations.jsonl")
-    project = project or _default_project(ranked_path)
-    pushed = push_to_label_studio(
+    pushed = push_run_to_label_studio(
         ranked_path,
         annotations_path,
-        studio=_studio(url, api_key),
+        cases,
+        studio=connect_label_studio(url, api_key),
         project=project,
-        seeds=seeds,
-        top=_default_top(top, budget),
+        top=default_top(top, budget),
         budget=budget,
         target=accept_precision,
     )
     summary = pushed.summary
     state = "created" if summary["created"] else "reused"
     console.print(
-        f"[green]pushed[/] {summary['sent']:,} candidates to project {project!r} ({state}, id "
-        f"{summary['project_id']}): {summary['imported']:,} imported, "
+        f"[green]pushed[/] {summary['sent']:,} candidates to project {summary['project']!r} "
+        f"({state}, id {summary['project_id']}): {summary['imported']:,} imported, "
         f"{summary['already_present']:,} already there",
         highlight=False,
     )
@@ -115,31 +107,22 @@ def pull_command(
     api_key: str | None = API_KEY,
 ) -> None:
     """Bring people's verdicts back, then write the accepted candidates as suite cases."""
-    from testaug.review.label_studio import pull_verdicts
-
-    ranked_path = ranked_path or output.with_name("ranked.jsonl")
-    project = project or _default_project(output)
-    reading = pull_verdicts(_studio(url, api_key), project)
-    update = add_annotations(output, reading.annotations)
-    for problem in reading.problems:
-        err_console.print(f"[yellow]skipped[/] {problem}", highlight=False)
+    done = pull_and_merge(
+        output,
+        ranked_path or output.with_name("ranked.jsonl"),
+        studio=connect_label_studio(url, api_key),
+        project=project or default_project(output.parent),
+        suite_path=suite,
+    )
+    pulled = done.pulled.summary
     console.print(
-        f"[green]pulled[/] project {project!r}: {len(reading.annotations):,} verdicts "
-        f"({update.added:,} new, {update.changed:,} changed), {reading.cancelled:,} skipped or "
-        f"cancelled, {reading.unanswered:,} without a verdict; {len(update.annotations):,} "
-        f"records in {output}",
+        f"[green]pulled[/] project {pulled['project']!r}: {pulled['verdicts']:,} verdicts "
+        f"({pulled['added']:,} new, {pulled['changed']:,} changed), {pulled['cancelled']:,} "
+        f"skipped or cancelled, {pulled['unanswered']:,} without a verdict; "
+        f"{done.pulled.records:,} records in {output}",
         highlight=False,
     )
-    candidates = dict(reading.candidates)
-    if ranked_path.exists():
-        candidates.update({item.candidate.id: item.candidate for item in read_ranked(ranked_path)})
-    else:
-        err_console.print(
-            f"[yellow]no {ranked_path}[/]: only candidates sent to Label Studio can be merged "
-            "(pass --ranked)",
-            highlight=False,
-        )
-    _merge_and_report(update.annotations, candidates, suite, output)
+    _print_merge(done.merged, output)
 
 
 @annotate_app.command("merge")
@@ -151,9 +134,10 @@ def merge_command(
     ),
 ) -> None:
     """Decide every candidate from the annotations and write the accepted ones as suite cases."""
-    candidates = {item.candidate.id: item.candidate for item in read_ranked(ranked_path)}
-    annotations = list(read_jsonl(annotations_path, Annotation))
-    _merge_and_report(annotations, candidates, suite, annotations_path)
+    merged = merge_reviewed(
+        annotations_path, ranked_path, annotations_path.parent, suite_path=suite
+    )
+    _print_merge(merged, annotations_path)
 
 
 @annotate_app.command("terminal")
@@ -174,31 +158,28 @@ def terminal_command(
     import sys
 
     from testaug.review.terminal import key_reader
-    from testaug.steps.review import review_in_terminal
 
     check_target(accept_precision, field="--accept-precision")
     annotations_path = annotations_path or ranked_path.with_name("annotations.jsonl")
-    done = review_in_terminal(
+    done = review_run_in_terminal(
         ranked_path,
         annotations_path,
-        seeds=_seed_cases(cases, ranked_path),
+        cases,
         annotator=annotator or getpass.getuser(),
         read_key=key_reader(sys.stdin),
         console=console,
-        top=_default_top(top, budget),
+        top=default_top(top, budget),
         budget=budget,
         target=accept_precision,
     )
-    session = done.session
+    summary = done.summary
     console.print(
-        f"[green]{session.annotated:,} annotated[/] ({session.valid:,} valid, "
-        f"{session.invalid:,} invalid), {session.skipped:,} skipped, {session.remaining:,} left; "
-        f"saved to {annotations_path}",
+        f"[green]{summary['annotated']:,} annotated[/] ({summary['valid']:,} valid, "
+        f"{summary['invalid']:,} invalid), {summary['skipped']:,} skipped, "
+        f"{summary['remaining']:,} left; saved to {annotations_path}",
         highlight=False,
     )
-    _print_acceptance(
-        {"pending": len(done.plan.pending), **done.plan.acceptance.summary()}, annotations_path
-    )
+    _print_acceptance(summary, annotations_path)
 
 
 @annotate_app.command("retrain")
@@ -214,54 +195,22 @@ def retrain_command(
 ) -> None:
     """Active loop: retrain the rankers on every verdict so far and re-rank what is pending.
     Push the output again to send the next batch to people."""
-    from rankers.active import retrain_and_rerank
-    from rankers.ensemble import load_config
-
-    ranked = read_ranked(ranked_path)
-    labelled = list(read_jsonl(extra, LabelledCandidate)) if extra else []
     with err_console.status("retraining the ranker ensemble"):
-        result = retrain_and_rerank(
-            ranked,
-            read_annotations(annotations_path),
-            load_config(config),
-            rankers_out,
-            extra=labelled,
+        done = retrain_ranking(
+            ranked_path,
+            annotations_path,
+            output,
+            config=config,
+            rankers_out=rankers_out,
+            extra_path=extra,
         )
-    write_jsonl(output, result.reranked)
-    if result.ensemble.calibration is not None:
-        write_text_atomic(
-            calibration_beside(output),
-            result.ensemble.calibration.evidence.model_dump_json(indent=1) + "\n",
-        )
+    summary = done.summary
     console.print(
-        f"[green]retrained[/] ensemble {result.ensemble.version} on {result.from_people:,} "
-        f"verdicts of people and {result.from_extra:,} other labelled candidates into "
-        f"{rankers_out}; re-ranked {len(result.reranked):,} pending candidates into {output}",
+        f"[green]retrained[/] ensemble {summary['ensemble']} on {summary['from_people']:,} "
+        f"verdicts of people and {summary['from_extra']:,} other labelled candidates into "
+        f"{rankers_out}; re-ranked {done.records:,} pending candidates into {output}",
         highlight=False,
     )
-
-
-def _studio(url: str | None, api_key: str | None) -> LabelStudio:
-    from testaug.review.label_studio import LabelStudio
-
-    settings = Settings()
-    key = SecretStr(api_key) if api_key else settings.label_studio_api_key
-    if key is None:
-        raise InputError(
-            Problem("no Label Studio API key: set LABEL_STUDIO_API_KEY", field="api_key")
-        )
-    return LabelStudio(url or settings.label_studio_url, key)
-
-
-def _seed_cases(cases: Path | None, ranked_path: Path) -> dict[str, TestCase]:
-    """Seed cases by id, from --cases or the run's cases.jsonl; none when neither exists."""
-    path = cases or ranked_path.with_name("cases.jsonl")
-    if cases is None and not path.exists():
-        err_console.print(
-            f"[yellow]no {path}[/]: seed examples will not be shown (pass --cases)", highlight=False
-        )
-        return {}
-    return {case.id: case for case in read_jsonl(path, TestCase)}
 
 
 def _print_acceptance(summary: dict, annotations_path: Path) -> None:
@@ -286,32 +235,16 @@ def _print_acceptance(summary: dict, annotations_path: Path) -> None:
         )
 
 
-def _default_top(top: float | None, budget: int | None) -> float | None:
-    return 0.3 if top is None and budget is None else top
-
-
-def _default_project(path: Path) -> str:
-    return f"testaug {path.resolve().parent.name}"
-
-
-def _merge_and_report(
-    annotations: Sequence[Annotation],
-    candidates: dict[str, Candidate],
-    suite: Path | None,
-    beside: Path,
-) -> None:
-    """Write verdicts.jsonl, accepted.jsonl and (with a suite) suite.jsonl beside a file."""
-    suite_cases = list(read_jsonl(suite, TestCase)) if suite is not None else []
-    merge = merge_verdicts(annotations, candidates, suite_cases)
-    write_jsonl(beside.with_name("verdicts.jsonl"), merge.verdicts.values())
-    accepted_path = beside.with_name("accepted.jsonl")
-    write_jsonl(accepted_path, merge.accepted)
-    _print_verdicts(merge.verdicts, annotations)
-    message = f"[green]accepted[/] {len(merge.accepted):,} cases (source llm) into {accepted_path}"
-    if suite is not None:
-        suite_path = beside.with_name("suite.jsonl")
-        write_jsonl(suite_path, merge.suite)
-        message += f"; suite of {len(merge.suite):,} cases ({merge.added:,} new) in {suite_path}"
+def _print_merge(merged: StepOutput, beside: Path) -> None:
+    """The verdicts, disagreements and agreement of a merge, and where the cases went."""
+    verdicts = {v.candidate_id: v for v in read_jsonl(merged.files["verdicts"], Verdict)}
+    _print_verdicts(verdicts, read_annotations(beside))
+    message = f"[green]accepted[/] {merged.records:,} cases (source llm) into {merged.path}"
+    if "suite" in merged.files:
+        message += (
+            f"; suite of {merged.summary['suite']:,} cases ({merged.summary['added']:,} new) "
+            f"in {merged.files['suite']}"
+        )
     console.print(message, highlight=False)
 
 

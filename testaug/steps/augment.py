@@ -6,7 +6,7 @@ import logging
 import threading
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import Field, SecretStr
 
@@ -23,6 +23,9 @@ from testaug.generation.seeding import build_prompts
 from testaug.steps import StepOutput, step_output
 from testaug.suites.cases import expand_suite
 from testaug.suites.load import load_suite
+
+if TYPE_CHECKING:
+    from rankers.ensemble import Ensemble
 
 logger = logging.getLogger(__name__)
 
@@ -227,11 +230,16 @@ def rank_candidates(
         ensemble.rank(candidates, batch_size=batch_size, reference=reference) if candidates else []
     )
     write_jsonl(out, ranked)
-    files = {}
-    if ensemble.calibration is not None:
-        files["calibration"] = sibling(out, "calibration", ".json")
-        write_text_atomic(
-            files["calibration"], ensemble.calibration.evidence.model_dump_json(indent=1) + "\n"
-        )
+    files = write_calibration(ensemble, out)
     logger.info("ranked %d candidates with ensemble %s", len(ranked), ensemble.version)
     return step_output("rank", out, len(ranked), files=files, ensemble=ensemble.version)
+
+
+def write_calibration(ensemble: Ensemble, ranked_path: Path) -> dict[str, Path]:
+    """The ensemble's calibration evidence beside a ranking (`<ranked>.calibration.json`),
+    by role; nothing when the ensemble has no calibration."""
+    if ensemble.calibration is None:
+        return {}
+    path = sibling(ranked_path, "calibration", ".json")
+    write_text_atomic(path, ensemble.calibration.evidence.model_dump_json(indent=1) + "\n")
+    return {"calibration": path}

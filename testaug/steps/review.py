@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
@@ -168,12 +168,14 @@ def pull_from_label_studio(
     annotations_path: Path, *, studio: LabelStudio, project: str
 ) -> StepOutput:
     """Bring people's verdicts so far into the annotations file (nothing already there lost)."""
-    return _pull(annotations_path, studio, project)[0]
+    return pull_verdicts_into(annotations_path, studio, project)[0]
 
 
-def _pull(
+def pull_verdicts_into(
     annotations_path: Path, studio: LabelStudio, project: str
 ) -> tuple[StepOutput, ExportReading]:
+    """Bring people's verdicts so far into the annotations file: the step's record and
+    what the export held (the tasks sent, the candidates in them)."""
     from testaug.review.label_studio import pull_verdicts
 
     reading = pull_verdicts(studio, project)
@@ -219,7 +221,7 @@ def wait_for_label_studio(
     annotations file. Candidates never sent stay pending and are not waited for."""
     deadline = time.monotonic() + timeout
     while True:
-        pulled, reading = _pull(annotations_path, studio, project)
+        pulled, reading = pull_verdicts_into(annotations_path, studio, project)
         pending = pending_count(annotations_path, ranked_path, among=reading.task_ids)
         if pending == 0 or time.monotonic() + poll_seconds > deadline:
             break
@@ -228,24 +230,40 @@ def wait_for_label_studio(
     return pulled.model_copy(update={"summary": {**pulled.summary, "pending": pending}})
 
 
-def merge_reviewed(annotations_path: Path, ranked_path: Path, out_dir: Path) -> StepOutput:
-    """Decide every ranked candidate; write verdicts.jsonl and the accepted candidates as
-    suite cases (accepted.jsonl, source `llm`) into `out_dir`."""
-    candidates: dict[str, Candidate] = {
-        item.candidate.id: item.candidate for item in read_ranked(ranked_path)
-    }
-    merge = merge_verdicts(read_annotations(annotations_path), candidates)
-    verdicts_path, accepted_path = out_dir / "verdicts.jsonl", out_dir / "accepted.jsonl"
-    write_jsonl(verdicts_path, merge.verdicts.values())
+def merge_reviewed(
+    annotations_path: Path,
+    ranked_path: Path | None,
+    out_dir: Path,
+    *,
+    suite_path: Path | None = None,
+    candidates: Mapping[str, Candidate] | None = None,
+) -> StepOutput:
+    """Decide every candidate (the ranked ones and those given); write verdicts.jsonl and the
+    accepted candidates as suite cases (accepted.jsonl, source `llm`) into `out_dir`, and
+    with `suite_path` the suite with them added (suite.jsonl)."""
+    known = dict(candidates or {})
+    if ranked_path is not None:
+        known.update({item.candidate.id: item.candidate for item in read_ranked(ranked_path)})
+    suite = list(read_jsonl(suite_path, TestCase)) if suite_path is not None else []
+    merge = merge_verdicts(read_annotations(annotations_path), known, suite)
+    files = {"verdicts": out_dir / "verdicts.jsonl"}
+    accepted_path = out_dir / "accepted.jsonl"
+    write_jsonl(files["verdicts"], merge.verdicts.values())
     write_jsonl(accepted_path, merge.accepted)
+    extra = {}
+    if suite_path is not None:
+        files["suite"] = out_dir / "suite.jsonl"
+        write_jsonl(files["suite"], merge.suite)
+        extra = {"suite": len(merge.suite), "added": merge.added}
     counts = status_counts(merge.verdicts)
-    logger.info("accepted %d of %d candidates", len(merge.accepted), len(candidates))
+    logger.info("accepted %d of %d candidates", len(merge.accepted), len(known))
     return step_output(
         "merge",
         accepted_path,
         len(merge.accepted),
-        files={"verdicts": verdicts_path},
+        files=files,
         **{key.replace(" ", "_"): value for key, value in counts.items()},
+        **extra,
     )
 
 

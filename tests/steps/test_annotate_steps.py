@@ -1,0 +1,126 @@
+"""The annotate steps on a run's files, as `testaug annotate` and the flows call them: the
+Label Studio connection and project, the seed cases beside the ranking, the terminal
+session's record, and a pull followed by the merge."""
+
+from __future__ import annotations
+
+import io
+import logging
+from pathlib import Path
+
+import pytest
+from pydantic import SecretStr
+from rich.console import Console
+
+from testaug.core.errors import InputError
+from testaug.core.jsonl import read_jsonl
+from testaug.core.records import TestCase
+from testaug.core.settings import Settings
+from testaug.review.terminal import key_reader
+from testaug.steps import annotate
+from tests.steps.test_review_steps import P_VALID, TEXTS, FakeStudio
+from tests.tiny_models import VOUCHED_CURVE, make_calibration, write_ranked_run
+
+VALID = [{"completed_by": 7, "result": [
+    {"from_name": "validity", "to_name": "text", "type": "choices",
+     "value": {"choices": ["valid"]}},
+]}]  # fmt: skip
+
+
+@pytest.fixture
+def run_dir(tmp_path: Path) -> Path:
+    return write_ranked_run(
+        tmp_path, TEXTS, p_valid=P_VALID, calibration=make_calibration(m=VOUCHED_CURVE)
+    )
+
+
+def test_without_an_api_key_anywhere_the_error_names_the_api_key_field():
+    with pytest.raises(InputError, match="api_key: no Label Studio API key"):
+        annotate.connect_label_studio(settings=Settings(label_studio_api_key=None))
+
+
+def test_a_key_and_url_given_win_over_the_settings():
+    settings = Settings(label_studio_url="http://127.0.0.1:1", label_studio_api_key="s")
+    studio = annotate.connect_label_studio("http://127.0.0.1:2", "given", settings=settings)
+    assert studio.url == "http://127.0.0.1:2"
+    assert annotate.connect_label_studio(settings=settings).url == "http://127.0.0.1:1"
+    assert annotate.connect_label_studio(api_key=SecretStr("k"), settings=settings)
+
+
+def test_the_default_project_is_named_after_the_run_folder(tmp_path):
+    assert annotate.default_project(tmp_path / "run-7") == "testaug run-7"
+
+
+def test_people_review_the_top_30_percent_unless_told_a_share_or_a_budget():
+    assert annotate.default_top(None, None) == 0.3
+    assert annotate.default_top(None, 5) is None and annotate.default_top(0.5, None) == 0.5
+
+
+def test_without_cases_beside_the_ranking_there_are_no_seeds_and_a_warning(tmp_path, caplog):
+    with caplog.at_level(logging.WARNING):
+        assert annotate.seed_cases(None, tmp_path / "ranked.jsonl") == {}
+    assert "seed examples will not be shown" in caplog.text
+
+
+def test_the_terminal_step_records_what_the_session_saved_and_what_waits(run_dir):
+    done = annotate.review_run_in_terminal(
+        run_dir / "ranked.jsonl", run_dir / "annotations.jsonl", None,
+        annotator="ann", read_key=key_reader(io.StringIO("\nn1s")),
+        console=Console(file=io.StringIO(), width=100), top=0.3,
+    )  # fmt: skip
+    summary = done.summary
+    assert (summary["mode"], summary["annotated"], summary["valid"], summary["invalid"]) == (
+        "terminal", 2, 1, 1,
+    )  # fmt: skip
+    assert (summary["skipped"], summary["remaining"], summary["pending"]) == (
+        1,
+        1,
+        4,
+    )  # skipped: left
+    assert summary["accepted_by_ranker"] == 3 and done.records == 2
+
+
+def test_push_reads_the_seeds_beside_the_ranking_and_names_the_run_project(run_dir):
+    studio = FakeStudio()
+    pushed = annotate.push_run_to_label_studio(
+        run_dir / "ranked.jsonl", run_dir / "annotations.jsonl", None, studio=studio, top=0.3
+    )
+    assert pushed.summary["project"] == f"testaug {run_dir.name}"
+    assert pushed.summary["sent"] == 3
+    shown = [task["data"] for task in studio.tasks]
+    assert all("The seat was great." in str(data) for data in shown)  # the seed example
+
+
+def test_pull_then_merge_adds_what_people_accepted_to_the_suite(run_dir):
+    studio = FakeStudio()
+    annotate.push_run_to_label_studio(
+        run_dir / "ranked.jsonl", run_dir / "annotations.jsonl", None, studio=studio, top=0.3
+    )
+    for task in studio.tasks:
+        task["annotations"] = VALID
+    done = annotate.pull_and_merge(
+        run_dir / "annotations.jsonl", run_dir / "ranked.jsonl",
+        studio=studio, project="p", suite_path=run_dir / "cases.jsonl",
+    )  # fmt: skip
+    assert (done.pulled.summary["verdicts"], done.pulled.summary["added"]) == (3, 3)
+    assert done.merged.records == 3 + 3  # people's and the ranker's
+    assert (done.merged.summary["suite"], done.merged.summary["added"]) == (2 + 6, 6)
+    suite = list(read_jsonl(run_dir / "suite.jsonl", TestCase))
+    assert len(suite) == 8 and (run_dir / "verdicts.jsonl").exists()
+
+
+def test_pull_without_the_ranking_merges_only_the_candidates_sent(run_dir, caplog):
+    studio = FakeStudio()
+    annotate.push_run_to_label_studio(
+        run_dir / "ranked.jsonl", run_dir / "annotations.jsonl", None, studio=studio, top=0.3
+    )
+    studio.tasks[0]["annotations"] = VALID  # the top of the ranking
+    (run_dir / "ranked.jsonl").unlink()
+    with caplog.at_level(logging.WARNING):
+        done = annotate.pull_and_merge(
+            run_dir / "annotations.jsonl", run_dir / "ranked.jsonl", studio=studio, project="p"
+        )
+    assert "only candidates sent to Label Studio can be merged" in caplog.text
+    accepted = list(read_jsonl(done.merged.path, TestCase))
+    assert [case.text for case in accepted] == [TEXTS[0]]
+    assert done.merged.summary["pending"] == 2  # the other two sent; none of the rest is known
