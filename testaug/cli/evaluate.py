@@ -5,16 +5,17 @@ tests; the headline rates rest on verified evidence unless `--evidence all`."""
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
+from tempfile import TemporaryDirectory
 from typing import Any
 
 import typer
+from rich.progress import Progress, TaskID
 from rich.table import Table
 
-from testaug.cli.console import console, err_console, progress
+from testaug.cli.console import console, progress
 from testaug.core.errors import InputError, Problem
-from testaug.core.jsonl import read_jsonl, write_jsonl
-from testaug.core.records import TestCase
 from testaug.core.runs import sibling
 from testaug.suites.provenance import EVIDENCE, MEANINGS, PROVENANCES
 
@@ -44,54 +45,47 @@ def evaluate_command(
     ),
 ) -> None:
     """Run every model on the cases (MFT) and on perturbations of them (INV, DIR)."""
-    from testaug.evaluation.battery import default_battery, run_battery
-    from testaug.evaluation.failures import evaluate_model
-    from testaug.evaluation.models import load_model
-    from testaug.evaluation.summary import evaluation_summary
-    from testaug.suites.task_labels import task_labels_and_lexicons
+    from testaug.steps.measure import EvaluationOptions, evaluate_suite
 
     if evidence not in EVIDENCE:
         raise InputError(Problem(f"expected one of {', '.join(EVIDENCE)}", field="--evidence"))
-    cases = list(read_jsonl(cases_path, TestCase))
-    if not cases:
-        raise InputError(Problem("no test cases in the file", file=cases_path))
-    task_labels, lexicons = task_labels_and_lexicons(cases, labels)
-    perturbed = []
-    if perturb:
-        with err_console.status("perturbing cases (INV, DIR)"):
-            perturbed = run_battery(
-                cases, default_battery(task_labels, lexicons), per_test=perturb, seed=seed
-            )
-    evaluations = []
-    with progress() as bar:
-        for spec in model:
-            loaded = load_model(spec, task_labels=task_labels)
-            task = bar.add_task(f"evaluating {loaded.name}", total=None)
-
-            def advance(done: int, total: int, task: Any = task) -> None:
-                bar.update(task, completed=done, total=total)
-
-            evaluations.append(
-                evaluate_model(
-                    loaded, cases, perturbed, batch_size=batch_size, on_progress=advance, k=examples
-                )
-            )
-    summary = evaluation_summary(
-        evaluations,
-        n_cases=len(cases),
-        n_perturbed=len(perturbed),
+    options = EvaluationOptions(
+        perturb=perturb,
+        labels=labels,
+        seed=seed,
+        batch_size=batch_size,
+        examples=examples,
         evidence=evidence,  # type: ignore[arg-type]  # checked above
     )
-    if output is not None:
-        output.parent.mkdir(parents=True, exist_ok=True)
-        output.write_text(json.dumps(summary, indent=1) + "\n", encoding="utf-8")
-        write_jsonl(sibling(output, "results"), [r for e in evaluations for r in e.results])
+    with TemporaryDirectory(prefix="testaug-evaluate-") as work, progress() as bar:
+        target = output or Path(work) / "evaluation.json"
+        evaluate_suite(
+            cases_path,
+            model,
+            target,
+            work_dir=Path(work),
+            options=options,
+            on_progress=_progress_on(bar),
+        )
+        summary = json.loads(target.read_text(encoding="utf-8"))
     if as_json:
         typer.echo(json.dumps(summary))
         return
     _print(summary)
     if output is not None:
         console.print(f"[green]wrote[/] {output} and {sibling(output, 'results')}", highlight=False)
+
+
+def _progress_on(bar: Progress) -> Callable[[str, int, int | None], None]:
+    """A progress callback that shows each stage as a row of the bar."""
+    rows: dict[str, TaskID] = {}
+
+    def update(what: str, done: int, total: int | None) -> None:
+        if what not in rows:
+            rows[what] = bar.add_task(what, total=total)
+        bar.update(rows[what], completed=done, total=total)
+
+    return update
 
 
 def _print(summary: dict[str, Any]) -> None:

@@ -9,9 +9,11 @@ import re
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
+from pydantic import Field
+
 from testaug.core.errors import InputError, Problem
 from testaug.core.jsonl import read_jsonl, write_jsonl
-from testaug.core.records import TestCase
+from testaug.core.records import Record, TestCase
 from testaug.core.runs import sibling, write_json, write_text_atomic
 from testaug.evaluation.perturbed_cases import PerturbedCase
 from testaug.steps import StepOutput, step_output
@@ -49,15 +51,18 @@ def measure_diversity(
     )
 
 
-def perturb_suite(cases_path: Path, out: Path, *, per_test: int, seed: int = 0) -> StepOutput:
-    """CheckList's INV and DIR perturbations of a seeded sample of the cases."""
+def perturb_suite(
+    cases_path: Path, out: Path, *, per_test: int, seed: int = 0, labels: str | None = None
+) -> StepOutput:
+    """CheckList's INV and DIR perturbations of a seeded sample of the cases (`labels`,
+    comma-separated, name the task's labels; default: the shipped suite's)."""
     from testaug.evaluation.battery import default_battery, run_battery
     from testaug.suites.task_labels import task_labels_and_lexicons
 
     cases = _cases(cases_path)
-    labels, lexicons = task_labels_and_lexicons(cases)
+    task_labels, lexicons = task_labels_and_lexicons(cases, labels)
     perturbed = (
-        run_battery(cases, default_battery(labels, lexicons), per_test=per_test, seed=seed)
+        run_battery(cases, default_battery(task_labels, lexicons), per_test=per_test, seed=seed)
         if per_test
         else []
     )
@@ -79,9 +84,12 @@ def evaluate_one_model(
     batch_size: int = 32,
     on_progress: Callable[[int, int], None] | None = None,
     evidence: Evidence = "verified",
+    labels: str | None = None,
+    examples: int = 3,
 ) -> StepOutput:
     """One model on the cases (MFT) and their perturbations (INV, DIR): its summary as
-    JSON at `out` (headline rates on `evidence`), every case's result beside it."""
+    JSON at `out` (headline rates on `evidence`, `examples` failing examples per group),
+    every case's result beside it. `labels` as in `perturb_suite`."""
     from testaug.evaluation.failures import evaluate_model
     from testaug.evaluation.models import load_model
     from testaug.evaluation.summary import evaluation_summary
@@ -89,10 +97,10 @@ def evaluate_one_model(
 
     cases = _cases(cases_path)
     perturbed = list(read_jsonl(perturbed_path, PerturbedCase))
-    labels, _ = task_labels_and_lexicons(cases)
-    model = load_model(spec, task_labels=labels)
+    task_labels, _ = task_labels_and_lexicons(cases, labels)
+    model = load_model(spec, task_labels=task_labels)
     evaluation = evaluate_model(
-        model, cases, perturbed, batch_size=batch_size, on_progress=on_progress
+        model, cases, perturbed, batch_size=batch_size, on_progress=on_progress, k=examples
     )
     summary = evaluation_summary(
         [evaluation], n_cases=len(cases), n_perturbed=len(perturbed), evidence=evidence
@@ -156,6 +164,63 @@ def combine_evaluations(
             for model in models
         },
     )
+
+
+class EvaluationOptions(Record):
+    """How `evaluate_suite` evaluates: perturbed cases per INV/DIR test (0: none), the
+    task's labels (comma-separated; default: the shipped suite's), the perturbations' seed,
+    the batch size, failing examples kept per group, and the headline's evidence."""
+
+    perturb: int = Field(default=100, ge=0)
+    labels: str | None = None
+    seed: int = 0
+    batch_size: int = Field(default=32, ge=1)
+    examples: int = Field(default=3, ge=0)
+    evidence: Evidence = "verified"
+
+
+def evaluate_suite(
+    cases_path: Path,
+    specs: Sequence[str],
+    out: Path,
+    *,
+    work_dir: Path,
+    options: EvaluationOptions = EvaluationOptions(),  # noqa: B008  (a frozen record)
+    on_progress: Callable[[str, int, int | None], None] | None = None,
+) -> StepOutput:
+    """Every model on the cases and their perturbations, as the steps of a run do it one
+    by one: `perturb_suite`, `evaluate_one_model` per model, `combine_evaluations` into
+    `out` (evaluation.json, with every case's result beside it). The perturbed cases and
+    each model's evaluation are written into `work_dir`. `on_progress(what, done, total)`
+    hears of each stage (total None while it is not known)."""
+    report = on_progress or (lambda what, done, total: None)
+    perturbing = "perturbing cases (INV, DIR)"
+    report(perturbing, 0, None)
+    perturbed = perturb_suite(
+        cases_path,
+        work_dir / "perturbed.jsonl",
+        per_test=options.perturb,
+        seed=options.seed,
+        labels=options.labels,
+    )
+    report(perturbing, 1, 1)
+    parts = []
+    for index, spec in enumerate(specs):
+        what = f"evaluating {spec}"
+        parts.append(
+            evaluate_one_model(
+                cases_path,
+                perturbed.path,
+                spec,
+                work_dir / "evaluation" / f"{index:02d}-{model_slug(spec)}.json",
+                batch_size=options.batch_size,
+                on_progress=lambda done, total, what=what: report(what, done, total),
+                evidence=options.evidence,
+                labels=options.labels,
+                examples=options.examples,
+            )
+        )
+    return combine_evaluations(parts, out, evidence=options.evidence)
 
 
 def write_run_report(run_dir: Path) -> StepOutput:

@@ -167,3 +167,37 @@ def test_an_unknown_evidence_is_a_one_line_error_before_any_work(command, tmp_pa
 )
 def test_every_command_has_help(command):
     assert cli(*command).returncode == 0
+
+
+def test_evaluate_prints_and_writes_what_the_library_summarises_for_each_model_given(tmp_path):
+    from testaug.core.jsonl import read_jsonl, write_jsonl
+    from testaug.evaluation.battery import default_battery, run_battery
+    from testaug.evaluation.failures import CaseResult, evaluate_model
+    from testaug.evaluation.models import load_model
+    from testaug.evaluation.summary import evaluation_summary
+    from testaug.suites.task_labels import task_labels_and_lexicons
+    from tests.reports.test_reports import CASES
+
+    write_jsonl(tmp_path / "cases.jsonl", CASES)
+    specs = ["py:tests.models_fixture:predict"] * 2
+    done = cli(
+        "evaluate", "cases.jsonl", *(arg for spec in specs for arg in ("--model", spec)),
+        "--perturb", "4", "--seed", "1", "--examples", "1", "--labels", "positive,neutral,negative",
+        "-o", "out/evaluation.json", "--json", cwd=tmp_path,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    labels, lexicons = task_labels_and_lexicons(CASES, "positive,neutral,negative")
+    perturbed = run_battery(CASES, default_battery(labels, lexicons), per_test=4, seed=1)
+    evaluations = [
+        evaluate_model(load_model(spec, task_labels=labels), CASES, perturbed, k=1)
+        for spec in specs
+    ]
+    expected = evaluation_summary(evaluations, n_cases=len(CASES), n_perturbed=len(perturbed))
+    assert json.loads(done.stdout) == expected and perturbed
+    assert json.loads((tmp_path / "out" / "evaluation.json").read_text()) == expected
+    results = list(read_jsonl(tmp_path / "out" / "evaluation.results.jsonl", CaseResult))
+    assert results == [r for e in evaluations for r in e.results]
+    assert sorted(p.name for p in (tmp_path / "out").iterdir()) == [
+        "evaluation.json",
+        "evaluation.results.jsonl",
+    ]  # the steps' work files stay out of the output folder
