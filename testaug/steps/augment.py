@@ -5,17 +5,18 @@ from __future__ import annotations
 import logging
 import threading
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
-from pydantic import Field, SecretStr
+from pydantic import Field, SecretStr, field_validator
 
 from testaug.core.bundled import resolve_suite
 from testaug.core.errors import InputError, Problem
 from testaug.core.jsonl import read_jsonl, write_jsonl
 from testaug.core.records import Candidate, Prompt, Record, Reject, TestCase
 from testaug.core.runs import new_manifest, sibling, write_manifest, write_text_atomic
-from testaug.generation.backends import Backend, create_backend
+from testaug.generation.backends import BACKEND_KINDS, Backend, create_backend
 from testaug.generation.cache import ResponseCache
 from testaug.generation.prompts import PromptTemplate, prompt_for
 from testaug.generation.sampling import GenerationResult, GenerationSettings, generate
@@ -31,14 +32,23 @@ logger = logging.getLogger(__name__)
 
 
 class BackendSpec(Record):
-    """Which LLM to ask: the embedded model, or any OpenAI-compatible server. The API
-    key is not part of it: it comes from the environment where the step runs."""
+    """Which LLM to ask: the embedded model, any OpenAI-compatible server, or a registered
+    kind. The API key is not part of it: it comes from the environment where the step runs."""
 
-    kind: Literal["local", "openai"] = "local"
+    kind: str = "local"
     model: str | None = None
     base_url: str | None = None
     endpoint: Literal["chat", "completions"] = "completions"
     timeout: float = Field(default=60.0, gt=0)
+
+    @field_validator("kind")
+    @classmethod
+    def _known_kind(cls, kind: str) -> str:
+        """A kind `create_backend` knows (plugins included)."""
+        kinds = BACKEND_KINDS.names()
+        if kind not in kinds:
+            raise ValueError(f"expected one of {', '.join(kinds)}")
+        return kind
 
 
 class PromptPlan(Record):
@@ -93,6 +103,123 @@ def _shared_local_backend(model: str | None, cache_dir: Path) -> Backend:
         return _LOCAL_BACKENDS[key]
 
 
+def read_seed_cases(source: str | Path, *, per_template: int | None, seed: int) -> list[TestCase]:
+    """Seed cases: a JSONL file of test cases as it is, or a suite (file, folder or shipped
+    name) with a seeded sample of `per_template` cases per template."""
+    path = Path(source)
+    if path.suffix == ".jsonl" and path.is_file():
+        return list(read_jsonl(path, TestCase))
+    suite = load_suite(resolve_suite(str(source)))
+    return list(expand_suite(suite, per_template=per_template, seed=seed))
+
+
+@dataclass(frozen=True)
+class PromptSet:
+    """The prompts a generation sends, the template they fill, and every seed case (the
+    suite's cases a candidate must not repeat)."""
+
+    cases: list[TestCase]
+    template: PromptTemplate
+    prompts: list[Prompt]
+
+
+def build_prompt_set(
+    cases: Sequence[TestCase],
+    source: str | Path,
+    *,
+    plan: PromptPlan,
+    capabilities: Sequence[str] = (),
+    prompt_file: Path | None = None,
+) -> PromptSet:
+    """Prompts from the seed cases of some capabilities (or all), with the task's shipped
+    template or the one in `prompt_file`; an error naming `source` when no case is left."""
+    chosen = [case for case in cases if not capabilities or case.capability in capabilities]
+    if not chosen:
+        raise InputError(Problem("no seed cases (check the capabilities)", source))
+    template = prompt_for(one_task(chosen, source), path=prompt_file)
+    prompts = build_prompts(
+        chosen,
+        template,
+        per_description=plan.prompts_per_description,
+        k=plan.seeds_per_prompt,
+        seed=plan.seed,
+    )
+    return PromptSet(list(cases), template, prompts)
+
+
+@dataclass(frozen=True)
+class Generation:
+    """What a generation step wrote (its record) and what it got (candidates, rejects and
+    the request statistics)."""
+
+    output: StepOutput
+    result: GenerationResult
+
+
+def generate_prompt_set(
+    prompt_set: PromptSet,
+    out: Path,
+    *,
+    backend: Backend,
+    generation: GenerationSettings,
+    plan: PromptPlan,
+    cache_path: Path,
+    capabilities: Sequence[str] = (),
+    generator: BackendSpec | None = None,
+    arguments: dict[str, Any] | None = None,
+    on_prompt_done: Callable[[], None] | None = None,
+) -> Generation:
+    """The prompts sent through the response cache and parsed into candidates; rejects,
+    prompts and the manifest (recording `arguments`, the plan, the generation settings and
+    the `generator`, its URL without credentials) are written beside them."""
+    response_cache = ResponseCache(cache_path)
+    try:
+        result = generate(
+            prompt_set.prompts,
+            prompt_set.template,
+            backend,
+            response_cache,
+            generation,
+            known_cases=prompt_set.cases,
+            on_prompt_done=on_prompt_done,
+        )
+    finally:
+        response_cache.close()
+    recorded = {
+        **(arguments or {}),
+        **(backend_arguments(generator, backend) if generator is not None else {}),
+        **plan.model_dump(),
+        "capability": list(capabilities),
+        **generation.model_dump(),
+    }
+    files = write_generation(
+        out, result, prompt_set.prompts, prompt_set.template, backend, recorded, seed=plan.seed
+    )
+    output = step_output(
+        "generate",
+        out,
+        len(result.candidates),
+        files=files,
+        prompts=len(prompt_set.prompts),
+        rejects=len(result.rejects),
+        **result.stats.as_dict(),
+    )
+    return Generation(output, result)
+
+
+def backend_arguments(spec: BackendSpec, backend: Backend) -> dict[str, Any]:
+    """How a manifest records the generator: kind, server URL without credentials, the
+    model it answered with, and the endpoint."""
+    from testaug.review.label_studio import redact_url
+
+    return {
+        "backend": spec.kind,
+        "base_url": redact_url(spec.base_url) if spec.base_url else spec.base_url,
+        "model": backend.model,
+        "endpoint": spec.endpoint,
+    }
+
+
 def generate_candidates(
     cases_path: Path,
     out: Path,
@@ -105,45 +232,27 @@ def generate_candidates(
     prompt_file: Path | None = None,
     arguments: dict[str, Any] | None = None,
     on_prompt_done: Callable[[], None] | None = None,
+    generator: BackendSpec | None = None,
 ) -> StepOutput:
-    """Prompts from the seed cases (of some capabilities, or all), sent through the
-    response cache, parsed into candidates; rejects and prompts are written beside them."""
+    """Prompts from the seed cases in `cases_path` (of some capabilities, or all), sent
+    through the response cache, parsed into candidates; rejects, prompts and the manifest
+    are written beside them."""
     cases = list(read_jsonl(cases_path, TestCase))
-    chosen = [case for case in cases if not capabilities or case.capability in capabilities]
-    if not chosen:
-        raise InputError(Problem("no seed cases (check the capabilities)", cases_path))
-    template = prompt_for(one_task(chosen, cases_path), path=prompt_file)
-    prompts = build_prompts(
-        chosen,
-        template,
-        per_description=plan.prompts_per_description,
-        k=plan.seeds_per_prompt,
-        seed=plan.seed,
+    prompt_set = build_prompt_set(
+        cases, cases_path, plan=plan, capabilities=capabilities, prompt_file=prompt_file
     )
-    response_cache = ResponseCache(cache_path)
-    try:
-        result = generate(
-            prompts,
-            template,
-            backend,
-            response_cache,
-            generation,
-            known_cases=cases,
-            on_prompt_done=on_prompt_done,
-        )
-    finally:
-        response_cache.close()
-    arguments = {**(arguments or {}), **plan.model_dump(), "capability": list(capabilities)}
-    files = write_generation(out, result, prompts, template, backend, arguments, seed=plan.seed)
-    return step_output(
-        "generate",
+    return generate_prompt_set(
+        prompt_set,
         out,
-        len(result.candidates),
-        files=files,
-        prompts=len(prompts),
-        rejects=len(result.rejects),
-        **result.stats.as_dict(),
-    )
+        backend=backend,
+        generation=generation,
+        plan=plan,
+        cache_path=cache_path,
+        capabilities=capabilities,
+        generator=generator,
+        arguments=arguments,
+        on_prompt_done=on_prompt_done,
+    ).output
 
 
 def write_generation(

@@ -105,3 +105,42 @@ def test_openai_without_key_or_server_explains_what_to_set(tmp_path, tiny_suite_
         without_env=("OPENAI_API_KEY", "OPENAI_BASE_URL"),
     )
     assert result.returncode == 1 and "OPENAI_API_KEY" in result.stderr
+
+
+def test_the_manifest_records_the_options_and_the_server_without_credentials(
+    server, tmp_path, tiny_suite_path
+):
+    out = tmp_path / "c.jsonl"
+    args = against(server, tiny_suite_path, out, "--model scripted --capability Negation")
+    with_user = server.base_url.replace("http://", "http://user:pw@")
+    args[args.index(server.base_url)] = with_user
+    result = generate(tmp_path, *args, "--prompts-per-description", "1", "--samples", "2")
+    assert result.returncode == 0, result.stderr
+    arguments = json.loads((tmp_path / "c.manifest.json").read_text())["arguments"]
+    assert arguments["base_url"] == server.base_url and "pw" not in json.dumps(arguments)
+    assert (arguments["backend"], arguments["model"], arguments["endpoint"]) == (
+        "openai", "scripted", "completions",
+    )  # fmt: skip
+    assert (arguments["source"], arguments["capability"]) == (str(tiny_suite_path), ["Negation"])
+    assert (arguments["samples"], arguments["prompts_per_description"]) == (2, 1)
+    assert {line and json.loads(line)["capability"] for line in out.read_text().splitlines()} == {
+        "Negation"
+    }
+
+
+@pytest.mark.parametrize(
+    ("options", "message"),
+    [
+        ("--capability Nope", "no seed cases (check the capabilities)"),
+        ("--backend gpt", "--backend: expected local or openai"),
+        ("--endpoint json", "--endpoint: expected chat or completions"),
+    ],
+)
+def test_bad_options_are_one_line_errors_before_anything_is_sent(
+    server, tmp_path, tiny_suite_path, options, message
+):
+    out = tmp_path / "c.jsonl"
+    result = generate(tmp_path, *against(server, tiny_suite_path, out, options))
+    assert result.returncode == 1 and message in result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1
+    assert server.request_count == 0 and not out.exists()
