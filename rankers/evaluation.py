@@ -1,21 +1,21 @@
-"""How well rankers triage a labelled set: ACC@k curves, review effort, agreement."""
+"""How well rankers triage a labelled set: ACC@k curves, review effort, agreement, the
+calibration of P(valid), and triage.json (`TriageSummary`) that gathers them."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 import numpy as np
 from pydantic import BaseModel, ConfigDict
 
 from rankers.borda import aggregate, ranks_from_scores
-from rankers.triage import (
-    TriageReport,
-    kendall_tau,
-    oracle_acc_curve,
-    random_acc_curve,
-    triage_report,
-)
+from rankers.triage import kendall_tau, oracle_acc_curve, random_acc_curve, triage_report
 from testaug.core.records import LabelledCandidate
+from testaug.core.triage import CalibrationCheck, SourceEvaluation, TriageReport, TriageSummary
+
+if TYPE_CHECKING:
+    from rankers.ensemble import Ensemble
 
 ENSEMBLE = "ensemble"
 
@@ -66,20 +66,6 @@ def evaluate_scores(
     )
 
 
-class SourceEvaluation(BaseModel):
-    """The ensemble's triage on the candidates of one source (a generator, or `rule`)."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
-    source: str
-    n: int
-    n_invalid: int
-    effort_at_target: float
-    random_effort_at_target: float
-    oracle_effort_at_target: float
-    gap_closed: float
-
-
 def evaluate_by_source(
     labelled: Sequence[LabelledCandidate],
     scores: dict[str, np.ndarray],
@@ -109,3 +95,56 @@ def evaluate_by_source(
             )
         )
     return rows
+
+
+def calibration_check(
+    ensemble: Ensemble, items: Sequence[LabelledCandidate], scores: dict[str, np.ndarray]
+) -> CalibrationCheck | None:
+    """How the ensemble's P(valid) holds up on labelled candidates: ECE, and what its
+    acceptance rule at 90% precision accepts and how many of those are valid."""
+    from testaug.review.acceptance import acceptance_rule, expected_calibration_error
+
+    position = ensemble.ensemble_score(scores)
+    if ensemble.calibration is None or position is None or not items:
+        return None
+    candidates = [item.candidate for item in items]
+    p_valid = ensemble.calibration.p_valid(candidates, position)
+    valid = [item.valid for item in items]
+    accepted = []
+    curves = ensemble.calibration.evidence.curves
+    for (p, group), is_valid in zip(p_valid, valid, strict=True):
+        rule = acceptance_rule(curves[group], 0.9)
+        if rule is not None and p >= rule.threshold:
+            accepted.append(is_valid)
+    return CalibrationCheck(
+        ece=expected_calibration_error([p for p, _ in p_valid], valid),
+        target=0.9,
+        accepted=len(accepted),
+        precision=sum(accepted) / len(accepted) if accepted else None,
+    )
+
+
+def triage_summary(
+    evaluation: RankerEvaluation,
+    *,
+    calibration: CalibrationCheck | None,
+    by_source: Sequence[SourceEvaluation],
+    plot: str,
+    version: str,
+) -> TriageSummary:
+    """triage.json: the ensemble's figures, the calibration check and the per-source rows,
+    then the whole evaluation."""
+    first = evaluation.ensemble
+    return TriageSummary(
+        calibration=calibration,
+        by_source=tuple(by_source),
+        effort_at_target=first.effort_at_target,
+        random_effort_at_target=first.random_effort_at_target,
+        oracle_effort_at_target=first.oracle_effort_at_target,
+        reduction_vs_random=first.reduction_vs_random,
+        oracle_reduction_vs_random=first.oracle_reduction_vs_random,
+        gap_closed=first.gap_closed,
+        plot=plot,
+        version=version,
+        **dict(evaluation),
+    )

@@ -18,7 +18,8 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from pydantic import BaseModel, ConfigDict
+
+from testaug.core.triage import TriageReport
 
 _TOLERANCE = 1e-12
 # Rows of the pair matrix compared at once in `kendall_tau`, so memory stays near
@@ -178,30 +179,6 @@ def kendall_tau(a_scores: np.ndarray, b_scores: np.ndarray) -> float:
         net += int(agreement[later].sum(dtype=np.int64))
     tau = net / math.sqrt(denominator)
     return min(1.0, max(-1.0, tau))
-
-
-class TriageReport(BaseModel):
-    """Effort to reach a target accuracy with a ranking, next to random and perfect orders.
-
-    Efforts are fractions k/N; `reduction_vs_random` is 1 - effort / random effort,
-    `oracle_reduction_vs_random` the same for the perfect order (the most any ranking
-    can save), `gap_closed` the share of the random-to-oracle gap this ranking closes
-    and `gap_to_oracle` is effort - oracle effort. `curve[k]` is ACC@k for k = 0..N.
-    """
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
-    n: int
-    n_invalid: int
-    target: float
-    effort_at_target: float
-    random_effort_at_target: float
-    oracle_effort_at_target: float
-    reduction_vs_random: float
-    oracle_reduction_vs_random: float
-    gap_closed: float
-    gap_to_oracle: float
-    curve: list[float]
 
 
 def triage_report(invalid_in_order: np.ndarray, target: float = 0.9) -> TriageReport:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from pathlib import Path
 
 import typer
@@ -12,6 +13,7 @@ from testaug.cli.console import console, err_console, progress
 from testaug.core.errors import InputError, Problem
 from testaug.core.jsonl import read_jsonl, write_jsonl
 from testaug.core.records import Candidate, LabelledCandidate, TestCase
+from testaug.core.triage import CalibrationCheck, SourceEvaluation, TriageSummary
 
 rankers_app = typer.Typer(
     help="Train and evaluate the validity ranker ensemble.", no_args_is_help=True
@@ -110,7 +112,12 @@ def evaluate_command(
 ) -> None:
     """Review effort to reach the target accuracy: ensemble, members, random and oracle order."""
     from rankers.ensemble import Ensemble
-    from rankers.evaluation import evaluate_by_source, evaluate_scores
+    from rankers.evaluation import (
+        calibration_check,
+        evaluate_by_source,
+        evaluate_scores,
+        triage_summary,
+    )
     from testaug.reports.plots import plot_acc_curves
 
     items = list(read_jsonl(labelled, LabelledCandidate))
@@ -129,28 +136,32 @@ def evaluate_command(
     )
     if by not in (None, "source", "generator"):
         raise InputError(Problem("expected source (or generator)", field="--by"))
-    calibration = calibration_check(ensemble, items, scores)
-    sources = evaluate_by_source(items, scores, target, ensemble.weights()) if by else []
+    summary = triage_summary(
+        evaluation,
+        calibration=calibration_check(ensemble, items, scores),
+        by_source=evaluate_by_source(items, scores, target, ensemble.weights()) if by else [],
+        plot=str(plot_path),
+        version=ensemble.version,
+    )
     if as_json:
-        summary = {
-            "calibration": calibration,
-            "by_source": [row.model_dump() for row in sources],
-            "effort_at_target": evaluation.ensemble.effort_at_target,
-            "random_effort_at_target": evaluation.ensemble.random_effort_at_target,
-            "oracle_effort_at_target": evaluation.ensemble.oracle_effort_at_target,
-            "reduction_vs_random": evaluation.ensemble.reduction_vs_random,
-            "oracle_reduction_vs_random": evaluation.ensemble.oracle_reduction_vs_random,
-            "gap_closed": evaluation.ensemble.gap_closed,
-            "plot": str(plot_path),
-            "version": ensemble.version,
-            **evaluation.model_dump(),
-        }
-        typer.echo(json.dumps(summary))
+        typer.echo(json.dumps(summary.model_dump()))
         return
-    table = Table(title=f"review effort for {target:.0%} accuracy", title_justify="left")
+    console.print(_effort_table(summary))
+    for pair, tau in summary.kendall_tau.items():
+        console.print(f"Kendall tau {pair}: {tau:.3f}", highlight=False)
+    if summary.by_source:
+        console.print(_source_table(summary.by_source))
+    if summary.calibration is not None:
+        console.print(_calibration_line(summary.calibration, summary.n), highlight=False)
+    console.print(f"[green]wrote[/] the ACC@k curve to {plot_path}", highlight=False)
+
+
+def _effort_table(summary: TriageSummary) -> Table:
+    """Review effort at the target of the ensemble, each member, random and oracle order."""
+    table = Table(title=f"review effort for {summary.target:.0%} accuracy", title_justify="left")
     for column in ("ranking", "effort", "vs random", "gap closed", "ACC@10%", "ACC@30%"):
         table.add_column(column, justify="left" if column == "ranking" else "right")
-    reports = {"ensemble (Borda)": evaluation.ensemble, **evaluation.members}
+    reports = {"ensemble (Borda)": summary.ensemble, **summary.members}
     for name, report in reports.items():
         table.add_row(
             name,
@@ -160,82 +171,51 @@ def evaluate_command(
             f"{_acc_at(report.curve, 0.1):.1%}",
             f"{_acc_at(report.curve, 0.3):.1%}",
         )
-    first = evaluation.ensemble
+    first = summary.ensemble
     table.add_row("random order", f"{first.random_effort_at_target:.1%}", "", "0%", style="dim")
     table.add_row(
         "oracle order",
         f"{first.oracle_effort_at_target:.1%}",
-        f"{-first.oracle_reduction_vs_random:+.1%}",
+        f"{-(first.oracle_reduction_vs_random or 0.0):+.1%}",
         "100%",
         style="dim",
     )
-    console.print(table)
-    for pair, tau in evaluation.kendall_tau.items():
-        console.print(f"Kendall tau {pair}: {tau:.3f}", highlight=False)
-    if sources:
-        per_source = Table(title="per source", title_justify="left")
-        for column in (
-            "source",
-            "candidates",
-            "invalid",
-            "effort",
-            "random",
-            "oracle",
-            "gap closed",
-        ):
-            per_source.add_column(column, justify="left" if column == "source" else "right")
-        for row in sources:
-            per_source.add_row(
-                row.source,
-                f"{row.n:,}",
-                f"{row.n_invalid:,}",
-                f"{row.effort_at_target:.1%}",
-                f"{row.random_effort_at_target:.1%}",
-                f"{row.oracle_effort_at_target:.1%}",
-                f"{row.gap_closed:.0%}",
-            )
-        console.print(per_source)
-    if calibration is not None:
-        console.print(
-            f"P(valid): expected calibration error {calibration['ece']:.3f}; "
-            f"at precision {calibration['target']:.0%} the ranker accepts "
-            f"{calibration['accepted']} of {evaluation.n}"
-            + (
-                f", {calibration['precision']:.1%} of them valid" if calibration["accepted"] else ""
-            ),
-            highlight=False,
+    return table
+
+
+def _source_table(rows: Sequence[SourceEvaluation]) -> Table:
+    """The ensemble's review effort on each source's candidates."""
+    table = Table(title="per source", title_justify="left")
+    for column in ("source", "candidates", "invalid", "effort", "random", "oracle", "gap closed"):
+        table.add_column(column, justify="left" if column == "source" else "right")
+    for row in rows:
+        table.add_row(
+            row.source,
+            f"{row.n:,}",
+            f"{row.n_invalid:,}",
+            f"{row.effort_at_target:.1%}",
+            f"{row.random_effort_at_target:.1%}",
+            f"{row.oracle_effort_at_target:.1%}",
+            f"{row.gap_closed:.0%}",
         )
-    console.print(f"[green]wrote[/] the ACC@k curve to {plot_path}", highlight=False)
+    return table
+
+
+def _calibration_line(calibration: CalibrationCheck, n: int) -> str:
+    """What the ranker's acceptance rule accepts at its precision, and the ECE of P(valid)."""
+    valid = (
+        f", {calibration.precision:.1%} of them valid" if calibration.precision is not None else ""
+    )
+    return (
+        f"P(valid): expected calibration error {calibration.ece:.3f}; "
+        f"at precision {calibration.target:.0%} the ranker accepts "
+        f"{calibration.accepted} of {n}{valid}"
+    )
 
 
 def _acc_at(curve: list[float], fraction: float) -> float:
     n = len(curve) - 1
     return curve[round(fraction * n)] if n else 1.0
-
-
-def calibration_check(ensemble, items: list[LabelledCandidate], scores) -> dict | None:
-    """How the ensemble's P(valid) holds up on labelled candidates: ECE, and what its
-    acceptance rule at 90% precision accepts and how many of those are valid."""
-    from testaug.review.acceptance import acceptance_rule, expected_calibration_error
-
-    position = ensemble.ensemble_score(scores)
-    if ensemble.calibration is None or position is None or not items:
-        return None
-    candidates = [item.candidate for item in items]
-    p_valid = ensemble.calibration.p_valid(candidates, position)
-    valid = [item.valid for item in items]
-    accepted = []
-    curves = ensemble.calibration.evidence.curves
-    for (p, group), is_valid in zip(p_valid, valid, strict=True):
-        rule = acceptance_rule(curves[group], 0.9)
-        if rule is not None and p >= rule.threshold:
-            accepted.append(is_valid)
-    return {
-        "ece": expected_calibration_error([p for p, _ in p_valid], valid),
-        "target": 0.9,
-        "accepted": len(accepted),
-        "precision": sum(accepted) / len(accepted) if accepted else None,
-    }
 
 
 @rankers_app.command("hard-cases")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import uuid
 from collections.abc import Iterable, Iterator
 from pathlib import Path
@@ -79,3 +80,24 @@ def read_jsonl(path: Path | str, model: type[RecordT]) -> Iterator[RecordT]:
                     for err in exc.errors()
                 ]
                 raise InputError(problems) from exc
+
+
+def read_json(path: Path | str, model: type[RecordT]) -> RecordT:
+    """A JSON file (one object) as a record; raise InputError naming the file and the field,
+    or the line where it is not valid JSON."""
+    path = Path(path)
+    with open_input(path) as handle:
+        text = handle.read()
+    try:
+        return model.model_validate_json(text)
+    except ValidationError as exc:
+        problems = []
+        for err in exc.errors():
+            if err["type"] == "json_invalid":
+                reason = str(err.get("ctx", {}).get("error", err["msg"]))
+                found = re.search(r"line (\d+)", reason)
+                line = int(found.group(1)) if found else None
+                problems.append(Problem(f"not valid JSON ({reason})", path, line))
+            else:
+                problems.append(Problem(err["msg"], path, None, format_path(err["loc"]) or None))
+        raise InputError(problems) from exc

@@ -14,16 +14,21 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
+
+from pydantic import BaseModel
 
 from testaug.core.errors import InputError, Problem
-from testaug.core.jsonl import read_jsonl
+from testaug.core.jsonl import read_json, read_jsonl
 from testaug.core.records import Annotation
+from testaug.core.triage import TriageReport, TriageSummary
 from testaug.reports.acceptance import acceptance_blocks, auto_mode_notice, read_run_acceptance
 from testaug.reports.blocks import Heading, Image, Report, Table, Text, render_html, render_markdown
 from testaug.reports.evaluation import evaluation_section, patching_section
 from testaug.reports.plots import acc_curves_png
 from testaug.review.verdicts import Verdict, pairwise_agreement, status_counts
+
+SummaryT = TypeVar("SummaryT", bound=BaseModel)
 
 STAGE_FILES = {
     "cases.jsonl": "seed cases from the template suite",
@@ -88,6 +93,11 @@ def write_report(run_dir: Path, output_dir: Path | None = None) -> WrittenReport
     return WrittenReport(markdown, html, sections)
 
 
+def read_summary(path: Path, model: type[SummaryT]) -> SummaryT | None:
+    """A JSON summary file as its record, or None when the run does not have it."""
+    return read_json(path, model) if path.exists() else None
+
+
 def _json(path: Path) -> Any | None:
     """A JSON summary file, or None when the run does not have it."""
     if not path.exists():
@@ -144,32 +154,31 @@ def _annotation(report: Report, run_dir: Path, verdicts: dict[str, Verdict]) -> 
         report.add(Text(f"{disputed:,} candidates had annotators who disagreed."))
 
 
-def _triage_row(name: str, triage: dict) -> list[str]:
+def _triage_row(name: str, triage: TriageReport) -> list[str]:
     """A ranking's effort, its reduction against random order and the gap it closes."""
-    closed = triage.get("gap_closed")  # absent from triage files written before it existed
+    closed = triage.gap_closed  # None in triage files written before it existed
     return [
         name,
-        f"{triage['effort_at_target']:.1%}",
-        f"{triage['reduction_vs_random']:.1%}",
+        f"{triage.effort_at_target:.1%}",
+        f"{triage.reduction_vs_random:.1%}",
         "" if closed is None else f"{closed:.0%}",
     ]
 
 
 def _triage(report: Report, run_dir: Path) -> None:
-    triage = _json(run_dir / "triage.json")
+    triage = read_summary(run_dir / "triage.json", TriageSummary)
     if triage is None:
         return
     report.add(Heading("Validity triage"))
-    ensemble = triage["ensemble"]
-    target = triage.get("target", 0.9)
+    ensemble = triage.ensemble
     rows = [_triage_row("ensemble (Borda)", ensemble)]
-    rows.extend(_triage_row(name, member) for name, member in triage.get("members", {}).items())
-    rows.append(["random order", f"{ensemble['random_effort_at_target']:.1%}", "", "0%"])
-    oracle_reduction = ensemble.get("oracle_reduction_vs_random")
+    rows.extend(_triage_row(name, member) for name, member in triage.members.items())
+    rows.append(["random order", f"{ensemble.random_effort_at_target:.1%}", "", "0%"])
+    oracle_reduction = ensemble.oracle_reduction_vs_random
     rows.append(
         [
             "oracle order",
-            f"{ensemble['oracle_effort_at_target']:.1%}",
+            f"{ensemble.oracle_effort_at_target:.1%}",
             "" if oracle_reduction is None else f"{oracle_reduction:.1%}",
             "100%",
         ]
@@ -178,18 +187,18 @@ def _triage(report: Report, run_dir: Path) -> None:
         Table(
             [
                 "ranking",
-                f"review effort for {target:.0%} accuracy",
+                f"review effort for {triage.target:.0%} accuracy",
                 "reduction vs random",
                 "share of the random-to-oracle gap closed",
             ],
             rows,
-            caption=f"{triage['n']:,} labelled candidates, {triage['n_invalid']:,} invalid",
+            caption=f"{triage.n:,} labelled candidates, {triage.n_invalid:,} invalid",
         )
     )
-    curves = {"ensemble": ensemble["curve"]}
-    curves.update({name: m["curve"] for name, m in triage.get("members", {}).items()})
-    curves.update(random=triage["random_curve"], oracle=triage["oracle_curve"])
-    png = acc_curves_png(curves, target=target)
+    curves = {"ensemble": ensemble.curve}
+    curves.update({name: m.curve for name, m in triage.members.items()})
+    curves.update(random=triage.random_curve, oracle=triage.oracle_curve)
+    png = acc_curves_png(curves, target=triage.target)
     report.add(Image(png, "acc_curve.png", "ACC@k: accuracy after people review the top k"))
 
 
