@@ -67,7 +67,7 @@ def diversity_command(
         batch_size=batch_size,
     )
     if as_json:
-        typer.echo(json.dumps(diversity_summary(report)))
+        typer.echo(json.dumps(diversity_summary(report).model_dump(mode="json")))
         return
     console.print(_table(report))
     size = (

@@ -40,6 +40,32 @@ class DiversityRow(Record):
     dependency_paths: int
 
 
+class DiversityMeasures(Record):
+    """The measures of one set of cases as diversity.json writes them (a row without group)."""
+
+    n_cases: int
+    n_descriptions: int
+    self_bleu: float
+    self_bleu_ci: tuple[float, float] | None = None
+    self_bleu_sampled: int | None = None
+    dependency_paths: int
+
+
+class DiversitySummary(DiversityMeasures):
+    """diversity.json (`testaug diversity --json`): the whole input's measures and the
+    settings first, then the equalized input (`equalized`) and one equalized row per group."""
+
+    variant: Variant
+    max_order: int
+    seed: int
+    by: tuple[Dimension, ...]
+    per_description: int | None
+    n_input: int
+    n_short_cells: int = 0
+    equalized: DiversityMeasures
+    groups: tuple[DiversityRow, ...]
+
+
 class DiversityReport(Record):
     """Diversity of the whole input and of each group, with the settings used.
 
@@ -251,11 +277,13 @@ def _row(
     )
 
 
-def diversity_summary(report: DiversityReport) -> dict[str, object]:
-    """The JSON output: the whole input's measures and the settings first, then the
-    equalized input (`equalized`) and one equalized row per group."""
-    whole = report.whole.model_dump(mode="json", exclude={"group", "description_id"})
-    settings = report.model_dump(mode="json", exclude={"whole", "overall", "groups", "n_cases"})
-    equalized = report.overall.model_dump(mode="json", exclude={"group", "description_id"})
-    groups = [row.model_dump(mode="json") for row in report.groups]
-    return {**whole, **settings, "equalized": equalized, "groups": groups}
+def diversity_summary(report: DiversityReport) -> DiversitySummary:
+    """What diversity.json holds: the whole input's measures and the settings first, then
+    the equalized input (`equalized`) and one equalized row per group."""
+    row_only = {"group", "description_id"}
+    return DiversitySummary(
+        **report.whole.model_dump(exclude=row_only),
+        **report.model_dump(exclude={"whole", "overall", "groups", "n_cases"}),
+        equalized=DiversityMeasures(**report.overall.model_dump(exclude=row_only)),
+        groups=report.groups,
+    )

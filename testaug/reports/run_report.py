@@ -22,6 +22,7 @@ from testaug.core.errors import InputError, Problem
 from testaug.core.jsonl import read_json, read_jsonl
 from testaug.core.records import Annotation
 from testaug.core.triage import TriageReport, TriageSummary
+from testaug.diversity.measures import DiversityMeasures, DiversityRow, DiversitySummary
 from testaug.reports.acceptance import acceptance_blocks, auto_mode_notice, read_run_acceptance
 from testaug.reports.blocks import Heading, Image, Report, Table, Text, render_html, render_markdown
 from testaug.reports.evaluation import evaluation_section, patching_section
@@ -202,44 +203,30 @@ def _triage(report: Report, run_dir: Path) -> None:
     report.add(Image(png, "acc_curve.png", "ACC@k: accuracy after people review the top k"))
 
 
+def _diversity_row(name: str, measures: DiversityMeasures | DiversityRow) -> list[str]:
+    """A group's cases, Self-BLEU and unique dependency paths."""
+    return [
+        name,
+        f"{measures.n_cases:,}",
+        f"{measures.self_bleu:.3f}",
+        f"{measures.dependency_paths:,}",
+    ]
+
+
 def _diversity(report: Report, run_dir: Path) -> None:
-    diversity = _json(run_dir / "diversity.json")
+    diversity = read_summary(run_dir / "diversity.json", DiversitySummary)
     if diversity is None:
         return
     report.add(Heading("Diversity"))
     columns = ["group", "cases", "Self-BLEU", "dependency paths"]
     rows = [
-        [
-            "whole input",
-            f"{diversity['n_cases']:,}",
-            f"{diversity['self_bleu']:.3f}",
-            f"{diversity['dependency_paths']:,}",
-        ]
+        _diversity_row("whole input", diversity),
+        _diversity_row("equalized", diversity.equalized),
     ]
-    equalized = diversity.get("equalized")
-    if equalized:
-        rows.append(
-            [
-                "equalized",
-                f"{equalized['n_cases']:,}",
-                f"{equalized['self_bleu']:.3f}",
-                f"{equalized['dependency_paths']:,}",
-            ]
-        )
-    for group in diversity.get("groups", []):
-        name = ", ".join(str(v) for v in group["group"].values())
-        rows.append(
-            [
-                name,
-                f"{group['n_cases']:,}",
-                f"{group['self_bleu']:.3f}",
-                f"{group['dependency_paths']:,}",
-            ]
-        )
-    per = diversity.get("per_description")
-    caption = f"Self-BLEU-4 ({diversity.get('variant', 'sacrebleu')}; lower is more diverse)"
+    for group in diversity.groups:
+        rows.append(_diversity_row(", ".join(str(v) for v in group.group.values()), group))
+    per = diversity.per_description
+    caption = f"Self-BLEU-4 ({diversity.variant}; lower is more diverse)"
     if per:
-        caption += (
-            f"; groups equalized to {per} cases per description (seed {diversity.get('seed', 0)})"
-        )
+        caption += f"; groups equalized to {per} cases per description (seed {diversity.seed})"
     report.add(Table(columns, rows, caption=caption))

@@ -44,7 +44,7 @@ def measure_diversity(
 
     report = diversity_report(_cases(cases_path), by=parse_dimensions(by), seed=seed)
     summary = diversity_summary(report)
-    write_json(out, summary)
+    write_json(out, summary.model_dump(mode="json"))
     return step_output(
         "diversity",
         out,

@@ -13,6 +13,7 @@ from testaug.core.jsonl import write_jsonl
 from testaug.core.records import TestCase
 from testaug.diversity.dependency_paths import count_dependency_paths, load_parser
 from testaug.diversity.measures import (
+    DiversitySummary,
     bleu_text,
     diversity_report,
     equalize,
@@ -196,6 +197,13 @@ def test_cli_json_prints_the_whole_input_then_the_groups(tmp_path: Path) -> None
         ("Vocabulary", "llm"),
         ("Negation", "llm"),
     }
+    assert list(summary) == [  # the keys diversity.json has had from the start, in order
+        *("n_cases", "n_descriptions", "self_bleu", "self_bleu_ci", "self_bleu_sampled"),
+        *("dependency_paths", "variant", "max_order", "seed", "by", "per_description"),
+        *("n_input", "n_short_cells", "equalized", "groups"),
+    ]
+    record = DiversitySummary.model_validate_json(result.stdout)
+    assert record.model_dump(mode="json") == summary
 
 
 def test_cli_table_and_a_bad_dimension(tmp_path: Path) -> None:

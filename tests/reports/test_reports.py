@@ -196,10 +196,12 @@ def test_report_has_annotation_triage_and_diversity_sections_where_the_run_has_t
     scores = {"m": np.array([0.1, 0.2, 0.3, 0.9, 0.8])}
     triage = evaluate_scores(labelled, scores, 0.9)
     (run_dir / "triage.json").write_text(triage.model_dump_json())
-    diversity = {"n_cases": 6, "self_bleu": 0.25, "dependency_paths": 17, "per_description": 2,
-                 "seed": 0, "variant": "sacrebleu",
-                 "equalized": {"n_cases": 4, "self_bleu": 0.2, "dependency_paths": 12},
-                 "groups": [{"group": {"source": "llm"}, "n_cases": 2, "self_bleu": 0.1, "dependency_paths": 9}]}  # fmt: skip
+    diversity = {"n_cases": 6, "n_descriptions": 2, "self_bleu": 0.25, "dependency_paths": 17,
+                 "variant": "sacrebleu", "max_order": 4, "seed": 0, "by": ["source"],
+                 "per_description": 2, "n_input": 6,
+                 "equalized": {"n_cases": 4, "n_descriptions": 2, "self_bleu": 0.2, "dependency_paths": 12},
+                 "groups": [{"group": {"source": "llm"}, "n_cases": 2, "n_descriptions": 1,
+                             "self_bleu": 0.1, "dependency_paths": 9}]}  # fmt: skip
     (run_dir / "diversity.json").write_text(json.dumps(diversity))
 
     report = build_report(run_dir)
