@@ -124,3 +124,32 @@ def test_pull_without_the_ranking_merges_only_the_candidates_sent(run_dir, caplo
     accepted = list(read_jsonl(done.merged.path, TestCase))
     assert [case.text for case in accepted] == [TEXTS[0]]
     assert done.merged.summary["pending"] == 2  # the other two sent; none of the rest is known
+
+
+def test_retraining_reranks_what_is_pending_with_the_new_ensemble(tmp_path):
+    import numpy as np
+
+    from rankers.ensemble import ranked_candidates
+    from testaug.core.jsonl import write_jsonl
+    from testaug.core.records import Annotation, RankedCandidate
+    from testaug.core.runs import write_yaml
+    from tests.rankers.test_active_loop import BAD, GOOD, LEXICAL, PENDING, person
+    from tests.tiny_models import make_candidate
+
+    judged = [make_candidate(t) for t in GOOD + BAD]
+    everything = judged + [make_candidate(t) for t in PENDING]
+    scores = {"old": np.arange(len(everything), 0, -1.0)}
+    write_jsonl(tmp_path / "ranked.jsonl", ranked_candidates(everything, scores, version="v0"))
+    annotations: list[Annotation] = [person(c, c.text in GOOD) for c in judged]
+    write_jsonl(tmp_path / "annotations.jsonl", annotations)
+    write_yaml(tmp_path / "lexical.yaml", LEXICAL.model_dump(mode="json"))
+
+    done = annotate.retrain_ranking(
+        tmp_path / "ranked.jsonl", tmp_path / "annotations.jsonl", tmp_path / "next.jsonl",
+        config=str(tmp_path / "lexical.yaml"), rankers_out=tmp_path / "rankers",
+    )  # fmt: skip
+    reranked = list(read_jsonl(done.path, RankedCandidate))
+    assert {item.candidate.text for item in reranked} == set(PENDING) and done.records == 4
+    assert (done.summary["from_people"], done.summary["from_extra"]) == (8, 0)
+    assert {item.ensemble_version for item in reranked} == {done.summary["ensemble"]}
+    assert (tmp_path / "rankers" / "ensemble.json").exists()
