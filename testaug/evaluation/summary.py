@@ -1,4 +1,4 @@
-"""The JSON summary of an evaluation (`testaug evaluate --json`, evaluation.json), led by its
+"""The summary of an evaluation (`testaug evaluate --json`, evaluation.json), led by its
 headline: each model's error rate overall and per capability on verified evidence only
 (template seeds, cases accepted by people, expansions of those; see `testaug.suites.provenance`),
 unless every case is asked for (`evidence="all"`) or no verified case counts. Every
@@ -10,22 +10,14 @@ from __future__ import annotations
 import logging
 from collections import Counter
 from collections.abc import Sequence
-from typing import Any
+
+from pydantic import Field
 
 from testaug.core.records import Record
 from testaug.evaluation.failures import CaseResult, FailureRate, ModelEvaluation, failure_rate
 from testaug.suites.provenance import Evidence, is_verified
 
 logger = logging.getLogger(__name__)
-
-HEADLINE_KEYS = (
-    "model",
-    "error_rate",
-    "error_rate_by_capability",
-    "headline_evidence",
-    "headline_left_out",
-    "headline",
-)
 
 
 class Headline(Record):
@@ -97,18 +89,60 @@ def _note(used: Evidence, fallback: bool, n: int, unverified: Counter[str]) -> s
     )
 
 
-def with_headline(model: dict[str, Any], head: Headline) -> dict[str, Any]:
-    """A model's summary (its breakdowns as JSON) led by the headline's rates."""
-    rest = {key: value for key, value in model.items() if key not in HEADLINE_KEYS}
+class ModelSummary(Record):
+    """One model in evaluation.json: the headline's rates and what they rest on first, then
+    every breakdown over all cases with failing examples (`ModelEvaluation` without its
+    results). Files written before provenance lack the headline fields (None here) and
+    the rates by provenance (empty)."""
+
+    model: str
+    error_rate: float | None
+    error_rate_by_capability: dict[str, float | None]
+    headline_evidence: Evidence | None = None
+    headline_left_out: int | None = None
+    headline: Headline | None = None
+    labels: tuple[str, ...]
+    overall: FailureRate
+    by_capability: dict[str, FailureRate]
+    by_description: dict[str, FailureRate]
+    by_test_type: dict[str, FailureRate]
+    by_source: dict[str, FailureRate]
+    by_provenance: dict[str, FailureRate] = Field(default_factory=dict)
+    matrix: dict[str, dict[str, FailureRate]]
+    failures: tuple[CaseResult, ...]
+
+
+class EvaluationSummary(Record):
+    """evaluation.json (`testaug evaluate --json`, and each model's file in a run): the case
+    counts, the evidence the headlines were asked to rest on (None in files written before
+    provenance) and one summary per model."""
+
+    n_cases: int
+    n_perturbed: int
+    evidence: Evidence | None = None
+    models: tuple[ModelSummary, ...]
+
+
+def _headline_fields(head: Headline) -> dict[str, object]:
+    """The fields of a model's summary that the headline fills."""
     return {
-        "model": model["model"],
         "error_rate": head.overall.rate,
         "error_rate_by_capability": {name: r.rate for name, r in head.by_capability.items()},
         "headline_evidence": head.evidence,
         "headline_left_out": head.left_out,
-        "headline": head.model_dump(mode="json"),
-        **rest,
+        "headline": head,
     }
+
+
+def with_headline(model: ModelSummary, head: Headline) -> ModelSummary:
+    """A model's summary led by another headline's rates."""
+    return model.model_copy(update=_headline_fields(head))
+
+
+def model_summary(evaluation: ModelEvaluation, head: Headline) -> ModelSummary:
+    """A model's evaluation without its per-case results, led by the headline's rates."""
+    breakdowns = {k: v for k, v in evaluation if k not in ("model", "results")}
+    return ModelSummary(model=evaluation.model, **_headline_fields(head), **breakdowns)
 
 
 def evaluation_summary(
@@ -117,15 +151,14 @@ def evaluation_summary(
     n_cases: int,
     n_perturbed: int,
     evidence: Evidence = "verified",
-) -> dict[str, Any]:
-    """The JSON of an evaluation: per model the headline (error rate overall and per
+) -> EvaluationSummary:
+    """The summary of an evaluation: per model the headline (error rate overall and per
     capability on the evidence asked for, what it rests on and leaves out), then every
     breakdown over all cases with failing examples (not every result)."""
-    models = [
-        with_headline(
-            evaluation.model_dump(mode="json", exclude={"results"}),
-            headline(evaluation.results, evidence),
-        )
+    models = tuple(
+        model_summary(evaluation, headline(evaluation.results, evidence))
         for evaluation in evaluations
-    ]
-    return {"n_cases": n_cases, "n_perturbed": n_perturbed, "evidence": evidence, "models": models}
+    )
+    return EvaluationSummary(
+        n_cases=n_cases, n_perturbed=n_perturbed, evidence=evidence, models=models
+    )

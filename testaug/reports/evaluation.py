@@ -3,8 +3,11 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
+from testaug.evaluation.failures import FailureRate
+from testaug.evaluation.summary import EvaluationSummary, Headline, ModelSummary
 from testaug.reports.blocks import Block, Heading, Image, Table, Text
 from testaug.reports.plots import error_rates_png, heatmap_png
 from testaug.suites.provenance import MEANINGS, PROVENANCES, is_verified
@@ -12,41 +15,41 @@ from testaug.suites.provenance import MEANINGS, PROVENANCES, is_verified
 TEST_TYPES = ("MFT", "INV", "DIR")
 
 
-def rate_text(cell: dict[str, Any] | None) -> str:
+def rate_text(cell: FailureRate | None) -> str:
     """A failure rate as the report shows it: `12.5% (3/24)`, or n/a."""
-    if cell is None or cell.get("rate") is None:
+    if cell is None or cell.rate is None:
         return "n/a"
-    return f"{cell['rate']:.1f}% ({cell['failed']}/{cell['n']})"
+    return f"{cell.rate:.1f}% ({cell.failed}/{cell.n})"
 
 
-def evaluation_section(summary: dict[str, Any]) -> list[Block]:
+def evaluation_section(summary: EvaluationSummary) -> list[Block]:
     """Error rates per model: the headline (overall and per capability, with a bar plot) on
     the evidence the JSON states, the capability x test type matrix (a heat map per model),
     per source, per provenance (a table and bars, unverified rows marked), and failing
     examples with their provenance. A file without provenance renders as before it existed."""
-    models = summary.get("models", [])
+    models = summary.models
     blocks: list[Block] = [
         Heading("Models under test"),
         Text(
-            f"{summary.get('n_cases', 0):,} test cases and {summary.get('n_perturbed', 0):,} "
+            f"{summary.n_cases:,} test cases and {summary.n_perturbed:,} "
             "perturbed cases (INV, DIR)."
         ),
     ]
     if not models:
         return [*blocks, Text("No model was evaluated.")]
-    names = [m["model"] for m in models]
-    heads = {m["model"]: _headline(m) for m in models}
+    names = [m.model for m in models]
+    heads = {m.model: m.headline for m in models}
     blocks.append(_evidence_text(heads))
     blocks.append(
         Table(
             ["model", "error rate", "rests on", "all cases", "left out"],
             [
                 [
-                    m["model"],
-                    rate_text(heads[m["model"]]["overall"]),
-                    _evidence_name(heads[m["model"]]),
-                    rate_text(m["overall"]),
-                    _left_out(heads[m["model"]]),
+                    m.model,
+                    rate_text(_head_overall(m)),
+                    _evidence_name(m.headline),
+                    rate_text(m.overall),
+                    _left_out(m.headline),
                 ]
                 for m in models
             ],
@@ -54,26 +57,26 @@ def evaluation_section(summary: dict[str, Any]) -> list[Block]:
             marks=[_headline_mark(heads[name]) for name in names],
         )
     )
-    blocks += _capability_blocks(models, heads)
+    blocks += _capability_blocks(models)
     for index, m in enumerate(models):
-        rows = list(m["matrix"])
-        values = [[(m["matrix"][c].get(t) or {}).get("rate") for t in TEST_TYPES] for c in rows]
+        rows = list(m.matrix)
+        values = [[_rate(m.matrix[c].get(t)) for t in TEST_TYPES] for c in rows]
         blocks.append(
             Table(
                 ["capability", *TEST_TYPES],
-                [[c, *(rate_text(m["matrix"][c].get(t)) for t in TEST_TYPES)] for c in rows],
-                caption=f"{m['model']}: capability x test type (CheckList's matrix), all cases",
+                [[c, *(rate_text(m.matrix[c].get(t)) for t in TEST_TYPES)] for c in rows],
+                caption=f"{m.model}: capability x test type (CheckList's matrix), all cases",
             )
         )
-        title = f"{m['model']}: failure rate (%) by capability and test type"
+        title = f"{m.model}: failure rate (%) by capability and test type"
         blocks.append(
             Image(heatmap_png(rows, TEST_TYPES, values, title=title), f"matrix_{index}.png", title)
         )
-    sources = list(dict.fromkeys(s for m in models for s in m["by_source"]))
+    sources = list(dict.fromkeys(s for m in models for s in m.by_source))
     blocks.append(
         Table(
             ["source", *names],
-            [[s, *(rate_text(m["by_source"].get(s)) for m in models)] for s in sources],
+            [[s, *(rate_text(m.by_source.get(s)) for m in models)] for s in sources],
             caption="error rate per source of the cases",
         )
     )
@@ -81,52 +84,60 @@ def evaluation_section(summary: dict[str, Any]) -> list[Block]:
     return [*blocks, *_failing_examples(models)]
 
 
-def _headline(model: dict[str, Any]) -> dict[str, Any]:
-    """A model's headline; in files written before provenance, its rates on all cases."""
-    head = model.get("headline")
-    if head:
-        return head
-    return {"evidence": None, "overall": model["overall"], "by_capability": model["by_capability"]}
+def _rate(cell: FailureRate | None) -> float | None:
+    return None if cell is None else cell.rate
 
 
-def _left_out(head: dict[str, Any]) -> str:
-    return "n/a" if head.get("evidence") is None else f"{head.get('left_out', 0):,}"
+def _head_overall(model: ModelSummary) -> FailureRate:
+    """A model's headline rate; in files written before provenance, its rate on all cases."""
+    return model.overall if model.headline is None else model.headline.overall
 
 
-def _evidence_name(head: dict[str, Any]) -> str:
-    if head.get("evidence") is None:
+def _head_by_capability(model: ModelSummary) -> dict[str, FailureRate]:
+    """A model's headline rates per capability (before provenance: on all cases)."""
+    return model.by_capability if model.headline is None else model.headline.by_capability
+
+
+def _left_out(head: Headline | None) -> str:
+    return "n/a" if head is None else f"{head.left_out:,}"
+
+
+def _evidence_name(head: Headline | None) -> str:
+    if head is None:
         return "all cases (provenance not recorded)"
-    if head.get("fallback"):
+    if head.fallback:
         return "all cases: no verified case"
-    return "verified evidence" if head["evidence"] == "verified" else "all cases"
+    return "verified evidence" if head.evidence == "verified" else "all cases"
 
 
-def _headline_mark(head: dict[str, Any]) -> str | None:
+def _headline_mark(head: Headline | None) -> str | None:
     """A warning where the headline rests on unverified evidence."""
-    if head.get("fallback") and head.get("unverified"):
+    if head is None:
+        return None
+    if head.fallback and head.unverified:
         return "unverified: no verified case, no person reviewed the cases it rests on"
-    if head.get("evidence") == "all" and head.get("unverified"):
-        return f"includes unverified evidence: {head['unverified']:,} cases no person reviewed"
+    if head.evidence == "all" and head.unverified:
+        return f"includes unverified evidence: {head.unverified:,} cases no person reviewed"
     return None
 
 
-def _evidence_text(heads: dict[str, dict[str, Any]]) -> Text:
+def _evidence_text(heads: dict[str, Headline | None]) -> Text:
     """The sentence that says what the headline rates rest on."""
-    evidence = {h.get("evidence") for h in heads.values()}
+    evidence = {None if h is None else h.evidence for h in heads.values()}
     if evidence == {None}:
         return Text(
             "This evaluation.json does not record the provenance of its cases: the error rates "
             "rest on all cases, verified or not.",
             notice=True,
         )
-    notes = "; ".join(f"{name}: {h['note']}" for name, h in heads.items() if h.get("note"))
+    notes = "; ".join(f"{name}: {h.note}" for name, h in heads.items() if h and h.note)
     if evidence == {"verified"}:
         left = "; ".join(
-            f"{name} {h['left_out']:,} ("
-            + ", ".join(f"{n:,} {p}" for p, n in h["left_out_by_provenance"].items())
+            f"{name} {h.left_out:,} ("
+            + ", ".join(f"{n:,} {p}" for p, n in h.left_out_by_provenance.items())
             + ")"
             for name, h in heads.items()
-            if h.get("left_out")
+            if h and h.left_out
         )
         return Text(
             "The headline error rates (per model, per capability and their plot) rest on "
@@ -141,30 +152,26 @@ def _evidence_text(heads: dict[str, dict[str, Any]]) -> Text:
     )
 
 
-def _capability_blocks(
-    models: list[dict[str, Any]], heads: dict[str, dict[str, Any]]
-) -> list[Block]:
+def _capability_blocks(models: Sequence[ModelSummary]) -> list[Block]:
     """The headline rate per capability and model (and on all cases, where cases were left
     out), with a bar plot of the headline rates."""
-    names = [m["model"] for m in models]
-    capabilities = list(dict.fromkeys(c for m in models for c in m["by_capability"]))
-    with_all = [m for m in models if heads[m["model"]].get("left_out")]
-    columns = ["capability", *names, *(f"{m['model']}, all cases" for m in with_all)]
+    names = [m.model for m in models]
+    capabilities = list(dict.fromkeys(c for m in models for c in m.by_capability))
+    with_all = [m for m in models if m.headline and m.headline.left_out]
+    columns = ["capability", *names, *(f"{m.model}, all cases" for m in with_all)]
     rows = [
         [
             c,
-            *(rate_text(heads[name]["by_capability"].get(c)) for name in names),
-            *(rate_text(m["by_capability"].get(c)) for m in with_all),
+            *(rate_text(_head_by_capability(m).get(c)) for m in models),
+            *(rate_text(m.by_capability.get(c)) for m in with_all),
         ]
         for c in capabilities
     ]
-    evidence = {_evidence_name(h) for h in heads.values()}
+    evidence = {_evidence_name(m.headline) for m in models}
     on = evidence.pop() if len(evidence) == 1 else "the evidence stated per model"
     rates = {
-        name: {
-            c: r["rate"] for c, r in heads[name]["by_capability"].items() if r["rate"] is not None
-        }
-        for name in names
+        m.model: {c: r.rate for c, r in _head_by_capability(m).items() if r.rate is not None}
+        for m in models
     }
     return [
         Table(columns, rows, caption=f"error rate per capability, on {on}"),
@@ -176,18 +183,18 @@ def _capability_blocks(
     ]
 
 
-def provenance_blocks(models: list[dict[str, Any]]) -> list[Block]:
+def provenance_blocks(models: Sequence[ModelSummary]) -> list[Block]:
     """Error rates by provenance per model, a table and bars, unverified ones marked."""
     blocks: list[Block] = [Heading("Error rates by provenance", level=3)]
-    if not any(m.get("by_provenance") for m in models):
+    if not any(m.by_provenance for m in models):
         return [*blocks, Text("Not available: this evaluation.json predates provenance.")]
-    found = {p for m in models for p in m.get("by_provenance", {})}
+    found = {p for m in models for p in m.by_provenance}
     order = [p for p in PROVENANCES if p in found] + sorted(found - set(PROVENANCES))
     blocks.append(
         Table(
-            ["provenance", *(m["model"] for m in models), "evidence"],
+            ["provenance", *(m.model for m in models), "evidence"],
             [
-                [p, *(rate_text(m.get("by_provenance", {}).get(p)) for m in models), _evidence(p)]
+                [p, *(rate_text(m.by_provenance.get(p)) for m in models), _evidence(p)]
                 for p in order
             ],
             caption="error rate per provenance of the cases (perturbed ones: their original's)",
@@ -195,11 +202,7 @@ def provenance_blocks(models: list[dict[str, Any]]) -> list[Block]:
         )
     )
     rates = {
-        m["model"]: {
-            p: m["by_provenance"][p]["rate"]
-            for p in order
-            if (m.get("by_provenance", {}).get(p) or {}).get("rate") is not None
-        }
+        m.model: {p: rate for p in order if (rate := _rate(m.by_provenance.get(p))) is not None}
         for m in models
     }
     unverified = [p for p in order if not is_verified(p)]
@@ -227,26 +230,24 @@ def _unverified_mark(provenance: str | None) -> str | None:
     return MEANINGS.get(provenance, "unverified")
 
 
-def _failing_examples(models: list[dict[str, Any]]) -> list[Block]:
+def _failing_examples(models: Sequence[ModelSummary]) -> list[Block]:
     """Up to two failing examples per description and model, each with its provenance."""
     blocks: list[Block] = [Heading("Failing examples", level=3)]
     rows: list[list[str]] = []
     marks: list[str | None] = []
     for m in models:
-        for cell in m["by_description"].values():
-            for example in cell.get("examples", [])[:2]:
-                text = example["text"] + (
-                    f" || {example['text_pair']}" if example.get("text_pair") else ""
-                )
-                provenance = example.get("provenance")
+        for cell in m.by_description.values():
+            for example in cell.examples[:2]:
+                text = example.text + (f" || {example.text_pair}" if example.text_pair else "")
+                provenance = example.provenance
                 rows.append(
                     [
-                        m["model"],
-                        f"{example['test_type']}: {cell['name']}",
+                        m.model,
+                        f"{example.test_type}: {cell.name}",
                         provenance or "n/a",
-                        f"{cell['rate']:.1f}%" if cell.get("rate") is not None else "n/a",
+                        f"{cell.rate:.1f}%" if cell.rate is not None else "n/a",
                         text,
-                        f"expected {example['expected']}, got {example['predicted']}",
+                        f"expected {example.expected}, got {example.predicted}",
                     ]
                 )
                 marks.append(_unverified_mark(provenance))

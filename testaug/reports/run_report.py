@@ -23,6 +23,7 @@ from testaug.core.jsonl import read_json, read_jsonl
 from testaug.core.records import Annotation
 from testaug.core.triage import TriageReport, TriageSummary
 from testaug.diversity.measures import DiversityMeasures, DiversityRow, DiversitySummary
+from testaug.evaluation.summary import EvaluationSummary
 from testaug.reports.acceptance import acceptance_blocks, auto_mode_notice, read_run_acceptance
 from testaug.reports.blocks import Heading, Image, Report, Table, Text, render_html, render_markdown
 from testaug.reports.evaluation import evaluation_section, patching_section
@@ -72,7 +73,7 @@ def build_report(run_dir: Path) -> Report:
         report.add(*acceptance_blocks(acceptance, verdicts))
     _triage(report, run_dir)
     _diversity(report, run_dir)
-    evaluation = _json(run_dir / "evaluation.json")
+    evaluation = read_summary(run_dir / "evaluation.json", EvaluationSummary)
     if evaluation is not None:
         report.add(*evaluation_section(evaluation))
     patching = _json(run_dir / "patching.json")

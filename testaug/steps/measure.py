@@ -3,7 +3,6 @@ perturbations of it), and the run's report."""
 
 from __future__ import annotations
 
-import json
 import logging
 import re
 from collections.abc import Callable, Sequence
@@ -13,7 +12,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from pydantic import Field
 
 from testaug.core.errors import InputError, Problem
-from testaug.core.jsonl import read_jsonl, write_jsonl
+from testaug.core.jsonl import read_json, read_jsonl, write_jsonl
 from testaug.core.records import Record, TestCase
 from testaug.core.runs import sibling, write_json, write_text_atomic
 from testaug.evaluation.perturbed_cases import PerturbedCase
@@ -109,7 +108,7 @@ def evaluate_one_model(
     summary = evaluation_summary(
         [evaluation], n_cases=len(cases), n_perturbed=len(perturbed), evidence=evidence
     )
-    write_json(out, summary)
+    write_json(out, summary.model_dump(mode="json"))
     results = sibling(out, "results")
     write_jsonl(results, evaluation.results)
     return step_output(
@@ -118,8 +117,8 @@ def evaluate_one_model(
         len(evaluation.results),
         files={"results": results},
         model=evaluation.model,
-        error_rate=summary["models"][0]["error_rate"],
-        evidence=summary["models"][0]["headline_evidence"],
+        error_rate=summary.models[0].error_rate,
+        evidence=summary.models[0].headline_evidence,
     )
 
 
@@ -130,24 +129,24 @@ def combine_evaluations(
     with every case's result in evaluation.results.jsonl. Each model's headline rates are
     taken again from its results, on `evidence` (verified cases only, or all)."""
     from testaug.evaluation.failures import CaseResult
-    from testaug.evaluation.summary import headline, with_headline
+    from testaug.evaluation.summary import EvaluationSummary, headline, with_headline
 
-    summaries = [json.loads(part.path.read_text(encoding="utf-8")) for part in parts]
+    summaries = [read_json(part.path, EvaluationSummary) for part in parts]
     if not summaries:
         raise InputError(Problem("no model evaluations to combine", file=out))
     models = []
     for part, summary in zip(parts, summaries, strict=True):
         results = list(read_jsonl(part.files["results"], CaseResult))
-        for model in summary["models"]:
-            mine = [r for r in results if r.model == model["model"]]
+        for model in summary.models:
+            mine = [r for r in results if r.model == model.model]
             models.append(with_headline(model, headline(mine, evidence)))
-    combined = {
-        "n_cases": summaries[0]["n_cases"],
-        "n_perturbed": summaries[0]["n_perturbed"],
-        "evidence": evidence,
-        "models": models,
-    }
-    write_json(out, combined)
+    combined = EvaluationSummary(
+        n_cases=summaries[0].n_cases,
+        n_perturbed=summaries[0].n_perturbed,
+        evidence=evidence,
+        models=tuple(models),
+    )
+    write_json(out, combined.model_dump(mode="json"))
     results = sibling(out, "results")
     lines = [
         line
@@ -156,7 +155,7 @@ def combine_evaluations(
         if line.strip()
     ]
     write_text_atomic(results, "".join(f"{line}\n" for line in lines))
-    rates = {model["model"]: model["error_rate"] for model in models}
+    rates = {model.model: model.error_rate for model in models}
     return step_output(
         "evaluate",
         out,
@@ -164,7 +163,7 @@ def combine_evaluations(
         error_rates=rates,
         evidence=evidence,
         headline={
-            model["model"]: {key: model["headline"][key] for key in HEADLINE_SUMMARY}
+            model.model: {key: getattr(model.headline, key) for key in HEADLINE_SUMMARY}
             for model in models
         },
     )

@@ -192,7 +192,8 @@ def test_evaluate_prints_and_writes_what_the_library_summarises_for_each_model_g
         evaluate_model(load_model(spec, task_labels=labels), CASES, perturbed, k=1)
         for spec in specs
     ]
-    expected = evaluation_summary(evaluations, n_cases=len(CASES), n_perturbed=len(perturbed))
+    summary = evaluation_summary(evaluations, n_cases=len(CASES), n_perturbed=len(perturbed))
+    expected = summary.model_dump(mode="json")
     assert json.loads(done.stdout) == expected and perturbed
     assert json.loads((tmp_path / "out" / "evaluation.json").read_text()) == expected
     results = list(read_jsonl(tmp_path / "out" / "evaluation.results.jsonl", CaseResult))

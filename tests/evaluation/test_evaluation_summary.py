@@ -14,7 +14,7 @@ from testaug.evaluation.expectations import Expectation
 from testaug.evaluation.failures import evaluate_model
 from testaug.evaluation.models import load_model
 from testaug.evaluation.perturbed_cases import PerturbedCase
-from testaug.evaluation.summary import evaluation_summary, headline
+from testaug.evaluation.summary import EvaluationSummary, evaluation_summary, headline
 from testaug.suites.provenance import with_origin
 
 LABELS = ("negative", "neutral", "positive")
@@ -101,7 +101,7 @@ def test_every_case_and_its_perturbations_carry_its_provenance(evaluation):
 
 
 def test_the_headline_leaves_out_cases_accepted_by_the_ranker_and_their_expansions(evaluation):
-    summary = evaluation_summary([evaluation], n_cases=7, n_perturbed=1)
+    summary = evaluation_summary([evaluation], n_cases=7, n_perturbed=1).model_dump(mode="json")
     [model] = summary["models"]
     assert summary["evidence"] == "verified"
     assert list(model)[:6] == [
@@ -130,7 +130,8 @@ def test_the_headline_leaves_out_cases_accepted_by_the_ranker_and_their_expansio
 
 
 def test_evidence_all_puts_the_ranker_accepted_cases_in_the_headline(evaluation):
-    [model] = evaluation_summary([evaluation], n_cases=7, n_perturbed=1, evidence="all")["models"]
+    summary = evaluation_summary([evaluation], n_cases=7, n_perturbed=1, evidence="all")
+    [model] = summary.model_dump(mode="json")["models"]
     assert model["error_rate"] == 50.0  # 4 of all 8
     assert model["error_rate_by_capability"] == {
         "Vocabulary": 20.0,
@@ -154,7 +155,8 @@ def test_with_no_verified_case_the_headline_falls_back_to_all_cases_and_says_so(
 
 
 def test_no_cases_give_no_headline_rate_rather_than_zero_of_zero(model):
-    [summary] = evaluation_summary([evaluate_model(model, [])], n_cases=0, n_perturbed=0)["models"]
+    written = evaluation_summary([evaluate_model(model, [])], n_cases=0, n_perturbed=0)
+    [summary] = written.model_dump(mode="json")["models"]
     assert summary["error_rate"] is None and summary["error_rate_by_capability"] == {}
     assert summary["headline"]["note"] == "no case counts: there is no error rate"
 
@@ -182,3 +184,26 @@ def test_combined_evaluations_take_the_headline_on_the_evidence_asked_for(tmp_pa
     assert written["evidence"] == "all" and written["models"][0]["error_rate"] == 50.0
     assert written["models"][0]["headline_evidence"] == "all"
     assert everything.summary["error_rates"] == {"py:tests.models_fixture:predict": 50.0}
+
+
+def test_the_summary_reads_back_from_its_json_as_the_same_record(evaluation):
+    summary = evaluation_summary([evaluation], n_cases=7, n_perturbed=1)
+    text = json.dumps(summary.model_dump(mode="json"), indent=1)  # as evaluation.json is written
+    assert EvaluationSummary.model_validate_json(text) == summary
+
+
+def test_an_evaluation_json_written_before_provenance_reads_with_no_headline(evaluation):
+    written = evaluation_summary([evaluation], n_cases=7, n_perturbed=1).model_dump(mode="json")
+    old = {"n_cases": 7, "n_perturbed": 1, "models": []}  # no evidence, headline or provenance
+    for model in written["models"]:
+        kept = {k: v for k, v in model.items() if not k.startswith("headline")}
+        del kept["by_provenance"]
+        for example in kept["failures"]:
+            del example["provenance"]
+        old["models"].append(kept)
+    summary = EvaluationSummary.model_validate_json(json.dumps(old))
+    [model] = summary.models
+    assert summary.evidence is None and model.headline is None and model.by_provenance == {}
+    assert (model.headline_evidence, model.headline_left_out) == (None, None)
+    assert rate(model.overall) == (8, 4, 50.0)
+    assert model.failures and all(f.provenance is None for f in model.failures)
