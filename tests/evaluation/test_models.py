@@ -11,7 +11,17 @@ import numpy as np
 import pytest
 
 from testaug.core.records import Prediction, TestCase
-from testaug.evaluation.models import ModelError, ModelUnderTest, load_model, predictions
+from testaug.evaluation.failures import evaluate_model
+from testaug.evaluation.models import (
+    MODEL_KINDS,
+    ModelError,
+    ModelKind,
+    ModelSpec,
+    ModelUnderTest,
+    load_model,
+    model_kind,
+    predictions,
+)
 from testaug.evaluation.models.labels import canonical, map_labels, neutral_band
 from testaug.evaluation.models.vader import VaderModel, vader_label, vader_probabilities
 from tests.models_fixture import build_tiny_classifier
@@ -316,3 +326,75 @@ def test_importing_the_models_package_loads_no_heavy_library():
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
+
+
+# --- registering a model kind -------------------------------------------------------
+
+
+class ConstantModel:
+    """Gives every input the same label, with certainty."""
+
+    def __init__(self, label: str, labels: tuple[str, ...]) -> None:
+        self.name = f"const:{label}"
+        self.labels = labels
+        self.row = np.array([float(lab == label) for lab in labels])
+
+    def predict_proba(self, inputs, *, batch_size: int = 32) -> np.ndarray:
+        return np.tile(self.row, (len(inputs), 1))
+
+
+@pytest.fixture
+def const_kind():
+    kind = ModelKind(
+        forms=("const:LABEL",), load=lambda spec: ConstantModel(spec.argument, spec.task_labels)
+    )
+    with MODEL_KINDS.registered("const", kind):
+        yield
+
+
+def test_a_registered_model_kind_is_loaded_by_its_spec_and_predicts(const_kind):
+    model = load_model(" const:neutral ", task_labels=SENTIMENT)
+    assert isinstance(model, ModelUnderTest) and model.name == "const:neutral"
+    preds = predictions(model, [sentiment_case("great"), sentiment_case("awful")])
+    assert [p.label for p in preds] == ["neutral", "neutral"]
+
+
+def test_a_registered_model_kind_is_evaluated_like_a_builtin_one(const_kind):
+    model = load_model("const:positive", task_labels=SENTIMENT)
+    evaluation = evaluate_model(model, [sentiment_case("great"), sentiment_case("bad", "negative")])
+    assert evaluation.overall.n == 2 and evaluation.overall.failed == 1
+
+
+def test_the_spec_error_lists_a_registered_kind_only_while_registered(const_kind):
+    with pytest.raises(ModelError, match=r"module:function, const:LABEL$"):
+        load_model("bogus", task_labels=SENTIMENT)
+
+
+def test_a_kind_is_gone_once_its_registration_ends():
+    kind = ModelKind(forms=("const:LABEL",), load=lambda spec: ConstantModel("a", ("a",)))
+    with MODEL_KINDS.registered("const", kind):
+        assert load_model("const:a", task_labels=("a",)).name == "const:a"
+    with pytest.raises(ModelError) as raised:
+        load_model("bogus", task_labels=SENTIMENT)
+    assert "const" not in str(raised.value)
+    with pytest.raises(ModelError, match="cannot import module 'const'"):
+        load_model("const:a", task_labels=("a",))
+
+
+def test_model_kind_decorator_registers_a_loader_with_its_forms():
+    @model_kind("const2", "const2:LABEL")
+    def load_const(spec: ModelSpec) -> ConstantModel:
+        return ConstantModel(spec.argument, spec.task_labels)
+
+    try:
+        assert MODEL_KINDS.get("const2") == ModelKind(forms=("const2:LABEL",), load=load_const)
+        assert load_model("const2:no", task_labels=("yes", "no")).predict_proba(
+            [("a", None)]
+        ).tolist() == [[0.0, 1.0]]
+    finally:
+        MODEL_KINDS.remove("const2")
+
+
+def test_vader_takes_no_argument():
+    with pytest.raises(ModelError, match=r"unknown model spec 'vader:x'"):
+        load_model("vader:x", task_labels=SENTIMENT)
