@@ -1,10 +1,9 @@
-"""Report sections for the evaluation of models under test (evaluation.json, as
-`testaug evaluate --json` prints it) and for the patching protocol (patching.json)."""
+"""The report's section on the models under test, from evaluation.json (as `testaug
+evaluate --json` prints it): headline, matrix, sources, provenance, failing examples."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
 
 from testaug.evaluation.failures import FailureRate
 from testaug.evaluation.summary import EvaluationSummary, Headline, ModelSummary
@@ -37,27 +36,41 @@ def evaluation_section(summary: EvaluationSummary) -> list[Block]:
     ]
     if not models:
         return [*blocks, Text("No model was evaluated.")]
-    names = [m.model for m in models]
-    heads = {m.model: m.headline for m in models}
-    blocks.append(_evidence_text(heads))
-    blocks.append(
-        Table(
-            ["model", "error rate", "rests on", "all cases", "left out"],
+    return [
+        *blocks,
+        _evidence_text({m.model: m.headline for m in models}),
+        _headline_table(models),
+        *_capability_blocks(models),
+        *_matrix_blocks(models),
+        _source_table(models),
+        *provenance_blocks(models),
+        *_failing_examples(models),
+    ]
+
+
+def _headline_table(models: Sequence[ModelSummary]) -> Table:
+    """Each model's headline error rate, what it rests on, its rate on all cases and what
+    the headline leaves out; rows resting on unverified evidence marked."""
+    return Table(
+        ["model", "error rate", "rests on", "all cases", "left out"],
+        [
             [
-                [
-                    m.model,
-                    rate_text(_head_overall(m)),
-                    _evidence_name(m.headline),
-                    rate_text(m.overall),
-                    _left_out(m.headline),
-                ]
-                for m in models
-            ],
-            caption="headline error rate per model",
-            marks=[_headline_mark(heads[name]) for name in names],
-        )
+                m.model,
+                rate_text(_head_overall(m)),
+                _evidence_name(m.headline),
+                rate_text(m.overall),
+                _left_out(m.headline),
+            ]
+            for m in models
+        ],
+        caption="headline error rate per model",
+        marks=[_headline_mark(m.headline) for m in models],
     )
-    blocks += _capability_blocks(models)
+
+
+def _matrix_blocks(models: Sequence[ModelSummary]) -> list[Block]:
+    """Each model's capability x test type matrix on all cases: a table and a heat map."""
+    blocks: list[Block] = []
     for index, m in enumerate(models):
         rows = list(m.matrix)
         values = [[_rate(m.matrix[c].get(t)) for t in TEST_TYPES] for c in rows]
@@ -72,16 +85,17 @@ def evaluation_section(summary: EvaluationSummary) -> list[Block]:
         blocks.append(
             Image(heatmap_png(rows, TEST_TYPES, values, title=title), f"matrix_{index}.png", title)
         )
+    return blocks
+
+
+def _source_table(models: Sequence[ModelSummary]) -> Table:
+    """The error rate per source of the cases (template, llm, expansion) and model."""
     sources = list(dict.fromkeys(s for m in models for s in m.by_source))
-    blocks.append(
-        Table(
-            ["source", *names],
-            [[s, *(rate_text(m.by_source.get(s)) for m in models)] for s in sources],
-            caption="error rate per source of the cases",
-        )
+    return Table(
+        ["source", *(m.model for m in models)],
+        [[s, *(rate_text(m.by_source.get(s)) for m in models)] for s in sources],
+        caption="error rate per source of the cases",
     )
-    blocks += provenance_blocks(models)
-    return [*blocks, *_failing_examples(models)]
 
 
 def _rate(cell: FailureRate | None) -> float | None:
@@ -255,59 +269,3 @@ def _failing_examples(models: Sequence[ModelSummary]) -> list[Block]:
         return [*blocks, Text("No failures.")]
     columns = ["model", "test and description", "provenance", "failure rate", "example", "why"]
     return [*blocks, Table(columns, rows, marks=marks)]
-
-
-def patching_section(report: dict[str, Any]) -> list[Block]:
-    """The patching protocol: ERR% on the same test split before and after fine-tuning on
-    each suite, mean and standard deviation over seeds, overall and per capability."""
-    a, b = report.get("suite_names", ["A", "B"])
-    overall = report["overall"]
-    held = f", held out by {report['strategy']}" if report.get("strategy") != "random" else ""
-    blocks: list[Block] = [
-        Heading("Patching"),
-        Text(
-            f"{report['base_model']} fine-tuned on the training part of {a} and, separately, "
-            f"of {b}; error on the same test split, over seeds {list(report['seeds'])}{held}."
-        ),
-    ]
-
-    def row(name: str, summary: dict[str, Any]) -> list[str]:
-        return [
-            name,
-            _stat(summary["err_unpatched"]),
-            _stat(summary["err_patched_a"]),
-            _stat(summary["delta_a"]),
-            _stat(summary["err_patched_b"]),
-            _stat(summary["delta_b"]),
-        ]
-
-    columns = ["", "ERR% unpatched", f"patched on {a}", "Δ", f"patched on {b}", "Δ"]
-    rows = [row("overall", overall)]
-    rows += [row(name, summary) for name, summary in report.get("per_capability", {}).items()]
-    blocks.append(Table(columns, rows, caption="mean ± standard deviation"))
-    iid = report.get("iid")
-    if iid:
-        blocks.append(
-            Table(
-                ["", "unpatched", f"patched on {a}", f"patched on {b}"],
-                [
-                    [
-                        "i.i.d. score",
-                        *(
-                            _stat(iid[k])
-                            for k in ("iid_unpatched", "iid_patched_a", "iid_patched_b")
-                        ),
-                    ],
-                    [
-                        "G score",
-                        *(_stat(iid[k]) for k in ("g_unpatched", "g_patched_a", "g_patched_b")),
-                    ],
-                ],
-                caption="BeLUGA's G: harmonic mean of the suite pass rate and the i.i.d. score",
-            )
-        )
-    return blocks
-
-
-def _stat(value: dict[str, Any]) -> str:
-    return f"{value['mean']:.1f} ± {value['std']:.1f}"

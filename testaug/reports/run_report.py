@@ -26,7 +26,8 @@ from testaug.diversity.measures import DiversityMeasures, DiversityRow, Diversit
 from testaug.evaluation.summary import EvaluationSummary
 from testaug.reports.acceptance import acceptance_blocks, auto_mode_notice, read_run_acceptance
 from testaug.reports.blocks import Heading, Image, Report, Table, Text, render_html, render_markdown
-from testaug.reports.evaluation import evaluation_section, patching_section
+from testaug.reports.evaluation import evaluation_section
+from testaug.reports.patching import patching_section
 from testaug.reports.plots import acc_curves_png
 from testaug.review.verdicts import Verdict, pairwise_agreement, status_counts
 
