@@ -12,16 +12,16 @@ from pydantic import BaseModel, ConfigDict
 
 from flows import tasks
 from flows.artifacts import publish_summary
-from testaug.core.bundled import bundled_dir
 from testaug.core.jsonl import read_jsonl
 from testaug.core.records import TestCase
-from testaug.core.run_sizes import run_size
+from testaug.core.run_sizes import RunSize
 from testaug.core.settings import Settings
 from testaug.generation.sampling import GenerationSettings
-from testaug.review.acceptance import DEFAULT_TARGET, calibration_beside, check_target
+from testaug.review.acceptance import DEFAULT_TARGET, calibration_beside
 from testaug.steps import StepOutput
-from testaug.steps.augment import BackendSpec, PromptPlan
-from testaug.steps.review import AnnotationMode
+from testaug.steps.augment import PromptPlan
+from testaug.steps.config import RunConfig
+from testaug.steps.rankers import default_training
 
 
 class Augmented(BaseModel):
@@ -37,64 +37,22 @@ class Augmented(BaseModel):
     annotations: StepOutput | None = None
 
 
-def default_training() -> Path:
-    """The shipped labelled candidates the offline ensemble trains on at first use."""
-    return bundled_dir("data") / "validity" / "train.jsonl"
-
-
 @flow(name="augment")
-def augment(
-    suite: str = "sentiment",
-    run_dir: str = "runs/latest",
-    size: str = "default",
-    generator: BackendSpec = BackendSpec(),  # noqa: B008  (a frozen record)
-    rankers: str = "offline",
-    annotation: AnnotationMode = "auto",
-    top: float = 0.3,
-    accept_precision: float = DEFAULT_TARGET,
-    project: str | None = None,
-    capabilities: list[str] | None = None,
-    seed: int = 0,
-    prompts_per_description: int | None = None,
-    samples: int | None = None,
-) -> Augmented:
+def augment(config: RunConfig = RunConfig()) -> Augmented:  # noqa: B008  (a frozen record)
     """Generate candidates for a suite, rank them, and send the doubtful ones for review."""
-    logger = get_run_logger()
-    check_target(accept_precision)
-    folder = Path(run_dir)
-    numbers = run_size(size, prompts_per_description=prompts_per_description, samples=samples)
+    folder = config.run_dir
+    numbers = config.sizes()
     cases = tasks.current(
         tasks.expand_seed_cases,
-        suite,
+        config.suite,
         folder / "cases.jsonl",
         per_template=numbers.per_template,
-        seed=seed,
+        seed=config.seed,
     )
-    chosen = capabilities or sorted({case.capability for case in read_jsonl(cases.path, TestCase)})
-    logger.info("%d seed cases; generating for %d capabilities", cases.records, len(chosen))
-    plan = PromptPlan(
-        prompts_per_description=numbers.prompts_per_description,
-        seeds_per_prompt=numbers.seeds_per_prompt,
-        seed=seed,
-    )
-    generation = GenerationSettings(samples=numbers.samples, temperature=numbers.temperature)
-    calls = [
-        dict(
-            cases=cases,
-            out=folder / "generated" / f"{index:02d}.candidates.jsonl",
-            capability=capability,
-            generator=generator,
-            plan=plan,
-            generation=generation,
-        )
-        for index, capability in enumerate(chosen)
-    ]
     rankers_ready = tasks.prepare_rankers.submit(
-        rankers, default_training(), Settings().cache_dir / "rankers"
+        config.rankers, default_training(), Settings().cache_dir / "rankers"
     )
-    futures = [tasks.generate_candidates.submit(**call) for call in calls]
-    parts = tasks.current_all(tasks.generate_candidates, futures, calls)
-    candidates = tasks.current(tasks.combine_candidates, parts, folder / "candidates.jsonl")
+    candidates = generate(config, cases, numbers)
     ranker_output = rankers_ready.result()
     ranked = tasks.current(
         tasks.rank_candidates,
@@ -103,38 +61,71 @@ def augment(
         folder / "ranked.jsonl",
         cases_path=cases.path,
     )
-    result = Augmented(
-        run_dir=folder, cases=cases, candidates=candidates, rankers=ranker_output, ranked=ranked
+    annotations = review(config, ranked, cases)
+    if annotations is not None:
+        log_acceptance(annotations)
+    publish_summary("augment", [cases, candidates, ranker_output, ranked, annotations])
+    return Augmented(
+        run_dir=folder,
+        cases=cases,
+        candidates=candidates,
+        rankers=ranker_output,
+        ranked=ranked,
+        annotations=annotations,
     )
-    annotations_path = folder / "annotations.jsonl"
-    if annotation == "auto":
-        annotations = tasks.review_automatically(
+
+
+def generate(config: RunConfig, cases: StepOutput, numbers: RunSize) -> StepOutput:
+    """Candidates for every capability (one task each, run concurrently), combined."""
+    chosen = config.capabilities or sorted(
+        {case.capability for case in read_jsonl(cases.path, TestCase)}
+    )
+    get_run_logger().info(
+        "%d seed cases; generating for %d capabilities", cases.records, len(chosen)
+    )
+    plan = PromptPlan(
+        prompts_per_description=numbers.prompts_per_description,
+        seeds_per_prompt=numbers.seeds_per_prompt,
+        seed=config.seed,
+    )
+    generation = GenerationSettings(samples=numbers.samples, temperature=numbers.temperature)
+    calls = [
+        dict(
+            cases=cases,
+            out=config.run_dir / "generated" / f"{index:02d}.candidates.jsonl",
+            capability=capability,
+            generator=config.generator,
+            plan=plan,
+            generation=generation,
+        )
+        for index, capability in enumerate(chosen)
+    ]
+    futures = [tasks.generate_candidates.submit(**call) for call in calls]
+    parts = tasks.current_all(tasks.generate_candidates, futures, calls)
+    return tasks.current(tasks.combine_candidates, parts, config.run_dir / "candidates.jsonl")
+
+
+def review(config: RunConfig, ranked: StepOutput, cases: StepOutput) -> StepOutput:
+    """The annotation mode's review of the ranking: the ranker accepts what its rule
+    vouches for, and people (none in mode `auto`) review the top of the rest."""
+    annotations_path = config.run_dir / "annotations.jsonl"
+    if config.annotation == "auto":
+        return tasks.review_automatically(
             ranked.path,
             annotations_path,
             calibration_path=calibration_beside(ranked.path),
-            target=accept_precision,
+            target=config.accept_precision,
         )
-        log_acceptance(annotations)
-        result = result.model_copy(update={"annotations": annotations})
-    elif annotation == "label-studio":
-        annotations = tasks.push_to_label_studio(
+    if config.annotation == "label-studio":
+        return tasks.push_to_label_studio(
             ranked.path,
             annotations_path,
             cases.path,
-            project=project,
-            top=top,
-            accept_precision=accept_precision,
+            project=config.project,
+            top=config.top,
+            accept_precision=config.accept_precision,
         )
-        log_acceptance(annotations)
-        result = result.model_copy(update={"annotations": annotations})
-    elif annotation == "terminal":
-        annotations = review_in_terminal(
-            ranked.path, annotations_path, cases.path, top, accept_precision
-        )
-        log_acceptance(annotations)
-        result = result.model_copy(update={"annotations": annotations})
-    publish_summary("augment", [cases, candidates, ranker_output, ranked, result.annotations])
-    return result
+    return review_in_terminal(config, ranked, cases)
 
 
 def log_acceptance(output: StepOutput) -> None:
@@ -151,41 +142,25 @@ def log_acceptance(output: StepOutput) -> None:
         logger.info("%s", summary["no_rule"])
 
 
-def review_in_terminal(
-    ranked_path: Path, annotations_path: Path, cases_path: Path, top: float, accept_precision: float
-) -> StepOutput:
-    """Mode `terminal`: the ranker accepts what its rule vouches for, and the person who
-    started the run reviews the top of the rest."""
+def review_in_terminal(config: RunConfig, ranked: StepOutput, cases: StepOutput) -> StepOutput:
+    """Mode `terminal`: the person who started the run reviews the top of what the
+    ranker's rule leaves, here in this terminal."""
     import getpass
     import sys
 
     from rich.console import Console
 
     from testaug.review.terminal import key_reader
-    from testaug.steps import review, step_output
+    from testaug.steps.annotate import review_run_in_terminal
 
-    seeds = {case.id: case for case in read_jsonl(cases_path, TestCase)}
-    done = review.review_in_terminal(
-        ranked_path,
-        annotations_path,
-        seeds=seeds,
+    return review_run_in_terminal(
+        ranked.path,
+        config.run_dir / "annotations.jsonl",
+        cases.path,
         annotator=getpass.getuser(),
         read_key=key_reader(sys.stdin),
         console=Console(),
-        top=top,
-        target=accept_precision,
-        calibration_path=calibration_beside(ranked_path),
-    )
-    session = done.session
-    return step_output(
-        "annotate",
-        annotations_path,
-        session.annotated,
-        mode="terminal",
-        valid=session.valid,
-        invalid=session.invalid,
-        skipped=session.skipped,
-        remaining=session.remaining,
-        pending=len(done.plan.pending),
-        **done.plan.acceptance.summary(),
+        top=config.top,
+        target=config.accept_precision,
+        calibration_path=calibration_beside(ranked.path),
     )

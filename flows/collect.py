@@ -12,13 +12,11 @@ from pydantic import BaseModel, ConfigDict
 from flows import tasks
 from flows.artifacts import publish_summary
 from testaug.core.errors import InputError, Problem
-from testaug.core.run_sizes import run_size
+from testaug.core.jsonl import read_jsonl
+from testaug.core.records import TestCase
 from testaug.steps import StepOutput
+from testaug.steps.config import RunConfig
 from testaug.steps.measure import model_slug
-from testaug.steps.review import AnnotationMode
-from testaug.suites.provenance import Evidence
-
-DEFAULT_MODELS = ("vader", "spacy:eng_spacysentiment")
 
 
 class Collected(BaseModel):
@@ -37,44 +35,74 @@ class Collected(BaseModel):
     report: StepOutput
 
 
+class Grown(BaseModel):
+    """The suite grown from a run's accepted candidates."""
+
+    model_config = ConfigDict(frozen=True)
+
+    accepted: StepOutput
+    templates: StepOutput
+    expanded: StepOutput
+    suite: StepOutput
+
+
 @flow(name="collect")
-def collect(
-    run_dir: str = "runs/latest",
-    annotation: AnnotationMode = "label-studio",
-    project: str | None = None,
-    wait_minutes: float = 0.0,
-    models: list[str] = list(DEFAULT_MODELS),  # noqa: B006  (Prefect copies parameters)
-    size: str = "default",
-    seed: int = 0,
-    evidence: Evidence = "verified",
-) -> Collected:
-    """Bring verdicts back, grow the suite from the accepted cases, measure it, report.
-    The headline error rates rest on `evidence`: verified cases only (template seeds, cases
-    accepted by people, their expansions) or all."""
-    logger = get_run_logger()
-    folder = Path(run_dir)
-    cases, ranked, annotations = (
-        folder / "cases.jsonl",
-        folder / "ranked.jsonl",
-        folder / "annotations.jsonl",
-    )
-    missing = [path for path in (cases, ranked) if not path.is_file()]
+def collect(config: RunConfig = RunConfig()) -> Collected:  # noqa: B008  (a frozen record)
+    """Bring verdicts back (from Label Studio in that annotation mode), grow the suite from
+    the accepted cases, measure it, report. The headline error rates rest on
+    `config.evidence`: verified cases only (template seeds, cases accepted by people, their
+    expansions) or all."""
+    folder = config.run_dir
+    missing = [p for p in (folder / "cases.jsonl", folder / "ranked.jsonl") if not p.is_file()]
     if missing:
         raise InputError(
             [Problem("missing: run the augment flow for this folder first", p) for p in missing]
         )
-    numbers = run_size(size)
-    pulled = None
-    if annotation == "label-studio":
-        pulled = tasks.pull_from_label_studio(
-            annotations, ranked, project=project, wait_minutes=wait_minutes
+    pulled = pull(config) if config.annotation == "label-studio" else None
+    grown = grow(config)
+    diversity_call = dict(cases_path=grown.suite.path, out=folder / "diversity.json")
+    diversity_future = tasks.measure_diversity.submit(**diversity_call)
+    evaluation = evaluate(config, grown.suite)
+    (diversity,) = tasks.current_all(tasks.measure_diversity, [diversity_future], [diversity_call])
+    report = tasks.write_run_report(folder)
+    get_run_logger().info("report: %s", report.path)
+    collected = Collected(
+        run_dir=folder,
+        pulled=pulled,
+        **dict(grown),
+        diversity=diversity,
+        evaluation=evaluation,
+        report=report,
+    )
+    outputs = [pulled, *dict(grown).values(), diversity, evaluation, report]
+    publish_summary("collect", outputs, report=report.path)
+    return collected
+
+
+def pull(config: RunConfig) -> StepOutput:
+    """People's verdicts so far from the run's Label Studio project."""
+    folder = config.run_dir
+    pulled = tasks.pull_from_label_studio(
+        folder / "annotations.jsonl",
+        folder / "ranked.jsonl",
+        project=config.project,
+        wait_minutes=config.wait_minutes,
+    )
+    if pulled.summary.get("pending"):
+        get_run_logger().info(
+            "%d candidates still wait for people; a later collect run picks them up",
+            pulled.summary["pending"],
         )
-        if pulled.summary.get("pending"):
-            logger.info(
-                "%d candidates still wait for people; a later collect run picks them up",
-                pulled.summary["pending"],
-            )
-    accepted = tasks.current(tasks.merge_reviewed, annotations, ranked, folder)
+    return pulled
+
+
+def grow(config: RunConfig) -> Grown:
+    """Accepted candidates merged, templates induced from them and expanded, the suite."""
+    folder = config.run_dir
+    cases = folder / "cases.jsonl"
+    accepted = tasks.current(
+        tasks.merge_reviewed, folder / "annotations.jsonl", folder / "ranked.jsonl", folder
+    )
     templates = tasks.current(
         tasks.induce_templates, accepted.path, cases, folder / "templates.yaml", allow_empty=True
     )
@@ -83,53 +111,49 @@ def collect(
         templates,
         [cases, accepted.path],
         folder / "expanded.jsonl",
-        per_template=numbers.per_template,
-        seed=seed,
+        per_template=config.sizes().per_template,
+        seed=config.seed,
     )
     suite = tasks.current(
         tasks.extend_suite, cases, [accepted.path, expanded.path], folder / "suite.jsonl"
     )
-    logger.info(
+    get_run_logger().info(
         "suite of %d cases: %d accepted from the LLM, %d from %d induced templates",
         suite.records,
         accepted.records,
         expanded.records,
         templates.records,
     )
-    diversity_call = dict(cases_path=suite.path, out=folder / "diversity.json")
-    diversity_future = tasks.measure_diversity.submit(**diversity_call)
-    evaluation = None
-    if models:
-        perturbed = tasks.current(
-            tasks.perturb_suite, suite.path, folder / "perturbed.jsonl", per_test=numbers.perturb
+    return Grown(accepted=accepted, templates=templates, expanded=expanded, suite=suite)
+
+
+def evaluate(config: RunConfig, suite: StepOutput) -> StepOutput | None:
+    """The models under test on the suite and its perturbations, one task per model."""
+    first = next(iter(read_jsonl(suite.path, TestCase)), None)
+    models = config.task_models(first.task) if first is not None else ()
+    if not models:
+        return None
+    folder = config.run_dir
+    perturbed = tasks.current(
+        tasks.perturb_suite,
+        suite.path,
+        folder / "perturbed.jsonl",
+        per_test=config.sizes().perturb,
+    )
+    calls = [
+        dict(
+            cases=suite,
+            perturbed=perturbed,
+            spec=spec,
+            out=folder / "evaluation" / f"{model_slug(spec)}.json",
         )
-        calls = [
-            dict(
-                cases=suite,
-                perturbed=perturbed,
-                spec=spec,
-                out=folder / "evaluation" / f"{model_slug(spec)}.json",
-            )
-            for spec in models
-        ]
-        futures = [tasks.evaluate_one_model.submit(**call) for call in calls]
-        per_model = tasks.current_all(tasks.evaluate_one_model, futures, calls)
-        evaluation = tasks.current(
-            tasks.combine_evaluations, per_model, folder / "evaluation.json", evidence=evidence
-        )
-    (diversity,) = tasks.current_all(tasks.measure_diversity, [diversity_future], [diversity_call])
-    report = tasks.write_run_report(folder)
-    logger.info("report: %s", report.path)
-    outputs = [pulled, accepted, templates, expanded, suite, diversity, evaluation, report]
-    publish_summary("collect", outputs, report=report.path)
-    return Collected(
-        run_dir=folder,
-        pulled=pulled,
-        accepted=accepted,
-        templates=templates,
-        expanded=expanded,
-        suite=suite,
-        diversity=diversity,
-        evaluation=evaluation,
-        report=report,
+        for spec in models
+    ]
+    futures = [tasks.evaluate_one_model.submit(**call) for call in calls]
+    per_model = tasks.current_all(tasks.evaluate_one_model, futures, calls)
+    return tasks.current(
+        tasks.combine_evaluations,
+        per_model,
+        folder / "evaluation.json",
+        evidence=config.evidence,
     )

@@ -86,11 +86,21 @@ def runner_deployment(spec: DeploymentSpec, root: Path = PROJECT_ROOT) -> Any:
     return flow.to_deployment(
         name=spec.name,
         description=spec.description or None,
-        parameters=spec.parameters,
+        parameters=flow_parameters(flow, spec.parameters),
         schedules=[Cron(s.cron, timezone=s.timezone, active=s.active) for s in spec.schedules],
         tags=spec.tags,
         entrypoint_type=EntrypointType.MODULE_PATH,
     )
+
+
+def flow_parameters(flow: Any, parameters: dict[str, Any]) -> dict[str, Any]:
+    """A deployment's parameters for its flow: a flow that takes one run configuration
+    (`config`) gets older flat parameters (`suite: ..., run_dir: ...`) wrapped into it."""
+    config = flow.parameters.properties.get("config", {})
+    takes_run_config = config.get("$ref", "").endswith("/RunConfig")
+    if takes_run_config and parameters and "config" not in parameters:
+        return {"config": parameters}
+    return parameters
 
 
 def load_flow(entrypoint: str, root: Path = PROJECT_ROOT) -> Any:

@@ -6,20 +6,15 @@ up the rest)."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
 from prefect import flow
 from pydantic import BaseModel, ConfigDict
 
 from flows.artifacts import publish_summary
 from flows.augment import Augmented, augment
-from flows.collect import DEFAULT_MODELS, Collected, collect
+from flows.collect import Collected, collect
 from flows.runners import task_runner
 from testaug.core.runs import new_manifest, write_manifest
-from testaug.review.acceptance import DEFAULT_TARGET, check_target
-from testaug.steps.augment import BackendSpec
-from testaug.steps.review import AnnotationMode
-from testaug.suites.provenance import Evidence
+from testaug.steps.config import RunConfig
 
 
 class PipelineRun(BaseModel):
@@ -32,72 +27,18 @@ class PipelineRun(BaseModel):
 
 
 @flow(name="pipeline")
-def pipeline(
-    suite: str = "sentiment",
-    run_dir: str = "runs/latest",
-    size: str = "default",
-    generator: BackendSpec = BackendSpec(),  # noqa: B008  (a frozen record)
-    rankers: str = "offline",
-    annotation: AnnotationMode = "auto",
-    top: float = 0.3,
-    accept_precision: float = DEFAULT_TARGET,
-    project: str | None = None,
-    wait_minutes: float = 0.0,
-    models: list[str] = list(DEFAULT_MODELS),  # noqa: B006  (Prefect copies parameters)
-    capabilities: list[str] | None = None,
-    seed: int = 0,
-    prompts_per_description: int | None = None,
-    samples: int | None = None,
-    dask: str | None = None,
-    evidence: Evidence = "verified",
-) -> PipelineRun:
+def pipeline(config: RunConfig = RunConfig()) -> PipelineRun:  # noqa: B008  (a frozen record)
     """Suite to report in one run: generate, rank, review, grow the suite, measure, report.
-    With `dask` (`local`, or a scheduler address) the tasks of both halves run on Dask.
-    The headline error rates rest on `evidence`: verified cases only, or all. The ranker
-    accepts a candidate only where its rule for `accept_precision` vouches for it."""
-    check_target(accept_precision)
-    augment_options = {
-        "suite": suite,
-        "run_dir": run_dir,
-        "size": size,
-        "generator": generator,
-        "rankers": rankers,
-        "annotation": annotation,
-        "top": top,
-        "accept_precision": accept_precision,
-        "project": project,
-        "capabilities": capabilities,
-        "seed": seed,
-        "prompts_per_description": prompts_per_description,
-        "samples": samples,
-    }
-    recorded = {**augment_options, "generator": generator.model_dump(mode="json")}
+    With `config.dask` (`local`, or a scheduler address) the tasks of both halves run on
+    Dask. The manifest records the whole configuration."""
+    config = config.with_task_models()
     write_manifest(
-        Path(run_dir) / "manifest.json",
-        new_manifest(
-            "pipeline",
-            {
-                **recorded,
-                "models": list(models),
-                "wait_minutes": wait_minutes,
-                "dask": dask,
-                "evidence": evidence,
-            },
-            seed=seed,
-        ),
+        config.run_dir / "manifest.json",
+        new_manifest("pipeline", config.model_dump(mode="json"), seed=config.seed),
     )
-    runner = task_runner(dask)
-    augmented = augment.with_options(task_runner=runner)(**augment_options)
-    collected = collect.with_options(task_runner=runner)(
-        run_dir=run_dir,
-        annotation=annotation,
-        project=project,
-        wait_minutes=wait_minutes,
-        models=models,
-        size=size,
-        seed=seed,
-        evidence=evidence,
-    )
+    runner = task_runner(config.dask)
+    augmented = augment.with_options(task_runner=runner)(config)
+    collected = collect.with_options(task_runner=runner)(config)
     publish_summary(
         "pipeline",
         [

@@ -15,7 +15,8 @@ from testaug.core.settings import Settings
 from testaug.generation.backends import TransientBackendError
 from testaug.generation.sampling import GenerationError, GenerationSettings
 from testaug.review.acceptance import calibration_beside
-from testaug.steps import StepOutput, augment, grow, is_current, measure, review, step_output
+from testaug.steps import StepOutput, annotate, augment, grow, is_current, measure, review
+from testaug.steps import rankers as steps_rankers
 from testaug.steps.augment import BackendSpec, PromptPlan
 
 T = TypeVar("T")
@@ -123,7 +124,7 @@ def generate_candidates(
         plan=plan,
         cache_path=settings.response_cache_path,
         capabilities=[capability],
-        arguments={"generator": generator.model_dump(mode="json")},
+        generator=generator,
         on_prompt_done=progress,
     )
     logger.info(
@@ -147,64 +148,31 @@ def evaluate_one_model(
 
 @step_task("prepare rankers", outputs=("cache_root",), retries=0)
 def prepare_rankers(rankers: str, training: Path, cache_root: Path) -> StepOutput:
-    """A trained ensemble: a folder as given, or a config (shipped name or YAML file)
-    trained on the labelled candidates the first time it is asked for."""
-    from rankers.ensemble import MANIFEST, load_config, trained_ensemble
-    from testaug.core.jsonl import read_jsonl
-    from testaug.core.records import LabelledCandidate
-
-    given = Path(rankers)
-    if (given / MANIFEST).is_file():
-        folder = given
-    else:
-        logger = get_run_logger()
-        config = load_config(rankers)
-        labelled = list(read_jsonl(training, LabelledCandidate))
-        folder = trained_ensemble(
-            config,
-            labelled,
-            cache_root,
-            on_progress=lambda name, fold, folds: logger.info(
-                "training ranker %s, fold %d of %d (first use only)",
-                name,
-                min(fold + 1, folds),
-                folds,
-            ),
-        )
-    return ensemble_output(folder)
-
-
-def ensemble_output(folder: Path, **summary: Any) -> StepOutput:
-    """The record of a trained ensemble folder: its manifest, members, version, data size."""
-    from rankers.ensemble import MANIFEST, EnsembleManifest
-
-    manifest = EnsembleManifest.model_validate_json((folder / MANIFEST).read_text("utf-8"))
-    return step_output(
-        "rankers",
-        folder / MANIFEST,
-        len(manifest.config.members),
-        version=manifest.version,
-        trained_on=manifest.trained_on,
-        **summary,
+    """A trained ensemble: a folder as given, or a config trained at first use."""
+    return steps_rankers.prepare_rankers(
+        rankers, training, cache_root, on_progress=log_training_progress
     )
 
 
-def label_studio() -> Any:
-    """A Label Studio connection from the environment (LABEL_STUDIO_URL, LABEL_STUDIO_API_KEY)."""
-    from testaug.core.errors import InputError, Problem
-    from testaug.review.label_studio import LabelStudio
+@step_task("train ensemble", outputs=("out_root",), retries=0)
+def train_from_runs(runs: Path, config: str, base: Path, out_root: Path) -> StepOutput:
+    """An ensemble trained (or reused) on people's verdicts in the run folders and `base`."""
+    trained = steps_rankers.train_from_runs(
+        runs, config, base, out_root, on_progress=log_training_progress
+    )
+    get_run_logger().info(
+        "trained on %d verdicts of people and %d shipped",
+        trained.summary["from_people"],
+        trained.summary["shipped"],
+    )
+    return trained
 
-    settings = Settings()
-    if settings.label_studio_api_key is None:
-        raise InputError(
-            Problem("no Label Studio API key: set LABEL_STUDIO_API_KEY", field="api_key")
-        )
-    return LabelStudio(settings.label_studio_url, settings.label_studio_api_key)
 
-
-def default_project(run_dir: Path) -> str:
-    """The Label Studio project of a run folder, as `testaug annotate push` names it."""
-    return f"testaug {run_dir.resolve().name}"
+def log_training_progress(name: str, fold: int, folds: int) -> None:
+    """A line in the flow's log as each fold of a ranker member is trained."""
+    get_run_logger().info(
+        "training ranker %s, fold %d of %d (first use only)", name, min(fold + 1, folds), folds
+    )
 
 
 LABEL_STUDIO_RETRIES: dict[str, Any] = {
@@ -226,16 +194,12 @@ def push_to_label_studio(
 ) -> StepOutput:
     """The ranker accepts what its rule for `accept_precision` vouches for; the top of the
     rest into the run's Label Studio project (nothing imported twice)."""
-    from testaug.core.jsonl import read_jsonl
-    from testaug.core.records import TestCase
-
-    seeds = {case.id: case for case in read_jsonl(cases_path, TestCase)}
-    return review.push_to_label_studio(
+    return annotate.push_run_to_label_studio(
         ranked_path,
         annotations_path,
-        studio=label_studio(),
-        project=project or default_project(ranked_path.parent),
-        seeds=seeds,
+        cases_path,
+        studio=annotate.connect_label_studio(),
+        project=project,
         top=top,
         target=accept_precision,
         calibration_path=calibration_beside(ranked_path),
@@ -252,12 +216,11 @@ def pull_from_label_studio(
     poll_seconds: float = 30.0,
 ) -> StepOutput:
     """People's verdicts so far; with `wait_minutes`, poll until none is pending or time is up."""
-    project = project or default_project(annotations_path.parent)
     return review.wait_for_label_studio(
         annotations_path,
         ranked_path,
-        studio=label_studio(),
-        project=project,
+        studio=annotate.connect_label_studio(),
+        project=project or annotate.default_project(annotations_path.parent),
         timeout=wait_minutes * 60,
         poll_seconds=poll_seconds,
     )

@@ -50,18 +50,20 @@ def prefect_env(home: Path, cache: Path) -> dict[str, str]:
     }
 
 
-def run_pipeline(server, run_dir: Path, rankers: Path, **options):
+def run_pipeline(server, run_dir: Path, rankers: Path, return_state: bool = False, **options):
     """The pipeline flow at size small against our scripted OpenAI-compatible server, with
     `rankers` and vader as the model under test, on two sentiment capabilities."""
     from flows.pipeline import pipeline
     from testaug.steps.augment import BackendSpec
+    from testaug.steps.config import RunConfig
 
-    return pipeline(
-        run_dir=str(run_dir),
+    config = RunConfig(
+        run_dir=run_dir,
         size="small",
         generator=BackendSpec(kind="openai", base_url=server.base_url, model="scripted"),
         rankers=str(rankers),
-        models=["vader"],
-        capabilities=["Negation", "Vocabulary"],
+        models=("vader",),
+        capabilities=("Negation", "Vocabulary"),
         **options,
     )
+    return pipeline(config, return_state=return_state)

@@ -11,16 +11,14 @@ import typer
 from rich.table import Table
 
 from testaug.cli.console import console, err_console
-from testaug.core.errors import InputError, Problem
-from testaug.core.run_sizes import SIZES, run_size
-from testaug.review.acceptance import DEFAULT_TARGET, check_target
-from testaug.steps.review import ANNOTATION_MODES
-from testaug.suites.provenance import EVIDENCE
+from testaug.core.run_sizes import SIZES
+from testaug.core.settings import Settings
+from testaug.review.acceptance import DEFAULT_TARGET
+from testaug.review.plans import DEFAULT_REVIEW_FRACTION
+from testaug.steps.config import RunConfig, chosen_suite, run_config
 
 if TYPE_CHECKING:
     from flows.pipeline import PipelineRun
-
-DEFAULT_MODELS = ["vader", "spacy:eng_spacysentiment"]
 
 # Prefect runs offline on a temporary local API unless PREFECT_API_URL names a server.
 # Its first start in a fresh home takes 15-20 s on 2 cores, past Prefect's default limit.
@@ -68,7 +66,10 @@ def run_command(
         "pending), terminal, or label-studio.",
     ),
     top: float = typer.Option(
-        0.3, min=0.0, max=1.0, help="Fraction people review of the candidates the ranker leaves."
+        DEFAULT_REVIEW_FRACTION,
+        min=0.0,
+        max=1.0,
+        help="Fraction people review of the candidates the ranker leaves.",
     ),
     accept_precision: float = typer.Option(
         DEFAULT_TARGET,
@@ -101,79 +102,57 @@ def run_command(
 ) -> None:
     """Run the whole pipeline as a Prefect flow: seed cases, generation, ranking, annotation,
     template expansion, diversity, evaluation, and the HTML report."""
-    if annotation not in ANNOTATION_MODES:
-        raise InputError(
-            Problem(f"expected one of {', '.join(ANNOTATION_MODES)}", field="--annotation")
-        )
-    if backend not in ("local", "openai"):
-        raise InputError(Problem("expected local or openai", field="--backend"))
-    if endpoint not in ("chat", "completions"):
-        raise InputError(Problem("expected chat or completions", field="--endpoint"))
-    if evidence not in EVIDENCE:
-        raise InputError(Problem(f"expected one of {', '.join(EVIDENCE)}", field="--evidence"))
-    check_target(accept_precision, field="--accept-precision")
-    run_size(size)  # an unknown size fails here, before Prefect starts
-    suite, models = _suite_and_models(task, suite, model)
-    prepare_prefect_environment()
-
-    from flows.pipeline import pipeline
-    from testaug.core.settings import Settings
-    from testaug.steps.augment import BackendSpec
-
-    generator = BackendSpec(
-        kind=backend,  # type: ignore[arg-type]  # checked above
-        model=generator_model,
-        base_url=base_url or Settings().base_url,
-        endpoint=endpoint,  # type: ignore[arg-type]  # checked above
-    )
-    err_console.print(
-        f"[bold]testaug run[/]: suite {suite}, size {size}, {backend} generator, rankers "
-        f"{rankers}, annotation {annotation}, models {', '.join(models) or 'none'} -> {run_dir}",
-        highlight=False,
-    )
     started = time.perf_counter()
-    result = pipeline(
-        suite=suite,
-        run_dir=str(run_dir),
-        size=size,
-        generator=generator,
-        rankers=rankers,
-        annotation=annotation,  # type: ignore[arg-type]  # checked above
-        top=top,
-        accept_precision=accept_precision,
-        project=project,
-        wait_minutes=wait_minutes,
-        models=models,
-        capabilities=capability or None,
-        seed=seed,
-        prompts_per_description=prompts_per_description,
-        samples=samples,
-        dask=dask,
-        evidence=evidence,  # type: ignore[arg-type]  # checked above
-    )
-    print_summary(result, time.perf_counter() - started)
+    chosen, task_of_suite = chosen_suite(task, suite)
+    config = run_config(
+        {
+            "suite": chosen,
+            "run_dir": run_dir,
+            "size": size,
+            "generator": {
+                "kind": backend,
+                "model": generator_model,
+                "base_url": base_url or Settings().base_url,
+                "endpoint": endpoint,
+            },
+            "rankers": rankers,
+            "annotation": annotation,
+            "top": top,
+            "accept_precision": accept_precision,
+            "project": project,
+            "wait_minutes": wait_minutes,
+            "models": tuple(model) or None,
+            "capabilities": tuple(capability) or None,
+            "seed": seed,
+            "prompts_per_description": prompts_per_description,
+            "samples": samples,
+            "dask": dask,
+            "evidence": evidence,
+        },
+        flags=True,
+    ).with_task_models(task_of_suite)
+    if not config.models:
+        err_console.print(
+            f"[yellow]no models under test for task {task_of_suite}[/]: pass --model to "
+            "evaluate one",
+            highlight=False,
+        )
+    print_summary(run_pipeline(config), time.perf_counter() - started)
 
 
-def _suite_and_models(
-    task: str | None, suite: str | None, models: list[str]
-) -> tuple[str, list[str]]:
-    """The suite to run (by task, path or name) and the models under test for its task."""
-    from testaug.core.bundled import resolve_suite
-    from testaug.suites.load import load_suite
+def run_pipeline(config: RunConfig) -> PipelineRun:
+    """The pipeline flow on a configuration, offline Prefect unless a server is set."""
+    prepare_prefect_environment()
+    from flows.pipeline import pipeline
 
-    chosen = suite or task or "sentiment"
-    loaded = load_suite(resolve_suite(chosen))
-    if task is not None and loaded.task != task:
-        raise InputError(Problem(f"{chosen} is a {loaded.task} suite, not {task}", field="--task"))
-    if models:
-        return chosen, models
-    if loaded.task == "sentiment":
-        return chosen, list(DEFAULT_MODELS)
     err_console.print(
-        f"[yellow]no models under test for task {loaded.task}[/]: pass --model to evaluate one",
+        f"[bold]testaug run[/]: suite {config.suite}, size {config.size}, "
+        f"{config.generator.kind} generator, rankers {config.rankers}, annotation "
+        f"{config.annotation}, models {', '.join(config.models or ()) or 'none'} -> "
+        f"{config.run_dir}",
         highlight=False,
     )
-    return chosen, []
+    return pipeline(config)
 
 
 def print_summary(result: PipelineRun, seconds: float) -> None:

@@ -19,6 +19,10 @@ from testaug.review.acceptance import (
     accept_by_rule,
 )
 
+# The share of the candidates the ranker leaves that people review, unless told otherwise
+# (TestAug's annotators checked the top 30% of the ranking).
+DEFAULT_REVIEW_FRACTION = 0.3
+
 # The paper's three criteria (TestAug, section 5.4.2 and Figure 4), plus malformed text.
 INVALID_REASONS: dict[InvalidReason, str] = {
     "capability": "does not show the capability of the description",

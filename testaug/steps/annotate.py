@@ -16,7 +16,7 @@ from testaug.core.jsonl import read_jsonl, write_jsonl
 from testaug.core.records import LabelledCandidate, TestCase
 from testaug.core.settings import Settings
 from testaug.review.acceptance import DEFAULT_TARGET
-from testaug.review.plans import read_annotations
+from testaug.review.plans import DEFAULT_REVIEW_FRACTION, read_annotations
 from testaug.steps import StepOutput, step_output
 from testaug.steps.augment import write_calibration
 from testaug.steps.review import (
@@ -36,7 +36,7 @@ if TYPE_CHECKING:
 logger = logging.getLogger(__name__)
 
 # The share of the ranking people review when neither a share nor a budget is given.
-DEFAULT_TOP = 0.3
+DEFAULT_TOP = DEFAULT_REVIEW_FRACTION
 
 
 def connect_label_studio(
@@ -65,7 +65,8 @@ def default_project(run_dir: Path) -> str:
 
 
 def default_top(top: float | None, budget: int | None) -> float | None:
-    """The share of the ranking people review: `top`, else (with no budget either) 0.3."""
+    """The share of the ranking people review: `top`, else (with no budget either) the
+    default share."""
     return DEFAULT_TOP if top is None and budget is None else top
 
 

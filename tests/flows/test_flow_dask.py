@@ -6,6 +6,7 @@ import pytest
 
 from testaug.review.label_studio_server import free_port
 from testaug.steps.augment import BackendSpec
+from testaug.steps.config import RunConfig
 from testaug.testing.openai_server import ScriptedOpenAIServer
 from tests.flow_helpers import echo_seed_reply, lexical_config
 
@@ -24,11 +25,13 @@ def test_augment_generates_and_ranks_on_a_local_dask_cluster(tmp_path, monkeypat
     assert isinstance(runner, DaskTaskRunner)
     with ScriptedOpenAIServer(echo_seed_reply, port=free_port()) as server:
         result = augment.with_options(task_runner=runner)(
-            run_dir=str(tmp_path / "run"),
-            size="small",
-            generator=BackendSpec(kind="openai", base_url=server.base_url, model="scripted"),
-            rankers=str(lexical_config(tmp_path)),
-            capabilities=["Negation", "Temporal", "Vocabulary"],
+            RunConfig(
+                run_dir=tmp_path / "run",
+                size="small",
+                generator=BackendSpec(kind="openai", base_url=server.base_url, model="scripted"),
+                rankers=str(lexical_config(tmp_path)),
+                capabilities=("Negation", "Temporal", "Vocabulary"),
+            )
         )
         asked = server.request_count
     assert result.candidates.records > 0 and asked == result.candidates.summary["prompts"]

@@ -26,11 +26,12 @@ AUGMENT = """
 import sys
 from flows.augment import augment
 from testaug.steps.augment import BackendSpec
+from testaug.steps.config import RunConfig
 run_dir, base_url, rankers = sys.argv[1:4]
-result = augment(
+result = augment(RunConfig(
     run_dir=run_dir, size="small", rankers=rankers, capabilities=["Negation", "Temporal"],
     generator=BackendSpec(kind="openai", base_url=base_url, model="scripted"),
-)
+))
 print("candidates", result.candidates.records)
 """
 

@@ -112,7 +112,7 @@ def test_deploy_registers_a_cron_schedule_and_the_server_schedules_its_runs(
     assert runs, "the scheduler created no run"
     assert {run.state.name for run in runs} == {"Scheduled"}
     assert {run.expected_start_time.minute for run in runs} == {15}  # cron "15 * * * *"
-    assert runs[0].parameters["annotation"] == "label-studio"
+    assert runs[0].parameters["config"]["annotation"] == "label-studio"
     assert runs[0].work_pool_name == "test-pool"
     assert deployment_of(prefect_server, "collect/hourly-collect").job_variables == {
         "working_dir": str(tmp_path.resolve())

@@ -194,9 +194,10 @@ def test_only_network_faults_are_retried():
 
 def test_collect_names_the_files_an_unaugmented_run_folder_lacks(cache_dir, tmp_path):
     from flows.collect import collect
+    from testaug.steps.config import RunConfig
 
     with pytest.raises(InputError) as caught:
-        collect(run_dir=str(tmp_path / "empty"), annotation="auto", models=[])
+        collect(RunConfig(run_dir=tmp_path / "empty", models=()))
     assert {Path(p.file).name for p in caught.value.problems} == {"cases.jsonl", "ranked.jsonl"}
 
 

@@ -277,6 +277,7 @@ def test_the_pipeline_sends_the_doubtful_to_people_and_collect_brings_their_verd
     from testaug.review.label_studio_server import free_port
     from testaug.review.verdicts import Verdict
     from testaug.steps.augment import BackendSpec
+    from testaug.steps.config import RunConfig
     from testaug.testing.openai_server import ScriptedOpenAIServer
     from tests.flow_helpers import echo_seed_reply, lexical_config
 
@@ -290,14 +291,16 @@ def test_the_pipeline_sends_the_doubtful_to_people_and_collect_brings_their_verd
     run_dir, project = tmp_path / "run", "flow run"
     with ScriptedOpenAIServer(echo_seed_reply, port=free_port()) as llm:
         first = pipeline(
-            run_dir=str(run_dir),
-            size="small",
-            generator=BackendSpec(kind="openai", base_url=llm.base_url, model="scripted"),
-            rankers=str(lexical_config(tmp_path)),
-            annotation="label-studio",
-            project=project,
-            models=["vader"],
-            capabilities=["Negation"],
+            RunConfig(
+                run_dir=run_dir,
+                size="small",
+                generator=BackendSpec(kind="openai", base_url=llm.base_url, model="scripted"),
+                rankers=str(lexical_config(tmp_path)),
+                annotation="label-studio",
+                project=project,
+                models=("vader",),
+                capabilities=("Negation",),
+            )
         )
     sent = first.augmented.annotations.summary["sent"]
     assert sent > 0 and first.collected.pulled.summary["pending"] == sent
@@ -311,7 +314,9 @@ def test_the_pipeline_sends_the_doubtful_to_people_and_collect_brings_their_verd
     for task in tasks:
         sdk.annotations.create(id=task["id"], result=[choice("validity", "invalid")])
 
-    later = collect(run_dir=str(run_dir), annotation="label-studio", project=project, models=[])
+    later = collect(
+        RunConfig(run_dir=run_dir, annotation="label-studio", project=project, models=())
+    )
     assert later.pulled.summary["verdicts"] == sent and later.pulled.summary["pending"] == 0
     verdicts = {v.candidate_id: v for v in read_jsonl(run_dir / "verdicts.jsonl", Verdict)}
     rejected = [v for v in verdicts.values() if v.status == "rejected"]

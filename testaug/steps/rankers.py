@@ -1,0 +1,76 @@
+"""The ranker ensemble as a step: a trained folder as given, or a config trained on labelled
+candidates the first time it is asked for (the folder is named by the data's hash, so a
+second ask reuses it), and retraining on every verdict people gave so far."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from rankers.ensemble import (
+    MANIFEST,
+    EnsembleManifest,
+    ProgressCallback,
+    load_config,
+    trained_ensemble,
+)
+from testaug.core.bundled import bundled_dir
+from testaug.core.jsonl import read_jsonl
+from testaug.core.records import LabelledCandidate
+from testaug.steps import StepOutput, step_output
+
+
+def default_training() -> Path:
+    """The shipped labelled candidates the offline ensemble trains on at first use."""
+    return bundled_dir("data") / "validity" / "train.jsonl"
+
+
+def prepare_rankers(
+    rankers: str,
+    training: Path,
+    cache_root: Path,
+    *,
+    on_progress: ProgressCallback | None = None,
+) -> StepOutput:
+    """A trained ensemble: a folder as given, or a config (shipped name or YAML file)
+    trained on the labelled candidates in `training` the first time it is asked for."""
+    given = Path(rankers)
+    if (given / MANIFEST).is_file():
+        return ensemble_output(given)
+    labelled = list(read_jsonl(training, LabelledCandidate))
+    folder = trained_ensemble(load_config(rankers), labelled, cache_root, on_progress=on_progress)
+    return ensemble_output(folder)
+
+
+def train_from_runs(
+    runs: Path,
+    config: str,
+    base: Path,
+    out_root: Path,
+    *,
+    on_progress: ProgressCallback | None = None,
+) -> StepOutput:
+    """An ensemble of `config` trained on people's verdicts in the run folders under `runs`
+    and the labelled candidates in `base` (a person's verdict wins over a shipped label)."""
+    from rankers.active import labelled_from_runs
+
+    people = labelled_from_runs(p for p in runs.glob("*") if p.is_dir()) if runs.is_dir() else []
+    judged = {item.candidate.id for item in people}
+    shipped = [i for i in read_jsonl(base, LabelledCandidate) if i.candidate.id not in judged]
+    folder = trained_ensemble(
+        load_config(config), [*shipped, *people], out_root, on_progress=on_progress
+    )
+    return ensemble_output(folder, from_people=len(people), shipped=len(shipped))
+
+
+def ensemble_output(folder: Path, **summary: Any) -> StepOutput:
+    """The record of a trained ensemble folder: its manifest, members, version, data size."""
+    manifest = EnsembleManifest.model_validate_json((folder / MANIFEST).read_text("utf-8"))
+    return step_output(
+        "rankers",
+        folder / MANIFEST,
+        len(manifest.config.members),
+        version=manifest.version,
+        trained_on=manifest.trained_on,
+        **summary,
+    )
