@@ -12,7 +12,7 @@ from rich.table import Table
 from testaug.cli.console import console, err_console, progress
 from testaug.core.errors import InputError, Problem
 from testaug.core.jsonl import read_jsonl, write_jsonl
-from testaug.core.records import Candidate, LabelledCandidate, TestCase
+from testaug.core.records import LabelledCandidate, RankedCandidate, TestCase
 from testaug.core.triage import CalibrationCheck, SourceEvaluation, TriageSummary
 
 rankers_app = typer.Typer(
@@ -68,27 +68,26 @@ def rank_command(
     ),
     batch_size: int = typer.Option(64, min=1, help="Candidates scored per batch."),
 ) -> None:
-    """Score candidates with every member and order them by Borda count, likely invalid first."""
-    from rankers.ensemble import Ensemble
+    """Score candidates with every member and order them by Borda count, likely invalid first;
+    the ensemble's calibration evidence is written beside (`<output>.calibration.json`)."""
+    from itertools import islice
 
-    items = list(read_jsonl(candidates, Candidate))
-    err_console.print(f"[dim]scoring {len(items):,} candidates[/]", highlight=False)
-    ensemble = Ensemble.load(rankers)
-    reference = list(read_jsonl(cases, TestCase)) if cases else None
-    ranked = ensemble.rank(items, batch_size=batch_size, reference=reference)
-    write_jsonl(output, ranked)
+    from testaug.steps.augment import rank_candidates
+
+    err_console.print(f"[dim]scoring candidates in {candidates}[/]", highlight=False)
+    done = rank_candidates(candidates, rankers, output, cases_path=cases, batch_size=batch_size)
     table = Table(title="most likely invalid", title_justify="left")
     table.add_column("rank", justify="right")
     table.add_column("description")
     table.add_column("candidate")
-    for item in ranked[:5]:
+    for item in islice(read_jsonl(output, RankedCandidate), 5):
         text = item.candidate.text + (
             f" || {item.candidate.text_pair}" if item.candidate.text_pair else ""
         )
         table.add_row(str(item.rank), item.candidate.description, text)
     console.print(table)
     console.print(
-        f"[green]ranked[/] {len(ranked):,} candidates with ensemble {ensemble.version} "
+        f"[green]ranked[/] {done.records:,} candidates with ensemble {done.summary.ensemble} "
         f"into {output}",
         highlight=False,
     )

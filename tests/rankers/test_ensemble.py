@@ -163,6 +163,8 @@ def test_cli_trains_ranks_and_evaluates_with_a_plot(tiny_config, tmp_path):
     rows = [json.loads(line) for line in (tmp_path / "ranked.jsonl").read_text().splitlines()]
     assert [r["rank"] for r in rows] == list(range(1, len(rows) + 1))
     assert set(rows[0]["scores"]) == {"tiny-bert", "tiny-electra", "tiny-roberta", "lexical"}
+    calibration = tmp_path / "ranked.calibration.json"  # what annotate push reads its rules from
+    assert json.loads(calibration.read_text())["curves"], "rank wrote no calibration evidence"
 
     evaluated = run("rankers", "evaluate", str(labelled), "--rankers", str(folder), "--json")
     assert evaluated.returncode == 0, evaluated.stderr
