@@ -3,10 +3,11 @@ the run's HTML report."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 from prefect.artifacts import create_link_artifact, create_table_artifact
+from pydantic import BaseModel
 
 from testaug.steps import StepOutput
 
@@ -19,7 +20,7 @@ def summary_rows(outputs: Sequence[StepOutput | None]) -> list[dict[str, str]]:
             continue
         numbers = ", ".join(
             f"{key}: {value}"
-            for key, value in output.summary.items()
+            for key, value in summary_fields(output.summary)
             if isinstance(value, (int, float, str)) and not isinstance(value, bool)
         )
         rows.append(
@@ -31,6 +32,16 @@ def summary_rows(outputs: Sequence[StepOutput | None]) -> list[dict[str, str]]:
             }
         )
     return rows
+
+
+def summary_fields(summary: BaseModel) -> Iterator[tuple[str, object]]:
+    """A step summary's fields in order, without its `kind`; a nested record's fields
+    (the ranker's acceptance) in its place."""
+    for key, value in summary:
+        if isinstance(value, BaseModel):
+            yield from summary_fields(value)
+        elif key != "kind":
+            yield key, value
 
 
 def publish_summary(

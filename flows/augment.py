@@ -17,7 +17,7 @@ from testaug.core.records import TestCase
 from testaug.core.run_sizes import RunSize
 from testaug.core.settings import Settings
 from testaug.generation.sampling import GenerationSettings
-from testaug.review.acceptance import DEFAULT_TARGET, calibration_beside
+from testaug.review.acceptance import calibration_beside
 from testaug.steps import StepOutput
 from testaug.steps.augment import PromptPlan
 from testaug.steps.config import RunConfig
@@ -132,14 +132,15 @@ def log_acceptance(output: StepOutput) -> None:
     """What the ranker accepted under its rules, group by group, in the flow's log."""
     logger = get_run_logger()
     summary = output.summary
+    acceptance = summary.acceptance
     logger.info(
         "the ranker accepted %d candidates (precision target %.0f%%); %d wait for people",
-        summary.get("accepted_by_ranker", 0),
-        100 * summary.get("accept_precision", DEFAULT_TARGET),
-        summary.get("pending", 0) + summary.get("sent", 0),
+        acceptance.accepted_by_ranker,
+        100 * acceptance.accept_precision,
+        summary.pending + (summary.sent or 0),
     )
-    if summary.get("no_rule"):
-        logger.info("%s", summary["no_rule"])
+    if acceptance.no_rule:
+        logger.info("%s", acceptance.no_rule)
 
 
 def review_in_terminal(config: RunConfig, ranked: StepOutput, cases: StepOutput) -> StepOutput:

@@ -88,10 +88,10 @@ def pull(config: RunConfig) -> StepOutput:
         project=config.project,
         wait_minutes=config.wait_minutes,
     )
-    if pulled.summary.get("pending"):
+    if pulled.summary.pending:
         get_run_logger().info(
             "%d candidates still wait for people; a later collect run picks them up",
-            pulled.summary["pending"],
+            pulled.summary.pending,
         )
     return pulled
 

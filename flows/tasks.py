@@ -131,9 +131,9 @@ def generate_candidates(
         "%s: %d candidates from %d prompts (%d requests, %d samples from the cache)",
         capability,
         output.records,
-        output.summary["prompts"],
-        output.summary["requests"],
-        output.summary["cached_samples"],
+        output.summary.prompts,
+        output.summary.requests,
+        output.summary.cached_samples,
     )
     return output
 
@@ -162,8 +162,8 @@ def train_from_runs(runs: Path, config: str, base: Path, out_root: Path) -> Step
     )
     get_run_logger().info(
         "trained on %d verdicts of people and %d shipped",
-        trained.summary["from_people"],
-        trained.summary["shipped"],
+        trained.summary.from_people,
+        trained.summary.shipped,
     )
     return trained
 

@@ -26,6 +26,6 @@ def train_rankers(
     trained = train_from_runs(
         Path(runs), config, Path(base) if base else default_training(), out_root
     )
-    get_run_logger().info("ensemble %s in %s", trained.summary["version"], trained.path.parent)
+    get_run_logger().info("ensemble %s in %s", trained.summary.version, trained.path.parent)
     publish_summary("train-rankers", [trained])
     return trained

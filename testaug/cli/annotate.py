@@ -27,7 +27,7 @@ from testaug.steps.annotate import (
     retrain_ranking,
     review_run_in_terminal,
 )
-from testaug.steps.review import merge_reviewed
+from testaug.steps.review import AnnotateSummary, merge_reviewed
 
 annotate_app = typer.Typer(
     help="Review the doubtful candidates: Label Studio or the terminal, and merge verdicts.",
@@ -83,11 +83,11 @@ def push_command(
         target=accept_precision,
     )
     summary = pushed.summary
-    state = "created" if summary["created"] else "reused"
+    state = "created" if summary.created else "reused"
     console.print(
-        f"[green]pushed[/] {summary['sent']:,} candidates to project {summary['project']!r} "
-        f"({state}, id {summary['project_id']}): {summary['imported']:,} imported, "
-        f"{summary['already_present']:,} already there",
+        f"[green]pushed[/] {summary.sent:,} candidates to project {summary.project!r} "
+        f"({state}, id {summary.project_id}): {summary.imported:,} imported, "
+        f"{summary.already_present:,} already there",
         highlight=False,
     )
     _print_acceptance(summary, annotations_path)
@@ -116,9 +116,9 @@ def pull_command(
     )
     pulled = done.pulled.summary
     console.print(
-        f"[green]pulled[/] project {pulled['project']!r}: {pulled['verdicts']:,} verdicts "
-        f"({pulled['added']:,} new, {pulled['changed']:,} changed), {pulled['cancelled']:,} "
-        f"skipped or cancelled, {pulled['unanswered']:,} without a verdict; "
+        f"[green]pulled[/] project {pulled.project!r}: {pulled.verdicts:,} verdicts "
+        f"({pulled.added:,} new, {pulled.changed:,} changed), {pulled.cancelled:,} "
+        f"skipped or cancelled, {pulled.unanswered:,} without a verdict; "
         f"{done.pulled.records:,} records in {output}",
         highlight=False,
     )
@@ -174,9 +174,9 @@ def terminal_command(
     )
     summary = done.summary
     console.print(
-        f"[green]{summary['annotated']:,} annotated[/] ({summary['valid']:,} valid, "
-        f"{summary['invalid']:,} invalid), {summary['skipped']:,} skipped, "
-        f"{summary['remaining']:,} left; saved to {annotations_path}",
+        f"[green]{summary.annotated:,} annotated[/] ({summary.valid:,} valid, "
+        f"{summary.invalid:,} invalid), {summary.skipped:,} skipped, "
+        f"{summary.remaining:,} left; saved to {annotations_path}",
         highlight=False,
     )
     _print_acceptance(summary, annotations_path)
@@ -206,31 +206,32 @@ def retrain_command(
         )
     summary = done.summary
     console.print(
-        f"[green]retrained[/] ensemble {summary['ensemble']} on {summary['from_people']:,} "
-        f"verdicts of people and {summary['from_extra']:,} other labelled candidates into "
+        f"[green]retrained[/] ensemble {summary.ensemble} on {summary.from_people:,} "
+        f"verdicts of people and {summary.from_extra:,} other labelled candidates into "
         f"{rankers_out}; re-ranked {done.records:,} pending candidates into {output}",
         highlight=False,
     )
 
 
-def _print_acceptance(summary: dict, annotations_path: Path) -> None:
+def _print_acceptance(summary: AnnotateSummary, annotations_path: Path) -> None:
     """What the ranker accepted (per calibration group) and how many wait, in a few lines."""
+    acceptance = summary.acceptance
     console.print(
-        f"the ranker accepted {summary['accepted_by_ranker']:,} candidates under its rules for "
-        f"precision {summary['accept_precision']:.0%} (recorded in {annotations_path}); "
-        f"{summary['pending']:,} more wait for people (not in this batch)",
+        f"the ranker accepted {acceptance.accepted_by_ranker:,} candidates under its rules for "
+        f"precision {acceptance.accept_precision:.0%} (recorded in {annotations_path}); "
+        f"{summary.pending:,} more wait for people (not in this batch)",
         highlight=False,
     )
-    for group, numbers in summary["groups"].items():
-        rule = numbers["rule"]
+    for group, numbers in acceptance.groups.items():
+        rule = numbers.rule
         where = (
             "no threshold on P(valid) qualified"
             if rule is None
-            else f"P(valid) >= {rule['threshold']:.3f}, out-of-fold precision "
-            f"{rule['precision_estimate']:.1%} (lower bound {rule['precision_lower_bound']:.1%})"
+            else f"P(valid) >= {rule.threshold:.3f}, out-of-fold precision "
+            f"{rule.precision_estimate:.1%} (lower bound {rule.precision_lower_bound:.1%})"
         )
         console.print(
-            f"  {group}: {where}; accepted {numbers['accepted']:,} of {numbers['candidates']:,}",
+            f"  {group}: {where}; accepted {numbers.accepted:,} of {numbers.candidates:,}",
             highlight=False,
         )
 
@@ -242,7 +243,7 @@ def _print_merge(merged: StepOutput, beside: Path) -> None:
     message = f"[green]accepted[/] {merged.records:,} cases (source llm) into {merged.path}"
     if "suite" in merged.files:
         message += (
-            f"; suite of {merged.summary['suite']:,} cases ({merged.summary['added']:,} new) "
+            f"; suite of {merged.summary.suite:,} cases ({merged.summary.added:,} new) "
             f"in {merged.files['suite']}"
         )
     console.print(message, highlight=False)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import typer
 from rich.table import Table
@@ -16,6 +16,8 @@ from testaug.core.settings import Settings
 from testaug.review.acceptance import DEFAULT_TARGET
 from testaug.review.plans import DEFAULT_REVIEW_FRACTION
 from testaug.steps.config import RunConfig, chosen_suite, run_config
+from testaug.steps.measure import CombineEvaluationsSummary
+from testaug.steps.review import AnnotateSummary
 
 if TYPE_CHECKING:
     from flows.pipeline import PipelineRun
@@ -181,56 +183,54 @@ def print_summary(result: PipelineRun, seconds: float) -> None:
     if collected.evaluation is not None:
         print_error_rates(collected.evaluation.summary)
     annotations = augmented.annotations
-    if annotations is not None and "accepted_by_ranker" in annotations.summary:
+    if annotations is not None and isinstance(annotations.summary, AnnotateSummary):
         print_acceptance(annotations.summary)
     console.print(
         f"[green]done[/] in {seconds:.0f} s; report: {collected.report.path}", highlight=False
     )
 
 
-def print_acceptance(summary: dict[str, Any]) -> None:
+def print_acceptance(summary: AnnotateSummary) -> None:
     """What the ranker accepted, under which rule per calibration group, and what waits."""
-    target = summary.get("accept_precision", DEFAULT_TARGET)
-    waiting = summary.get("pending", 0) + summary.get("sent", 0)
-    if summary.get("mode") == "auto":
+    acceptance = summary.acceptance
+    waiting = summary.pending + (summary.sent or 0)
+    if summary.mode == "auto":
         head = "[yellow]annotation mode auto[/]: no person reviewed the candidates; the ranker"
     else:
         head = "the ranker"
     console.print(
-        f"{head} accepted {summary['accepted_by_ranker']:,} that its rules vouch for at "
-        f"precision {target:.0%} (marked accepted_by: ranker in the suite); {waiting:,} wait "
-        "for people",
+        f"{head} accepted {acceptance.accepted_by_ranker:,} that its rules vouch for at "
+        f"precision {acceptance.accept_precision:.0%} (marked accepted_by: ranker in the "
+        f"suite); {waiting:,} wait for people",
         highlight=False,
     )
-    for group, numbers in summary.get("groups", {}).items():
-        rule = numbers.get("rule")
+    for group, numbers in acceptance.groups.items():
+        rule = numbers.rule
         if rule is None:
             console.print(
-                f"  {group}: no threshold on P(valid) qualified; its {numbers['candidates']:,} "
+                f"  {group}: no threshold on P(valid) qualified; its {numbers.candidates:,} "
                 "candidates wait for people",
                 highlight=False,
             )
             continue
         console.print(
-            f"  {group}: P(valid) >= {rule['threshold']:.3f} accepted {numbers['accepted']:,} of "
-            f"{numbers['candidates']:,} (out-of-fold precision {rule['precision_estimate']:.1%}, "
-            f"lower bound {rule['precision_lower_bound']:.1%})",
+            f"  {group}: P(valid) >= {rule.threshold:.3f} accepted {numbers.accepted:,} of "
+            f"{numbers.candidates:,} (out-of-fold precision {rule.precision_estimate:.1%}, "
+            f"lower bound {rule.precision_lower_bound:.1%})",
             highlight=False,
         )
-    if summary.get("no_rule"):
-        console.print(f"  {summary['no_rule']}", highlight=False)
+    if acceptance.no_rule:
+        console.print(f"  {acceptance.no_rule}", highlight=False)
 
 
-def print_error_rates(summary: dict[str, Any]) -> None:
+def print_error_rates(summary: CombineEvaluationsSummary) -> None:
     """Each model's headline error rate, with the evidence it rests on and what it leaves out."""
-    rates = summary.get("error_rates", {})
-    headlines = summary.get("headline", {})
-    for name, rate in rates.items():
-        head = headlines.get(name, {})
-        unverified = head.get("fallback") or head.get("evidence") == "all"
+    for name, rate in summary.error_rates.items():
+        head = summary.headline.get(name)
+        unverified = head is not None and (head.fallback or head.evidence == "all")
         console.print(
             f"error rate {name}: {'n/a' if rate is None else f'{rate:.1f}%'}"
-            + (f" ({head['note']})" if head.get("note") else ""),
+            + (f" ({head.note})" if head is not None and head.note else ""),
             style="yellow" if unverified else None,
             highlight=False,
         )

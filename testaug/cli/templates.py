@@ -36,15 +36,15 @@ def induce_command(
     table = Table(title_justify="left")
     table.add_column("capability")
     table.add_column("templates", justify="right")
-    for capability, count in induced.summary["per_capability"].items():
+    for capability, count in induced.summary.per_capability.items():
         table.add_row(capability, f"{count:,}")
     console.print(table)
-    skipped = induced.summary["skipped"]
+    skipped = induced.summary.skipped
     reasons = ", ".join(f"{n} {reason}" for reason, n in skipped.items()) or "none"
     console.print(
         f"[green]induced[/] {induced.records:,} templates from "
-        f"{induced.summary['from_cases']:,} cases into {output} (lexicons: "
+        f"{induced.summary.from_cases:,} cases into {output} (lexicons: "
         f"{induced.files['lexicons'].name}; provenance: {induced.files['induced'].name}); "
-        f"they fill {induced.summary['fills']:,} cases; skipped: {reasons}",
+        f"they fill {induced.summary.fills:,} cases; skipped: {reasons}",
         highlight=False,
     )

@@ -30,6 +30,7 @@ from testaug.core.records import (
     PrecisionCurve,
     PrecisionPoint,
     RankedCandidate,
+    Record,
 )
 from testaug.core.runs import sibling
 
@@ -193,6 +194,26 @@ def check_target(target: float, *, field: str = "accept_precision") -> float:
     return target
 
 
+class GroupAcceptance(Record):
+    """One calibration group under the rules: its ranked candidates, how many the ranker
+    accepted, and its rule (None where no threshold qualifies)."""
+
+    candidates: int
+    accepted: int
+    rule: AcceptanceRule | None
+
+
+class AcceptanceSummary(Record):
+    """What the ranker accepted under the rules for a precision target, group by group,
+    and (`no_rule`) why it accepts nothing when it cannot accept anything."""
+
+    accept_precision: float
+    confidence: float
+    accepted_by_ranker: int
+    groups: dict[str, GroupAcceptance]
+    no_rule: str | None
+
+
 @dataclass(frozen=True)
 class RuleAcceptance:
     """What the ranker accepts under the rules for a precision target, and what it leaves.
@@ -210,26 +231,26 @@ class RuleAcceptance:
     rest: list[RankedCandidate]
     message: str | None = None
 
-    def summary(self) -> dict[str, object]:
+    def summary(self) -> AcceptanceSummary:
         """The numbers a step output and a report state: per group, its rule or None."""
         accepted = {g: 0 for g in self.rules}
         for record in self.accepted:
             if record.acceptance is not None:
                 accepted[record.acceptance.group] = accepted.get(record.acceptance.group, 0) + 1
-        return {
-            "accept_precision": self.target,
-            "confidence": self.confidence,
-            "accepted_by_ranker": len(self.accepted),
-            "groups": {
-                group: {
-                    "candidates": self.candidates.get(group, 0),
-                    "accepted": accepted.get(group, 0),
-                    "rule": None if rule is None else rule.model_dump(mode="json"),
-                }
+        return AcceptanceSummary(
+            accept_precision=self.target,
+            confidence=self.confidence,
+            accepted_by_ranker=len(self.accepted),
+            groups={
+                group: GroupAcceptance(
+                    candidates=self.candidates.get(group, 0),
+                    accepted=accepted.get(group, 0),
+                    rule=rule,
+                )
                 for group, rule in self.rules.items()
             },
-            "no_rule": self.message,
-        }
+            no_rule=self.message,
+        )
 
 
 def accept_by_rule(

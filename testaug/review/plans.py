@@ -202,7 +202,7 @@ def record_plan(path: Path, plan: ReviewPlan, *, mode: str | None = None) -> Ann
         acceptance_path(path),
         {
             "mode": mode,
-            **plan.acceptance.summary(),
+            **plan.acceptance.summary().model_dump(mode="json"),
             "sent_to_people": len(plan.review),
             "pending": len(plan.pending),
         },

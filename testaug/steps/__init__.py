@@ -3,31 +3,40 @@ Prefect flows and the stage commands.
 
 Each step reads the files it is given, writes its outputs atomically into a run
 folder, and returns a small `StepOutput` naming its main file with the file's
-SHA-256. Flows pass these records between tasks, never the records inside the files,
-and a cached step whose file has gone or changed is run again (`is_current`).
+SHA-256 and a typed summary (one record per kind of step, defined beside the step,
+told apart by its `kind`). Flows pass these records between tasks, never the records
+inside the files, and a cached step whose file has gone or changed is run again
+(`is_current`).
 """
 
 from __future__ import annotations
 
 import hashlib
 from pathlib import Path
-from typing import Any
+from typing import Annotated
 
 from pydantic import Field
 
 from testaug.core.records import Record
 
 
+class StepSummary(Record):
+    """Base of the steps' summaries: which kind of step wrote it, and the numbers worth
+    reporting, by field (optional where a mode of the step leaves them out)."""
+
+    kind: str
+
+
 class StepOutput(Record):
     """What a step wrote: its main file (with the file's SHA-256), how many records it
-    holds, the other files it wrote by role, and a few numbers worth reporting."""
+    holds, the other files it wrote by role, and its summary."""
 
     step: str
     path: Path
     sha256: str
     records: int = 0
     files: dict[str, Path] = Field(default_factory=dict)
-    summary: dict[str, Any] = Field(default_factory=dict)
+    summary: AnySummary
 
 
 def file_sha256(path: Path) -> str:
@@ -45,7 +54,7 @@ def step_output(
     records: int = 0,
     *,
     files: dict[str, Path] | None = None,
-    **summary: Any,
+    summary: StepSummary,
 ) -> StepOutput:
     """The record of a step that wrote `path` (and maybe other files)."""
     return StepOutput(
@@ -63,4 +72,42 @@ def is_current(output: StepOutput) -> bool:
     return output.path.is_file() and file_sha256(output.path) == output.sha256
 
 
-__all__ = ["StepOutput", "file_sha256", "is_current", "step_output"]
+# The step modules define their summaries and import the names above, so they come last.
+from testaug.steps import annotate, augment, grow, measure, rankers, review  # noqa: E402
+
+AnySummary = Annotated[
+    augment.ExpandSummary
+    | augment.GenerateSummary
+    | augment.CombineSummary
+    | augment.RankSummary
+    | review.AnnotateSummary
+    | review.PullSummary
+    | review.MergeSummary
+    | grow.InduceSummary
+    | grow.ExpandInducedSummary
+    | grow.SuiteSummary
+    | measure.DiversityStepSummary
+    | measure.PerturbSummary
+    | measure.EvaluateSummary
+    | measure.CombineEvaluationsSummary
+    | measure.PatchSummary
+    | measure.ReportSummary
+    | rankers.RankersSummary,
+    Field(discriminator="kind"),
+]
+StepOutput.model_rebuild()
+
+__all__ = [
+    "AnySummary",
+    "StepOutput",
+    "StepSummary",
+    "annotate",
+    "augment",
+    "file_sha256",
+    "grow",
+    "is_current",
+    "measure",
+    "rankers",
+    "review",
+    "step_output",
+]

@@ -18,8 +18,9 @@ from testaug.core.settings import Settings
 from testaug.review.acceptance import DEFAULT_TARGET
 from testaug.review.plans import DEFAULT_REVIEW_FRACTION, read_annotations
 from testaug.steps import StepOutput, step_output
-from testaug.steps.augment import write_calibration
+from testaug.steps.augment import RankSummary, write_calibration
 from testaug.steps.review import (
+    AnnotateSummary,
     merge_reviewed,
     pull_verdicts_into,
     push_to_label_studio,
@@ -175,14 +176,16 @@ def review_run_in_terminal(
         "annotate",
         annotations_path,
         session.annotated,
-        mode="terminal",
-        annotated=session.annotated,
-        valid=session.valid,
-        invalid=session.invalid,
-        skipped=session.skipped,
-        remaining=session.remaining,
-        pending=len(done.plan.pending),
-        **done.plan.acceptance.summary(),
+        summary=AnnotateSummary(
+            mode="terminal",
+            annotated=session.annotated,
+            valid=session.valid,
+            invalid=session.invalid,
+            skipped=session.skipped,
+            remaining=session.remaining,
+            pending=len(done.plan.pending),
+            acceptance=done.plan.acceptance.summary(),
+        ),
     )
 
 
@@ -215,7 +218,9 @@ def retrain_ranking(
         out,
         len(result.reranked),
         files=write_calibration(result.ensemble, out),
-        ensemble=result.ensemble.version,
-        from_people=result.from_people,
-        from_extra=result.from_extra,
+        summary=RankSummary(
+            ensemble=result.ensemble.version,
+            from_people=result.from_people,
+            from_extra=result.from_extra,
+        ),
     )

@@ -21,7 +21,7 @@ from testaug.generation.cache import ResponseCache
 from testaug.generation.prompts import PromptTemplate, prompt_for
 from testaug.generation.sampling import GenerationResult, GenerationSettings, generate
 from testaug.generation.seeding import build_prompts
-from testaug.steps import StepOutput, step_output
+from testaug.steps import StepOutput, StepSummary, step_output
 from testaug.suites.cases import expand_suite
 from testaug.suites.load import load_suite
 
@@ -59,12 +59,57 @@ class PromptPlan(Record):
     seed: int = 0
 
 
+class ExpandSummary(StepSummary):
+    """The seed cases' suite and task."""
+
+    kind: Literal["expand"] = "expand"
+    suite: str
+    task: str
+
+
+class GenerateSummary(StepSummary):
+    """One generation: the prompts sent, the replies' rejects, and what the requests cost
+    (`GenerationStats`)."""
+
+    kind: Literal["generate"] = "generate"
+    prompts: int
+    rejects: int
+    requests: int
+    retries: int
+    cached_samples: int
+    fresh_samples: int
+    prompt_tokens: int
+    completion_tokens: int
+
+
+class CombineSummary(StepSummary):
+    """Several generations' candidates in one file: their rejects and summed counts."""
+
+    kind: Literal["combine"] = "combine"
+    rejects: int
+    prompts: int
+    requests: int
+    cached_samples: int
+    fresh_samples: int
+
+
+class RankSummary(StepSummary):
+    """The ensemble that ranked the candidates; for a retrained one, the verdicts of people
+    and the other labelled candidates it learnt from."""
+
+    kind: Literal["rank"] = "rank"
+    ensemble: str
+    from_people: int | None = None
+    from_extra: int | None = None
+
+
 def expand_seed_cases(suite: str, out: Path, *, per_template: int | None, seed: int) -> StepOutput:
     """The suite's templates filled into seed cases (a seeded sample per template)."""
     loaded = load_suite(resolve_suite(suite))
     written = write_jsonl(out, expand_suite(loaded, per_template=per_template, seed=seed))
     logger.info("wrote %d seed cases of suite %s to %s", written, loaded.name, out)
-    return step_output("expand", out, written, suite=loaded.name, task=loaded.task)
+    summary = ExpandSummary(suite=loaded.name, task=loaded.task)
+    return step_output("expand", out, written, summary=summary)
 
 
 def one_task(cases: Sequence[TestCase], source: str | Path) -> str:
@@ -200,9 +245,9 @@ def generate_prompt_set(
         out,
         len(result.candidates),
         files=files,
-        prompts=len(prompt_set.prompts),
-        rejects=len(result.rejects),
-        **result.stats.as_dict(),
+        summary=GenerateSummary(
+            prompts=len(prompt_set.prompts), rejects=len(result.rejects), **result.stats.as_dict()
+        ),
     )
     return Generation(output, result)
 
@@ -304,17 +349,16 @@ def combine_candidates(parts: Sequence[StepOutput], out: Path) -> StepOutput:
     write_jsonl(out, candidates)
     rejects_out = sibling(out, "rejects")
     write_jsonl(rejects_out, rejects)
-    totals = {
-        key: sum(int(part.summary.get(key, 0)) for part in parts)
-        for key in ("prompts", "requests", "cached_samples", "fresh_samples")
-    }
-    return step_output(
-        "generate",
-        out,
-        len(candidates),
-        files={"rejects": rejects_out},
+    summaries = [part.summary for part in parts]
+    totals = CombineSummary(
         rejects=len(rejects),
-        **totals,
+        prompts=sum(summary.prompts for summary in summaries),
+        requests=sum(summary.requests for summary in summaries),
+        cached_samples=sum(summary.cached_samples for summary in summaries),
+        fresh_samples=sum(summary.fresh_samples for summary in summaries),
+    )
+    return step_output(
+        "generate", out, len(candidates), files={"rejects": rejects_out}, summary=totals
     )
 
 
@@ -341,7 +385,8 @@ def rank_candidates(
     write_jsonl(out, ranked)
     files = write_calibration(ensemble, out)
     logger.info("ranked %d candidates with ensemble %s", len(ranked), ensemble.version)
-    return step_output("rank", out, len(ranked), files=files, ensemble=ensemble.version)
+    summary = RankSummary(ensemble=ensemble.version)
+    return step_output("rank", out, len(ranked), files=files, summary=summary)
 
 
 def write_calibration(ensemble: Ensemble, ranked_path: Path) -> dict[str, Path]:

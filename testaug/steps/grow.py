@@ -7,6 +7,7 @@ import logging
 from collections import Counter
 from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
+from typing import Literal
 
 from testaug.core.bundled import resolve_suite
 from testaug.core.errors import InputError, Problem
@@ -14,13 +15,41 @@ from testaug.core.jsonl import read_jsonl, write_jsonl
 from testaug.core.records import TestCase
 from testaug.core.runs import sibling, write_yaml
 from testaug.review.verdicts import merge_into_suite
-from testaug.steps import StepOutput, step_output
+from testaug.steps import StepOutput, StepSummary, step_output
 from testaug.suites.cases import expand_suite, template_case_counts
 from testaug.suites.load import load_suite
 from testaug.suites.provenance import case_provenance, with_origin
 from testaug.suites.templates import lexicon_of
 
 logger = logging.getLogger(__name__)
+
+
+class InduceSummary(StepSummary):
+    """Templates induced from accepted cases: the cases read, the cases the templates
+    fill, the templates per capability, and why cases gave no template."""
+
+    kind: Literal["induce"] = "induce"
+    from_cases: int
+    fills: int
+    per_capability: dict[str, int]
+    skipped: dict[str, int]
+
+
+class ExpandInducedSummary(StepSummary):
+    """Cases filled from induced templates: the templates, and the new cases by provenance."""
+
+    kind: Literal["expand-induced"] = "expand-induced"
+    templates: int
+    provenance: dict[str, int]
+
+
+class SuiteSummary(StepSummary):
+    """The extended suite: the cases added, and every case by source and by provenance."""
+
+    kind: Literal["suite"] = "suite"
+    added: int
+    by_source: dict[str, int]
+    by_provenance: dict[str, int]
 
 
 def induce_templates_file(
@@ -73,10 +102,12 @@ def induce_templates_file(
         out,
         len(templates),
         files=files,
-        from_cases=len(accepted),
-        fills=fills,
-        per_capability=dict(Counter(t.capability for t in templates)),
-        skipped=dict(skipped),
+        summary=InduceSummary(
+            from_cases=len(accepted),
+            fills=fills,
+            per_capability=dict(Counter(t.capability for t in templates)),
+            skipped=dict(skipped),
+        ),
     )
 
 
@@ -100,9 +131,8 @@ def expand_induced(
     written = write_jsonl(out, cases)
     provenance = Counter(case_provenance(case) for case in cases)
     logger.info("expanded %d templates into %d new cases", templates.records, written)
-    return step_output(
-        "expand-induced", out, written, templates=templates.records, provenance=dict(provenance)
-    )
+    summary = ExpandInducedSummary(templates=templates.records, provenance=dict(provenance))
+    return step_output("expand-induced", out, written, summary=summary)
 
 
 def traced_to_origin(cases: Iterable[TestCase], induced: Path | None) -> Iterator[TestCase]:
@@ -136,7 +166,7 @@ def extend_suite(suite_path: Path, new_cases: Sequence[Path], out: Path) -> Step
         "suite",
         out,
         len(merged),
-        added=added,
-        by_source=dict(by_source),
-        by_provenance=dict(by_provenance),
+        summary=SuiteSummary(
+            added=added, by_source=dict(by_source), by_provenance=dict(by_provenance)
+        ),
     )

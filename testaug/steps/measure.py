@@ -16,7 +16,7 @@ from testaug.core.jsonl import read_json, read_jsonl, write_jsonl
 from testaug.core.records import Record, TestCase
 from testaug.core.runs import sibling, write_json, write_text_atomic
 from testaug.evaluation.perturbed_cases import PerturbedCase
-from testaug.steps import StepOutput, step_output
+from testaug.steps import StepOutput, StepSummary, step_output
 from testaug.suites.provenance import Evidence
 
 if TYPE_CHECKING:
@@ -24,8 +24,62 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger(__name__)
 
-# What a run's summary keeps of each model's headline (the rest is in evaluation.json).
-HEADLINE_SUMMARY = ("evidence", "fallback", "left_out", "note")
+
+class DiversityStepSummary(StepSummary):
+    """The whole suite's diversity (the rest of diversity.json is in the file)."""
+
+    kind: Literal["diversity"] = "diversity"
+    self_bleu: float
+    dependency_paths: int
+    n_cases: int
+
+
+class PerturbSummary(StepSummary):
+    """CheckList's perturbations of a suite: their number is the step's record count."""
+
+    kind: Literal["perturb"] = "perturb"
+
+
+class EvaluateSummary(StepSummary):
+    """One model under test: its headline error rate and the evidence it rests on."""
+
+    kind: Literal["evaluate"] = "evaluate"
+    model: str
+    error_rate: float | None
+    evidence: Evidence | None
+
+
+class HeadlineSummary(Record):
+    """What a run's summary keeps of a model's `Headline` (the rest is in evaluation.json)."""
+
+    evidence: Evidence
+    fallback: bool
+    left_out: int
+    note: str
+
+
+class CombineEvaluationsSummary(StepSummary):
+    """The models' evaluations in one file: each model's headline error rate, the evidence
+    asked for, and what each headline rests on and leaves out."""
+
+    kind: Literal["combine-evaluations"] = "combine-evaluations"
+    error_rates: dict[str, float | None]
+    evidence: Evidence
+    headline: dict[str, HeadlineSummary]
+
+
+class PatchSummary(StepSummary):
+    """The patching protocol's two suites (its runs are the step's record count)."""
+
+    kind: Literal["patch"] = "patch"
+    suite_names: tuple[str, str]
+
+
+class ReportSummary(StepSummary):
+    """The run report's sections."""
+
+    kind: Literal["report"] = "report"
+    sections: tuple[str, ...]
 
 
 def _cases(path: Path) -> list[TestCase]:
@@ -48,9 +102,11 @@ def measure_diversity(
         "diversity",
         out,
         len(report.groups),
-        self_bleu=report.whole.self_bleu,
-        dependency_paths=report.whole.dependency_paths,
-        n_cases=report.whole.n_cases,
+        summary=DiversityStepSummary(
+            self_bleu=report.whole.self_bleu,
+            dependency_paths=report.whole.dependency_paths,
+            n_cases=report.whole.n_cases,
+        ),
     )
 
 
@@ -70,7 +126,7 @@ def perturb_suite(
         else []
     )
     written = write_jsonl(out, perturbed)
-    return step_output("perturb", out, written)
+    return step_output("perturb", out, written, summary=PerturbSummary())
 
 
 def model_slug(spec: str) -> str:
@@ -116,9 +172,11 @@ def evaluate_one_model(
         out,
         len(evaluation.results),
         files={"results": results},
-        model=evaluation.model,
-        error_rate=summary.models[0].error_rate,
-        evidence=summary.models[0].headline_evidence,
+        summary=EvaluateSummary(
+            model=evaluation.model,
+            error_rate=summary.models[0].error_rate,
+            evidence=summary.models[0].headline_evidence,
+        ),
     )
 
 
@@ -135,11 +193,18 @@ def combine_evaluations(
     if not summaries:
         raise InputError(Problem("no model evaluations to combine", file=out))
     models = []
+    heads: dict[str, HeadlineSummary] = {}
     for part, summary in zip(parts, summaries, strict=True):
         results = list(read_jsonl(part.files["results"], CaseResult))
         for model in summary.models:
-            mine = [r for r in results if r.model == model.model]
-            models.append(with_headline(model, headline(mine, evidence)))
+            head = headline([r for r in results if r.model == model.model], evidence)
+            models.append(with_headline(model, head))
+            heads[model.model] = HeadlineSummary(
+                evidence=head.evidence,
+                fallback=head.fallback,
+                left_out=head.left_out,
+                note=head.note,
+            )
     combined = EvaluationSummary(
         n_cases=summaries[0].n_cases,
         n_perturbed=summaries[0].n_perturbed,
@@ -155,18 +220,12 @@ def combine_evaluations(
         if line.strip()
     ]
     write_text_atomic(results, "".join(f"{line}\n" for line in lines))
-    rates = {model.model: model.error_rate for model in models}
-    return step_output(
-        "evaluate",
-        out,
-        len(models),
-        error_rates=rates,
+    outline = CombineEvaluationsSummary(
+        error_rates={model.model: model.error_rate for model in models},
         evidence=evidence,
-        headline={
-            model.model: {key: getattr(model.headline, key) for key in HEADLINE_SUMMARY}
-            for model in models
-        },
+        headline=heads,
     )
+    return step_output("evaluate", out, len(models), summary=outline)
 
 
 class EvaluationOptions(Record):
@@ -280,9 +339,9 @@ def patch_suites(
         model_labels=model_labels,
         suite_names=(suite_a.stem, suite_b.stem),
     )
-    summary = patching_summary(report)
-    write_json(out, summary)
-    return step_output("patch", out, len(summary["runs"]), suite_names=summary["suite_names"])
+    write_json(out, patching_summary(report))
+    summary = PatchSummary(suite_names=report.suite_names)
+    return step_output("patch", out, len(report.runs), summary=summary)
 
 
 def base_model(spec: str) -> tuple[str, tuple[str, ...] | None]:
@@ -322,5 +381,5 @@ def write_run_report(run_dir: Path) -> StepOutput:
         written.html,
         len(written.sections),
         files={"markdown": written.markdown},
-        sections=list(written.sections),
+        summary=ReportSummary(sections=written.sections),
     )

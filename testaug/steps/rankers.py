@@ -5,7 +5,7 @@ second ask reuses it), and retraining on every verdict people gave so far."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Literal
 
 from rankers.ensemble import (
     MANIFEST,
@@ -17,7 +17,18 @@ from rankers.ensemble import (
 from testaug.core.bundled import bundled_dir
 from testaug.core.jsonl import read_jsonl
 from testaug.core.records import LabelledCandidate
-from testaug.steps import StepOutput, step_output
+from testaug.steps import StepOutput, StepSummary, step_output
+
+
+class RankersSummary(StepSummary):
+    """A trained ensemble: its version and how many labelled candidates it learnt from;
+    trained on runs, how many were people's verdicts and how many shipped."""
+
+    kind: Literal["rankers"] = "rankers"
+    version: str
+    trained_on: int
+    from_people: int | None = None
+    shipped: int | None = None
 
 
 def default_training() -> Path:
@@ -63,14 +74,16 @@ def train_from_runs(
     return ensemble_output(folder, from_people=len(people), shipped=len(shipped))
 
 
-def ensemble_output(folder: Path, **summary: Any) -> StepOutput:
-    """The record of a trained ensemble folder: its manifest, members, version, data size."""
+def ensemble_output(
+    folder: Path, *, from_people: int | None = None, shipped: int | None = None
+) -> StepOutput:
+    """The record of a trained ensemble folder: its manifest, members, version, data size
+    (and, trained on runs, the verdicts of people and the shipped candidates among it)."""
     manifest = EnsembleManifest.model_validate_json((folder / MANIFEST).read_text("utf-8"))
-    return step_output(
-        "rankers",
-        folder / MANIFEST,
-        len(manifest.config.members),
+    summary = RankersSummary(
         version=manifest.version,
         trained_on=manifest.trained_on,
-        **summary,
+        from_people=from_people,
+        shipped=shipped,
     )
+    return step_output("rankers", folder / MANIFEST, len(manifest.config.members), summary=summary)

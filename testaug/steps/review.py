@@ -14,7 +14,12 @@ from typing import TYPE_CHECKING, Literal
 from testaug.core.errors import InputError, Problem
 from testaug.core.jsonl import read_jsonl, write_jsonl
 from testaug.core.records import Candidate, RankedCandidate, TestCase
-from testaug.review.acceptance import DEFAULT_TARGET, calibration_beside, read_calibration
+from testaug.review.acceptance import (
+    DEFAULT_TARGET,
+    AcceptanceSummary,
+    calibration_beside,
+    read_calibration,
+)
 from testaug.review.plans import (
     AUTO_NOTE,
     ReviewPlan,
@@ -25,7 +30,7 @@ from testaug.review.plans import (
     record_plan,
 )
 from testaug.review.verdicts import decide, merge_verdicts, status_counts
-from testaug.steps import StepOutput, step_output
+from testaug.steps import StepOutput, StepSummary, step_output
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -37,6 +42,56 @@ logger = logging.getLogger(__name__)
 
 AnnotationMode = Literal["auto", "label-studio", "terminal"]
 ANNOTATION_MODES: tuple[AnnotationMode, ...] = ("auto", "label-studio", "terminal")
+
+
+class AnnotateSummary(StepSummary):
+    """An annotation mode's review: the Label Studio push (`label-studio`) or the terminal
+    session (`terminal`), the candidates left pending, and what the ranker accepted."""
+
+    kind: Literal["annotate"] = "annotate"
+    mode: AnnotationMode
+    project: str | None = None
+    project_id: int | None = None
+    created: bool | None = None
+    sent: int | None = None
+    imported: int | None = None
+    already_present: int | None = None
+    annotated: int | None = None
+    valid: int | None = None
+    invalid: int | None = None
+    skipped: int | None = None
+    remaining: int | None = None
+    pending: int
+    acceptance: AcceptanceSummary
+
+
+class PullSummary(StepSummary):
+    """People's verdicts pulled from a Label Studio project (`pending`: those sent that
+    still wait, where the pull waited for them)."""
+
+    kind: Literal["pull"] = "pull"
+    project: str
+    verdicts: int
+    added: int
+    changed: int
+    cancelled: int
+    unanswered: int
+    pending: int | None = None
+
+
+class MergeSummary(StepSummary):
+    """Every candidate decided (`status_counts`), and with a suite its size and the cases
+    it gained."""
+
+    kind: Literal["merge"] = "merge"
+    accepted_by_people: int
+    accepted_by_ranker: int
+    rejected_by_people: int
+    rejected_by_ranker: int
+    disputed: int
+    pending: int
+    suite: int | None = None
+    added: int | None = None
 
 
 def read_ranked(path: Path) -> list[RankedCandidate]:
@@ -113,9 +168,9 @@ def review_automatically(
         "annotate",
         annotations_path,
         len(update.annotations),
-        mode="auto",
-        pending=len(plan.pending),
-        **plan.acceptance.summary(),
+        summary=AnnotateSummary(
+            mode="auto", pending=len(plan.pending), acceptance=plan.acceptance.summary()
+        ),
     )
 
 
@@ -152,15 +207,17 @@ def push_to_label_studio(
         "annotate",
         annotations_path,
         len(update.annotations),
-        mode="label-studio",
-        project=project,
-        project_id=result.project_id,
-        created=result.created,
-        sent=len(plan.review),
-        imported=result.imported,
-        already_present=result.already_present,
-        pending=len(plan.pending),
-        **plan.acceptance.summary(),
+        summary=AnnotateSummary(
+            mode="label-studio",
+            project=project,
+            project_id=result.project_id,
+            created=result.created,
+            sent=len(plan.review),
+            imported=result.imported,
+            already_present=result.already_present,
+            pending=len(plan.pending),
+            acceptance=plan.acceptance.summary(),
+        ),
     )
 
 
@@ -186,12 +243,14 @@ def pull_verdicts_into(
         "pull",
         annotations_path,
         len(update.annotations),
-        project=project,
-        verdicts=len(reading.annotations),
-        added=update.added,
-        changed=update.changed,
-        cancelled=reading.cancelled,
-        unanswered=reading.unanswered,
+        summary=PullSummary(
+            project=project,
+            verdicts=len(reading.annotations),
+            added=update.added,
+            changed=update.changed,
+            cancelled=reading.cancelled,
+            unanswered=reading.unanswered,
+        ),
     )
     return output, reading
 
@@ -227,7 +286,8 @@ def wait_for_label_studio(
             break
         logger.info("%d candidates still wait for people in %r", pending, project)
         sleep(poll_seconds)
-    return pulled.model_copy(update={"summary": {**pulled.summary, "pending": pending}})
+    summary = pulled.summary.model_copy(update={"pending": pending})
+    return pulled.model_copy(update={"summary": summary})
 
 
 def merge_reviewed(
@@ -250,21 +310,17 @@ def merge_reviewed(
     accepted_path = out_dir / "accepted.jsonl"
     write_jsonl(files["verdicts"], merge.verdicts.values())
     write_jsonl(accepted_path, merge.accepted)
-    extra = {}
     if suite_path is not None:
         files["suite"] = out_dir / "suite.jsonl"
         write_jsonl(files["suite"], merge.suite)
-        extra = {"suite": len(merge.suite), "added": merge.added}
     counts = status_counts(merge.verdicts)
     logger.info("accepted %d of %d candidates", len(merge.accepted), len(known))
-    return step_output(
-        "merge",
-        accepted_path,
-        len(merge.accepted),
-        files=files,
+    summary = MergeSummary(
         **{key.replace(" ", "_"): value for key, value in counts.items()},
-        **extra,
+        suite=len(merge.suite) if suite_path is not None else None,
+        added=merge.added if suite_path is not None else None,
     )
+    return step_output("merge", accepted_path, len(merge.accepted), files=files, summary=summary)
 
 
 @dataclass(frozen=True)

@@ -172,18 +172,18 @@ def test_combined_evaluations_take_the_headline_on_the_evidence_asked_for(tmp_pa
         "py:tests.models_fixture:predict",
         tmp_path / "evaluation" / "keywords.json",
     )
-    assert part.summary["error_rate"] == 25.0 and part.summary["evidence"] == "verified"
+    assert part.summary.error_rate == 25.0 and part.summary.evidence == "verified"
 
     verified = combine_evaluations([part], tmp_path / "evaluation.json")
     written = json.loads((tmp_path / "evaluation.json").read_text())
     assert written["evidence"] == "verified" and written["models"][0]["error_rate"] == 25.0
-    assert verified.summary["headline"]["py:tests.models_fixture:predict"]["left_out"] == 4
+    assert verified.summary.headline["py:tests.models_fixture:predict"].left_out == 4
 
     everything = combine_evaluations([part], tmp_path / "evaluation.json", evidence="all")
     written = json.loads((tmp_path / "evaluation.json").read_text())
     assert written["evidence"] == "all" and written["models"][0]["error_rate"] == 50.0
     assert written["models"][0]["headline_evidence"] == "all"
-    assert everything.summary["error_rates"] == {"py:tests.models_fixture:predict": 50.0}
+    assert everything.summary.error_rates == {"py:tests.models_fixture:predict": 50.0}
 
 
 def test_the_summary_reads_back_from_its_json_as_the_same_record(evaluation):

@@ -34,6 +34,6 @@ def test_augment_generates_and_ranks_on_a_local_dask_cluster(tmp_path, monkeypat
             )
         )
         asked = server.request_count
-    assert result.candidates.records > 0 and asked == result.candidates.summary["prompts"]
+    assert result.candidates.records > 0 and asked == result.candidates.summary.prompts
     assert result.ranked.records == result.candidates.records
-    assert result.annotations is not None and result.annotations.summary["mode"] == "auto"
+    assert result.annotations is not None and result.annotations.summary.mode == "auto"

@@ -53,7 +53,7 @@ def test_auto_mode_headlines_rest_on_verified_evidence_unless_all_is_asked_for(s
     assert head["overall"]["n"] + vader["headline_left_out"] == vader["overall"]["n"]
     assert head["overall"]["n"] == vader["by_provenance"]["template"]["n"]
     assert vader["error_rate"] == vader["by_provenance"]["template"]["rate"]
-    assert result.collected.evaluation.summary["evidence"] == "verified"
+    assert result.collected.evaluation.summary.evidence == "verified"
     html = (run_dir / "report.html").read_text()
     assert "rest on verified evidence only" in html and '<tr class="marked">' in html
 

@@ -80,17 +80,18 @@ def test_pipeline_in_auto_mode_writes_every_stage_and_marks_the_ranker_verdicts(
         assert (run_dir / name).is_file(), name
     augmented, collected = result.augmented, result.collected
     assert augmented.candidates.records > 0
-    assert server.request_count == augmented.candidates.summary["prompts"]
+    assert server.request_count == augmented.candidates.summary.prompts
     # The ranker only accepts, under its rule for 90% precision; the rest waits for people.
     annotations = list(read_jsonl(run_dir / "annotations.jsonl", Annotation))
     assert all(
         a.origin == "ranker" and a.valid and AUTO_NOTE in (a.rule or "") for a in annotations
     )
     summary = augmented.annotations.summary
-    assert summary["accept_precision"] == 0.9 and summary["accepted_by_ranker"] == len(annotations)
-    assert summary["pending"] == augmented.ranked.records - len(annotations)
+    acceptance = summary.acceptance
+    assert acceptance.accept_precision == 0.9 and acceptance.accepted_by_ranker == len(annotations)
+    assert summary.pending == augmented.ranked.records - len(annotations)
     verdicts = list(read_jsonl(run_dir / "verdicts.jsonl", Verdict))
-    assert sum(v.status == "pending" for v in verdicts) == summary["pending"]
+    assert sum(v.status == "pending" for v in verdicts) == summary.pending
     assert not any(v.status == "rejected" for v in verdicts)
     suite = list(read_jsonl(run_dir / "suite.jsonl", TestCase))
     llm = [case for case in suite if case.source == "llm"]
@@ -227,6 +228,6 @@ def test_train_rankers_learns_from_the_verdicts_of_people_in_every_run(cache_dir
     trained = train_rankers(
         runs=str(tmp_path / "runs"), config=str(lexical_config(tmp_path)), out=str(tmp_path / "r")
     )
-    assert trained.summary["from_people"] == 4
-    assert trained.summary["trained_on"] > 4  # with the shipped labelled candidates
+    assert trained.summary.from_people == 4
+    assert trained.summary.trained_on > 4  # with the shipped labelled candidates
     assert trained.path.is_file() and trained.path.parent.parent == tmp_path / "r"

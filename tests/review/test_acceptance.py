@@ -129,9 +129,10 @@ def test_each_candidate_is_accepted_under_the_threshold_of_its_own_group():
     assert record.rule.startswith("P(valid) >= 0.900: precision 96.0%")
     assert "this one: P(valid) 0.950, rank 1" in record.rule
     summary = decision.summary()
-    assert summary["accepted_by_ranker"] == 2 and summary["no_rule"] is None
-    assert summary["groups"]["m"]["candidates"] == 2 and summary["groups"]["m"]["accepted"] == 1
-    assert summary["groups"]["rule"]["rule"]["threshold"] == 0.99
+    assert summary.accepted_by_ranker == 2 and summary.no_rule is None
+    assert summary.groups["m"].candidates == 2 and summary.groups["m"].accepted == 1
+    assert summary.groups["rule"].rule == decision.rules["rule"]
+    assert summary.groups["rule"].rule is not None and summary.groups["rule"].rule.threshold == 0.99
 
 
 def test_a_group_without_a_rule_accepts_nothing_while_another_group_does(caplog):

@@ -302,10 +302,10 @@ def test_the_pipeline_sends_the_doubtful_to_people_and_collect_brings_their_verd
                 capabilities=("Negation",),
             )
         )
-    sent = first.augmented.annotations.summary["sent"]
-    assert sent > 0 and first.collected.pulled.summary["pending"] == sent
+    sent = first.augmented.annotations.summary.sent
+    assert sent > 0 and first.collected.pulled.summary.pending == sent
     verdicts = {v.candidate_id: v for v in read_jsonl(run_dir / "verdicts.jsonl", Verdict)}
-    waiting = first.augmented.annotations.summary["pending"]  # never sent: not waited for
+    waiting = first.augmented.annotations.summary.pending  # never sent: not waited for
     assert sum(v.status == "pending" for v in verdicts.values()) == sent + waiting
 
     sdk = client(server)
@@ -317,7 +317,7 @@ def test_the_pipeline_sends_the_doubtful_to_people_and_collect_brings_their_verd
     later = collect(
         RunConfig(run_dir=run_dir, annotation="label-studio", project=project, models=())
     )
-    assert later.pulled.summary["verdicts"] == sent and later.pulled.summary["pending"] == 0
+    assert later.pulled.summary.verdicts == sent and later.pulled.summary.pending == 0
     verdicts = {v.candidate_id: v for v in read_jsonl(run_dir / "verdicts.jsonl", Verdict)}
     rejected = [v for v in verdicts.values() if v.status == "rejected"]
     assert len(rejected) == sent and {v.decided_by for v in rejected} == {"people"}

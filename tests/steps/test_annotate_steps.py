@@ -69,15 +69,15 @@ def test_the_terminal_step_records_what_the_session_saved_and_what_waits(run_dir
         console=Console(file=io.StringIO(), width=100), top=0.3,
     )  # fmt: skip
     summary = done.summary
-    assert (summary["mode"], summary["annotated"], summary["valid"], summary["invalid"]) == (
+    assert (summary.mode, summary.annotated, summary.valid, summary.invalid) == (
         "terminal", 2, 1, 1,
     )  # fmt: skip
-    assert (summary["skipped"], summary["remaining"], summary["pending"]) == (
+    assert (summary.skipped, summary.remaining, summary.pending) == (
         1,
         1,
         4,
     )  # skipped: left
-    assert summary["accepted_by_ranker"] == 3 and done.records == 2
+    assert summary.acceptance.accepted_by_ranker == 3 and done.records == 2
 
 
 def test_push_reads_the_seeds_beside_the_ranking_and_names_the_run_project(run_dir):
@@ -85,8 +85,8 @@ def test_push_reads_the_seeds_beside_the_ranking_and_names_the_run_project(run_d
     pushed = annotate.push_run_to_label_studio(
         run_dir / "ranked.jsonl", run_dir / "annotations.jsonl", None, studio=studio, top=0.3
     )
-    assert pushed.summary["project"] == f"testaug {run_dir.name}"
-    assert pushed.summary["sent"] == 3
+    assert pushed.summary.project == f"testaug {run_dir.name}"
+    assert pushed.summary.sent == 3
     shown = [task["data"] for task in studio.tasks]
     assert all("The seat was great." in str(data) for data in shown)  # the seed example
 
@@ -102,9 +102,9 @@ def test_pull_then_merge_adds_what_people_accepted_to_the_suite(run_dir):
         run_dir / "annotations.jsonl", run_dir / "ranked.jsonl",
         studio=studio, project="p", suite_path=run_dir / "cases.jsonl",
     )  # fmt: skip
-    assert (done.pulled.summary["verdicts"], done.pulled.summary["added"]) == (3, 3)
+    assert (done.pulled.summary.verdicts, done.pulled.summary.added) == (3, 3)
     assert done.merged.records == 3 + 3  # people's and the ranker's
-    assert (done.merged.summary["suite"], done.merged.summary["added"]) == (2 + 6, 6)
+    assert (done.merged.summary.suite, done.merged.summary.added) == (2 + 6, 6)
     suite = list(read_jsonl(run_dir / "suite.jsonl", TestCase))
     assert len(suite) == 8 and (run_dir / "verdicts.jsonl").exists()
 
@@ -123,7 +123,7 @@ def test_pull_without_the_ranking_merges_only_the_candidates_sent(run_dir, caplo
     assert "only candidates sent to Label Studio can be merged" in caplog.text
     accepted = list(read_jsonl(done.merged.path, TestCase))
     assert [case.text for case in accepted] == [TEXTS[0]]
-    assert done.merged.summary["pending"] == 2  # the other two sent; none of the rest is known
+    assert done.merged.summary.pending == 2  # the other two sent; none of the rest is known
 
 
 def test_retraining_reranks_what_is_pending_with_the_new_ensemble(tmp_path):
@@ -150,6 +150,6 @@ def test_retraining_reranks_what_is_pending_with_the_new_ensemble(tmp_path):
     )  # fmt: skip
     reranked = list(read_jsonl(done.path, RankedCandidate))
     assert {item.candidate.text for item in reranked} == set(PENDING) and done.records == 4
-    assert (done.summary["from_people"], done.summary["from_extra"]) == (8, 0)
-    assert {item.ensemble_version for item in reranked} == {done.summary["ensemble"]}
+    assert (done.summary.from_people, done.summary.from_extra) == (8, 0)
+    assert {item.ensemble_version for item in reranked} == {done.summary.ensemble}
     assert (tmp_path / "rankers" / "ensemble.json").exists()

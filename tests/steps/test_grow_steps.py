@@ -73,9 +73,9 @@ def test_induced_templates_are_a_suite_of_source_expansion_with_the_lexicons_the
 ):
     assert templates.records == 1
     summary = templates.summary
-    assert (summary["from_cases"], summary["fills"]) == (3, 3)  # love, like, enjoy
-    assert summary["per_capability"] == {"Negation": 1}
-    assert summary["skipped"] == {"no_slot_word": 2}
+    assert (summary.from_cases, summary.fills) == (3, 3)  # love, like, enjoy
+    assert summary.per_capability == {"Negation": 1}
+    assert summary.skipped == {"no_slot_word": 2}
 
     document = yaml.safe_load(templates.path.read_text())
     assert (document["name"], document["source"]) == ("tiny-sentiment-induced", "expansion")
@@ -109,8 +109,8 @@ def test_a_template_whose_lexicon_the_suite_lacks_is_skipped_and_counted(
         words="air_noun: [flight, seat]\n",
     )
     done = induce_templates_file(accepted, cases, tmp_path / "t.yaml", suite=str(other))
-    assert done.records == 0 and done.summary["fills"] == 0
-    assert done.summary["skipped"] == {"no_slot_word": 2, "unknown_lexicon": 1}
+    assert done.records == 0 and done.summary.fills == 0
+    assert done.summary.skipped == {"no_slot_word": 2, "unknown_lexicon": 1}
 
 
 def test_no_accepted_cases_is_an_error_naming_the_file(tmp_path, cases):
@@ -135,8 +135,8 @@ def test_expansion_leaves_out_known_cases_and_traces_each_to_the_accepted_case(
     origin = next(c for c in read_jsonl(accepted, TestCase) if c.text == REUSES_LOVE)
     assert {c.source for c in expanded} == {"expansion"}
     assert {c.meta["induced_from"] for c in expanded} == {origin.id}
-    assert (done.records, done.summary["templates"]) == (2, 1)
-    assert done.summary["provenance"] == {"expansion-verified": 2}  # people accepted the origin
+    assert (done.records, done.summary.templates) == (2, 1)
+    assert done.summary.provenance == {"expansion-verified": 2}  # people accepted the origin
 
 
 def test_expansion_fills_at_most_per_template_cases_the_same_for_the_same_seed(tmp_path, templates):
@@ -151,7 +151,7 @@ def test_expanded_cases_whose_templates_file_is_gone_stay_untraced(tmp_path, tem
     templates.files["induced"].unlink()
     done = expand_induced(templates, [], tmp_path / "expanded.jsonl", per_template=None, seed=0)
     assert done.records == 3
-    assert done.summary["provenance"] == {"expansion-unverified": 3}
+    assert done.summary.provenance == {"expansion-unverified": 3}
     assert "expanded cases stay untraced" in caplog.text
 
 
@@ -167,6 +167,6 @@ def test_the_suite_grows_by_each_new_case_once_after_its_own_cases(
     original = list(read_jsonl(cases, TestCase))
     assert suite[: len(original)] == original
     assert len({c.id for c in suite}) == len(suite) == len(original) + 3 + 2
-    assert (done.records, done.summary["added"]) == (13, 5)
-    assert done.summary["by_source"] == {"template": 8, "llm": 3, "expansion": 2}
-    assert done.summary["by_provenance"] == {"template": 8, "people": 3, "expansion-verified": 2}
+    assert (done.records, done.summary.added) == (13, 5)
+    assert done.summary.by_source == {"template": 8, "llm": 3, "expansion": 2}
+    assert done.summary.by_provenance == {"template": 8, "people": 3, "expansion-verified": 2}

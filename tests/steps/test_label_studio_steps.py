@@ -68,8 +68,8 @@ def test_push_creates_the_project_with_the_top_of_what_the_rule_leaves_and_recor
     assert [task["data"]["candidate_id"] for task in tasks] == ids[:3]
     assert tasks[0]["data"]["seeds"].startswith("The seat was great.")
     summary = done.summary
-    assert (summary["created"], summary["sent"], summary["imported"]) == (True, 3, 3)
-    assert (summary["accepted_by_ranker"], summary["pending"]) == (3, 4)
+    assert (summary.created, summary.sent, summary.imported) == (True, 3, 3)
+    assert (summary.acceptance.accepted_by_ranker, summary.pending) == (3, 4)
     records = read_annotations(run_dir / "annotations.jsonl")
     assert sorted(a.candidate_id for a in records) == sorted(ids[7:])  # the rule's three
     assert {a.origin for a in records} == {"ranker"}
@@ -78,11 +78,11 @@ def test_push_creates_the_project_with_the_top_of_what_the_rule_leaves_and_recor
 def test_pushing_again_reuses_the_project_and_imports_nothing_twice(run_dir, studio, fake_client):
     first = push(run_dir, studio)
     again = push(run_dir, studio)
-    assert again.summary["project_id"] == first.summary["project_id"]
-    assert (again.summary["created"], again.summary["imported"]) == (False, 0)
-    assert again.summary["already_present"] == 3
+    assert again.summary.project_id == first.summary.project_id
+    assert (again.summary.created, again.summary.imported) == (False, 0)
+    assert again.summary.already_present == 3
     wider = push(run_dir, studio, budget=5, top=None)
-    assert (wider.summary["imported"], wider.summary["already_present"]) == (2, 3)
+    assert (wider.summary.imported, wider.summary.already_present) == (2, 3)
     assert len(fake_client.project_named(PROJECT).tasks) == 5
 
 
@@ -99,8 +99,8 @@ def test_push_then_pull_brings_peoples_verdicts_and_the_merge_accepts_them(
     fake_client.answer(PROJECT, third, 2)  # skipped
 
     pulled = pull(run_dir, studio)
-    assert (pulled.summary["verdicts"], pulled.summary["added"]) == (3, 3)
-    assert (pulled.summary["cancelled"], pulled.summary["unanswered"]) == (1, 0)
+    assert (pulled.summary.verdicts, pulled.summary.added) == (3, 3)
+    assert (pulled.summary.cancelled, pulled.summary.unanswered) == (1, 0)
     people = [a for a in read_annotations(run_dir / "annotations.jsonl") if a.origin != "ranker"]
     assert {(a.candidate_id, a.annotator, a.valid) for a in people} == {
         (first, "ann@example.org", True),
@@ -121,7 +121,7 @@ def test_pulling_again_adds_nothing_and_leaves_the_file_as_it_was(run_dir, studi
     pull(run_dir, studio)
     before = (run_dir / "annotations.jsonl").read_bytes()
     again = pull(run_dir, studio)
-    assert (again.summary["added"], again.summary["changed"]) == (0, 0)
+    assert (again.summary.added, again.summary.changed) == (0, 0)
     assert (run_dir / "annotations.jsonl").read_bytes() == before
 
 
@@ -134,7 +134,7 @@ def test_a_changed_answer_replaces_the_persons_earlier_verdict(run_dir, studio, 
     task["annotations"][0]["result"][0]["value"]["choices"] = ["invalid"]
     task["annotations"][0]["updated_at"] = "2026-11-26T09:00:00Z"
     again = pull(run_dir, studio)
-    assert (again.summary["added"], again.summary["changed"]) == (0, 1)
+    assert (again.summary.added, again.summary.changed) == (0, 1)
     [verdict] = [a for a in read_annotations(run_dir / "annotations.jsonl") if a.origin != "ranker"]
     assert not verdict.valid
 
@@ -145,7 +145,7 @@ def test_waiting_with_timeout_zero_pulls_once_and_says_how_many_sent_still_wait(
     push(run_dir, studio)
     fake_client.answer(PROJECT, by_rank(run_dir)[0], 1, validity="valid")
     waited = wait(run_dir, studio, timeout=0, sleep=never)
-    assert (waited.summary["verdicts"], waited.summary["pending"]) == (1, 2)  # of the 3 sent
+    assert (waited.summary.verdicts, waited.summary.pending) == (1, 2)  # of the 3 sent
     assert review.pending_count(run_dir / "annotations.jsonl", run_dir / "ranked.jsonl") == 6
 
 
@@ -161,7 +161,7 @@ def test_waiting_polls_until_people_have_answered_every_task_sent(run_dir, studi
     fake_client.answer(PROJECT, sent[0], 1, validity="valid")
     waited = wait(run_dir, studio, timeout=600, poll_seconds=5, sleep=people_answer_meanwhile)
     assert naps == [5, 5]
-    assert (waited.summary["verdicts"], waited.summary["pending"]) == (3, 0)
+    assert (waited.summary.verdicts, waited.summary.pending) == (3, 0)
 
 
 def test_pulling_from_a_deleted_project_is_an_error_that_keeps_the_annotations(

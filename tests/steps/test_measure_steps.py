@@ -95,9 +95,9 @@ def test_diversity_is_measured_on_the_whole_and_per_group(run_dir, tmp_path):
     written = json.loads(done.path.read_text())
     assert sorted(group["group"]["source"] for group in written["groups"]) == ["llm", "template"]
     assert done.records == 2
-    assert done.summary["n_cases"] == written["n_cases"] == 11
-    assert done.summary["self_bleu"] == written["self_bleu"] and 0 < written["self_bleu"] < 1
-    assert done.summary["dependency_paths"] == written["dependency_paths"] > 0
+    assert done.summary.n_cases == written["n_cases"] == 11
+    assert done.summary.self_bleu == written["self_bleu"] and 0 < written["self_bleu"] < 1
+    assert done.summary.dependency_paths == written["dependency_paths"] > 0
 
 
 def test_perturbations_are_a_seeded_sample_of_the_cases(run_dir, tmp_path):
@@ -132,8 +132,8 @@ def test_a_model_is_judged_on_every_case_and_perturbation_with_its_results_besid
     counted = [r for r in results if not r.filtered]
     failed = sum(not r.passed for r in counted)
     assert model["error_rate"] == pytest.approx(100 * failed / len(counted))
-    assert (vader.summary["model"], vader.summary["error_rate"]) == ("vader", model["error_rate"])
-    assert vader.summary["evidence"] == "verified"  # template cases are verified evidence
+    assert (vader.summary.model, vader.summary.error_rate) == ("vader", model["error_rate"])
+    assert vader.summary.evidence == "verified"  # template cases are verified evidence
 
 
 def test_progress_is_reported_up_to_every_case(run_dir, tmp_path):
@@ -159,9 +159,9 @@ def test_the_combined_evaluation_holds_every_model_and_every_result(run_dir, eva
     written = json.loads(done.path.read_text())
     assert [m["model"] for m in written["models"]] == ["vader", KEYWORDS]
     assert written["n_cases"] == len(cases_in(run_dir)) and written["evidence"] == "verified"
-    rates = {part.summary["model"]: part.summary["error_rate"] for part in evaluations}
-    assert done.summary["error_rates"] == rates
-    assert set(done.summary["headline"]) == set(rates)
+    rates = {part.summary.model: part.summary.error_rate for part in evaluations}
+    assert done.summary.error_rates == rates
+    assert set(done.summary.headline) == set(rates)
 
     combined = (tmp_path / "evaluation.results.jsonl").read_text().splitlines()
     parts = [line for p in evaluations for line in p.files["results"].read_text().splitlines()]
@@ -177,12 +177,12 @@ def test_the_report_has_a_section_for_each_measure_the_run_has(run_dir, evaluati
     for name in ("cases.jsonl", "perturbed.jsonl"):
         (tmp_path / name).write_bytes((run_dir / name).read_bytes())
     only_run = write_run_report(tmp_path)
-    assert only_run.summary["sections"] == ["Run"]
+    assert only_run.summary.sections == ("Run",)
 
     measure_diversity(tmp_path / "cases.jsonl", tmp_path / "diversity.json")
     combine_evaluations(evaluations, tmp_path / "evaluation.json")
     done = write_run_report(tmp_path)
-    assert done.summary["sections"] == ["Run", "Diversity", "Models under test"]
+    assert done.summary.sections == ("Run", "Diversity", "Models under test")
     assert done.path == tmp_path / "report.html"
     assert "vader" in done.path.read_text() and "vader" in done.files["markdown"].read_text()
 

@@ -5,7 +5,6 @@ grows (or not) from what was accepted."""
 from __future__ import annotations
 
 import io
-import json
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -18,7 +17,7 @@ from testaug.core.records import Annotation, RankedCandidate, TestCase
 from testaug.review.plans import AUTO_NOTE, read_annotations, save_annotations
 from testaug.review.terminal import key_reader
 from testaug.review.verdicts import Verdict
-from testaug.steps import review
+from testaug.steps import StepOutput, review
 from tests.tiny_models import VOUCHED_CURVE, make_calibration, write_ranked_run
 
 TEXTS = [f"Case {i} is nice." for i in range(10)]
@@ -49,16 +48,14 @@ def test_auto_mode_accepts_only_what_the_rule_vouches_for_and_rejects_nothing(ru
     assert sorted(ranks(run_dir)[a.candidate_id] for a in records) == [8, 9, 10]
     assert all(a.valid and a.origin == "ranker" and AUTO_NOTE in (a.rule or "") for a in records)
     summary = done.summary
-    assert (summary["mode"], summary["accepted_by_ranker"], summary["pending"]) == ("auto", 3, 7)
-    assert summary["accept_precision"] == 0.9 and summary["no_rule"] is None
-    rule = summary["groups"]["m"]["rule"]
-    assert rule["threshold"] == 0.9 and rule["precision_lower_bound"] >= 0.9
-    assert summary["groups"]["m"] | {"rule": None} == {
-        "candidates": 10,
-        "accepted": 3,
-        "rule": None,
-    }
-    json.dumps(summary)  # a flow persists it as JSON
+    acceptance = summary.acceptance
+    assert (summary.mode, acceptance.accepted_by_ranker, summary.pending) == ("auto", 3, 7)
+    assert acceptance.accept_precision == 0.9 and acceptance.no_rule is None
+    rule = acceptance.groups["m"].rule
+    assert rule is not None
+    assert rule.threshold == 0.9 and rule.precision_lower_bound >= 0.9
+    assert (acceptance.groups["m"].candidates, acceptance.groups["m"].accepted) == (10, 3)
+    assert StepOutput.model_validate_json(done.model_dump_json()) == done  # as a flow keeps it
 
     merged = review.merge_reviewed(paths[1], paths[0], run_dir)
     verdicts = list(read_jsonl(run_dir / "verdicts.jsonl", Verdict))
@@ -85,7 +82,7 @@ def test_auto_mode_replaces_an_older_auto_runs_rejections_and_keeps_peoples_verd
     assert not any(a.origin == "ranker" and not a.valid for a in records)
     ranker = {a.candidate_id for a in records if a.origin == "ranker"}
     assert ranker == {ids[7], ids[8]}  # rank 10 was judged by a person: not the ranker's
-    assert person in records and done.summary["accepted_by_ranker"] == 2
+    assert person in records and done.summary.acceptance.accepted_by_ranker == 2
 
 
 @pytest.mark.parametrize("calibrated", [False, True], ids=["no calibration file", "no p_valid"])
@@ -96,9 +93,9 @@ def test_auto_mode_on_an_older_ranking_accepts_nothing_and_says_so_once(
     run_dir = write_ranked_run(tmp_path, TEXTS, calibration=calibration)
     done = review.review_automatically(run_dir / "ranked.jsonl", run_dir / "annotations.jsonl")
     assert read_annotations(run_dir / "annotations.jsonl") == []
-    assert (done.summary["accepted_by_ranker"], done.summary["pending"]) == (0, 10)
+    assert (done.summary.acceptance.accepted_by_ranker, done.summary.pending) == (0, 10)
     warnings = [r.getMessage() for r in caplog.records if r.levelname == "WARNING"]
-    assert warnings == [done.summary["no_rule"]]
+    assert warnings == [done.summary.acceptance.no_rule]
     expected = "no P(valid)" if calibrated else "ranked.calibration.json is missing"
     assert expected in warnings[0]
 
@@ -141,8 +138,8 @@ def test_push_sends_the_top_of_what_the_ranker_leaves_and_never_accepts_a_judged
     first = push(run_dir, studio)
     rank_of = ranks(run_dir)
     assert [rank_of[t["data"]["candidate_id"]] for t in studio.tasks] == [1, 2, 3]
-    assert (first.summary["sent"], first.summary["pending"]) == (3, 4)
-    assert first.summary["accepted_by_ranker"] == 3
+    assert (first.summary.sent, first.summary.pending) == (3, 4)
+    assert first.summary.acceptance.accepted_by_ranker == 3
 
     tenth = next(cid for cid, rank in rank_of.items() if rank == 10)
     person = Annotation(candidate_id=tenth, valid=False, annotator="ann", origin="terminal")
@@ -150,12 +147,12 @@ def test_push_sends_the_top_of_what_the_ranker_leaves_and_never_accepts_a_judged
         run_dir / "annotations.jsonl", [*read_annotations(run_dir / "annotations.jsonl"), person]
     )
     again = push(run_dir, studio)
-    assert (again.summary["imported"], again.summary["already_present"]) == (0, 3)
+    assert (again.summary.imported, again.summary.already_present) == (0, 3)
     ranker = [a for a in read_annotations(run_dir / "annotations.jsonl") if a.origin == "ranker"]
     assert sorted(rank_of[a.candidate_id] for a in ranker) == [8, 9]
 
     stricter = push(run_dir, studio, target=0.97)
-    assert stricter.summary["accepted_by_ranker"] == 0 and stricter.summary["imported"] == 0
+    assert stricter.summary.acceptance.accepted_by_ranker == 0 and stricter.summary.imported == 0
     assert not [a for a in read_annotations(run_dir / "annotations.jsonl") if a.origin == "ranker"]
 
 
@@ -175,7 +172,7 @@ def test_waiting_for_label_studio_waits_only_for_the_candidates_sent_there(run_d
         run_dir / "annotations.jsonl", run_dir / "ranked.jsonl",
         studio=studio, project="p", timeout=600, sleep=never,
     )  # fmt: skip
-    assert pulled.summary["pending"] == 0 and pulled.summary["verdicts"] == 3
+    assert pulled.summary.pending == 0 and pulled.summary.verdicts == 3
     assert review.pending_count(run_dir / "annotations.jsonl", run_dir / "ranked.jsonl") == 4
 
 

@@ -3,6 +3,7 @@ induced from accepted cases (real spaCy induction, the real expansion step)."""
 
 from __future__ import annotations
 
+from collections import Counter
 from pathlib import Path
 
 import pytest
@@ -94,7 +95,7 @@ def induce_and_expand(tmp_path: Path, nlp, cases: list[TestCase], *, keep_proven
     """Induce templates from the accepted cases, write them as the induce step does, and
     expand them with the pipeline's expansion step."""
     from testaug.induction.induce import induce_templates, induced_suite
-    from testaug.steps.grow import expand_induced
+    from testaug.steps.grow import InduceSummary, expand_induced
 
     result = induce_templates(cases, {SEED.id: SEED}, nlp)
     (tmp_path / "lex.yaml").write_text(
@@ -109,9 +110,13 @@ def induce_and_expand(tmp_path: Path, nlp, cases: list[TestCase], *, keep_proven
     if not keep_provenance:  # a templates.induced.jsonl written before provenance was kept
         records = [t.model_copy(update={"case_provenance": None}) for t in records]
     write_jsonl(tmp_path / "templates.induced.jsonl", records)
+    per_capability = dict(Counter(t.capability for t in records))
+    summary = InduceSummary(
+        from_cases=len(cases), fills=0, per_capability=per_capability, skipped=dict(result.skipped)
+    )
     templates = step_output(
         "induce", tmp_path / "templates.yaml", len(records),
-        files={"induced": tmp_path / "templates.induced.jsonl"},
+        files={"induced": tmp_path / "templates.induced.jsonl"}, summary=summary,
     )  # fmt: skip
     out = tmp_path / "expanded.jsonl"
     done = expand_induced(templates, [], out, per_template=None, seed=0)
@@ -135,7 +140,7 @@ def test_expanded_cases_are_traced_through_their_induced_template_to_who_accepte
         assert item.meta["induced_from"] == origin
         expected = "expansion-verified" if origin == by_people.id else "expansion-unverified"
         assert case_provenance(item) == expected
-    assert set(done.summary["provenance"]) == {"expansion-verified", "expansion-unverified"}
+    assert set(done.summary.provenance) == {"expansion-verified", "expansion-unverified"}
 
 
 def test_expansions_of_untraced_templates_count_as_unverified(tmp_path, nlp):
