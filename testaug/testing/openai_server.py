@@ -18,11 +18,7 @@ Run it standalone with `python -m testaug.testing.openai_server --port 8000 [--l
 from __future__ import annotations
 
 import argparse
-import contextlib
 import itertools
-import json
-import socket
-import socketserver
 import sys
 import threading
 import time
@@ -30,10 +26,10 @@ from collections import deque
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from email.message import Message
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from types import TracebackType
 from typing import Any, Self
 
+from testaug.testing.http_transport import Answer, JsonHTTPServer
 from testaug.testing.openai_wire import (
     apply_limits,
     count_tokens,
@@ -96,120 +92,6 @@ class _Slowdown:
     remaining: int
 
 
-@dataclass
-class _Answer:
-    status: int
-    payload: dict[str, Any]
-    headers: dict[str, str]
-    delay: float
-
-
-class _Handler(BaseHTTPRequestHandler):
-    """Reads one request, asks the owning ScriptedOpenAIServer for the answer, writes it."""
-
-    protocol_version = "HTTP/1.1"  # keep-alive: the openai client pools connections
-    server_version = "ScriptedOpenAI/1.0"
-    disable_nagle_algorithm = True  # headers and body go out as separate writes
-    server: _HTTPServer
-
-    def setup(self) -> None:
-        super().setup()
-        self.server.track(self.connection)
-
-    def finish(self) -> None:
-        try:
-            super().finish()
-        finally:
-            self.server.untrack(self.connection)
-
-    def log_message(self, format: str, *args: Any) -> None:
-        """Quiet: no per-request logging."""
-
-    def do_POST(self) -> None:
-        arrived = time.time()
-        try:
-            raw = self._read_body()
-        except (ValueError, OSError):
-            self.close_connection = True
-            raw = None
-        owner = self.server.owner
-        answer = owner._answer(self.command, self.path, raw, self.headers, arrived)
-        if owner._wait(answer.delay):  # the server is stopping: drop the request unanswered
-            self.close_connection = True
-            return
-        self._send(answer)
-
-    do_GET = do_POST
-
-    def _read_body(self) -> bytes:
-        if "chunked" in self.headers.get("Transfer-Encoding", "").lower():
-            chunks = []
-            while size := int(self.rfile.readline(65537).split(b";")[0].strip(), 16):
-                chunks.append(self.rfile.read(size))
-                self.rfile.readline()
-            while self.rfile.readline(65537) not in (b"\r\n", b"\n", b""):
-                pass  # trailers
-            return b"".join(chunks)
-        length = int(self.headers.get("Content-Length") or 0)
-        return self.rfile.read(length) if length > 0 else b""
-
-    def _send(self, answer: _Answer) -> None:
-        data = json.dumps(answer.payload).encode()
-        try:
-            self.send_response(answer.status)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(data)))
-            for name, value in answer.headers.items():
-                self.send_header(name, value)
-            if self.close_connection:
-                self.send_header("Connection", "close")
-            self.end_headers()
-            self.wfile.write(data)
-        except OSError:  # the client gave up (e.g. its timeout fired)
-            self.close_connection = True
-
-
-class _HTTPServer(ThreadingHTTPServer):
-    daemon_threads = True
-    request_queue_size = 128
-    allow_reuse_address = True
-
-    def __init__(self, address: tuple[str, int], owner: ScriptedOpenAIServer) -> None:
-        self.owner = owner
-        self._connections: set[socket.socket] = set()
-        self._connections_lock = threading.Lock()
-        if ":" in address[0]:
-            self.address_family = socket.AF_INET6
-        super().__init__(address, _Handler)
-
-    def server_bind(self) -> None:
-        # HTTPServer.server_bind calls socket.getfqdn, which can stall on hosts without DNS.
-        socketserver.TCPServer.server_bind(self)
-        host, port = self.server_address[:2]
-        self.server_name, self.server_port = str(host), int(port)
-
-    def handle_error(self, request: Any, client_address: Any) -> None:
-        if isinstance(sys.exc_info()[1], OSError):
-            return  # a client hung up; not worth a traceback
-        super().handle_error(request, client_address)
-
-    def track(self, connection: socket.socket) -> None:
-        with self._connections_lock:
-            self._connections.add(connection)
-
-    def untrack(self, connection: socket.socket) -> None:
-        with self._connections_lock:
-            self._connections.discard(connection)
-
-    def close_connections(self) -> None:
-        """Shut down open (keep-alive) connections so their handler threads end."""
-        with self._connections_lock:
-            connections = list(self._connections)
-        for connection in connections:
-            with contextlib.suppress(OSError):
-                connection.shutdown(socket.SHUT_RDWR)
-
-
 class ScriptedOpenAIServer:
     """An OpenAI-compatible server whose replies come from a script; see the module docstring.
 
@@ -236,7 +118,7 @@ class ScriptedOpenAIServer:
         self._ids = itertools.count(1)
         self._stopping = threading.Event()
         self._thread: threading.Thread | None = None
-        self._httpd = _HTTPServer((host, port), self)
+        self._httpd = JsonHTTPServer((host, port), self)
 
     # -- lifecycle -----------------------------------------------------------------------------
 
@@ -348,15 +230,15 @@ class ScriptedOpenAIServer:
 
     # -- answering -----------------------------------------------------------------------------
 
-    def _wait(self, seconds: float) -> bool:
+    def wait(self, seconds: float) -> bool:
         """Sleep up to `seconds`; True when the server is stopping."""
         if seconds <= 0:
             return self._stopping.is_set()
         return self._stopping.wait(seconds)
 
-    def _answer(
+    def answer(
         self, method: str, raw_path: str, raw: bytes | None, headers: Message, arrived: float
-    ) -> _Answer:
+    ) -> Answer:
         """Decide the answer to one request and record it (called from handler threads)."""
         with self._lock:
             request_id = next(self._ids)
@@ -396,7 +278,7 @@ class ScriptedOpenAIServer:
         with self._lock:
             self._records.append(record)
         delay = self.latency + (slowdown.seconds if slowdown is not None else 0.0)
-        return _Answer(status, payload, extra_headers, delay)
+        return Answer(status, payload, extra_headers, delay)
 
     def _samples(
         self, prompt: str, n: int, stop: list[str], max_tokens: int | None

@@ -1,0 +1,144 @@
+"""The HTTP side of the scripted OpenAI-compatible server (stdlib only): a threading server
+whose handler reads a request, asks a `Responder` what to answer, and writes JSON back."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import socket
+import socketserver
+import sys
+import threading
+import time
+from dataclasses import dataclass
+from email.message import Message
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any, Protocol
+
+
+class Responder(Protocol):
+    """What decides the answers: the scripted server."""
+
+    def answer(
+        self, method: str, raw_path: str, raw: bytes | None, headers: Message, arrived: float
+    ) -> Answer: ...
+
+    def wait(self, seconds: float) -> bool: ...
+
+
+@dataclass
+class Answer:
+    """What to send back for one request, and how long to wait before sending it."""
+
+    status: int
+    payload: dict[str, Any]
+    headers: dict[str, str]
+    delay: float
+
+
+class JsonHandler(BaseHTTPRequestHandler):
+    """Reads one request, asks the server's responder for the answer, writes it."""
+
+    protocol_version = "HTTP/1.1"  # keep-alive: the openai client pools connections
+    server_version = "ScriptedOpenAI/1.0"
+    disable_nagle_algorithm = True  # headers and body go out as separate writes
+    server: JsonHTTPServer
+
+    def setup(self) -> None:
+        super().setup()
+        self.server.track(self.connection)
+
+    def finish(self) -> None:
+        try:
+            super().finish()
+        finally:
+            self.server.untrack(self.connection)
+
+    def log_message(self, format: str, *args: Any) -> None:
+        """Quiet: no per-request logging."""
+
+    def do_POST(self) -> None:
+        arrived = time.time()
+        try:
+            raw = self._read_body()
+        except (ValueError, OSError):
+            self.close_connection = True
+            raw = None
+        owner = self.server.owner
+        answer = owner.answer(self.command, self.path, raw, self.headers, arrived)
+        if owner.wait(answer.delay):  # the server is stopping: drop the request unanswered
+            self.close_connection = True
+            return
+        self._send(answer)
+
+    do_GET = do_POST
+
+    def _read_body(self) -> bytes:
+        if "chunked" in self.headers.get("Transfer-Encoding", "").lower():
+            chunks = []
+            while size := int(self.rfile.readline(65537).split(b";")[0].strip(), 16):
+                chunks.append(self.rfile.read(size))
+                self.rfile.readline()
+            while self.rfile.readline(65537) not in (b"\r\n", b"\n", b""):
+                pass  # trailers
+            return b"".join(chunks)
+        length = int(self.headers.get("Content-Length") or 0)
+        return self.rfile.read(length) if length > 0 else b""
+
+    def _send(self, answer: Answer) -> None:
+        data = json.dumps(answer.payload).encode()
+        try:
+            self.send_response(answer.status)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(data)))
+            for name, value in answer.headers.items():
+                self.send_header(name, value)
+            if self.close_connection:
+                self.send_header("Connection", "close")
+            self.end_headers()
+            self.wfile.write(data)
+        except OSError:  # the client gave up (e.g. its timeout fired)
+            self.close_connection = True
+
+
+class JsonHTTPServer(ThreadingHTTPServer):
+    """A threading HTTP server on loopback whose keep-alive connections can be dropped."""
+
+    daemon_threads = True
+    request_queue_size = 128
+    allow_reuse_address = True
+
+    def __init__(self, address: tuple[str, int], owner: Responder) -> None:
+        self.owner = owner
+        self._connections: set[socket.socket] = set()
+        self._connections_lock = threading.Lock()
+        if ":" in address[0]:
+            self.address_family = socket.AF_INET6
+        super().__init__(address, JsonHandler)
+
+    def server_bind(self) -> None:
+        # HTTPServer.server_bind calls socket.getfqdn, which can stall on hosts without DNS.
+        socketserver.TCPServer.server_bind(self)
+        host, port = self.server_address[:2]
+        self.server_name, self.server_port = str(host), int(port)
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        if isinstance(sys.exc_info()[1], OSError):
+            return  # a client hung up; not worth a traceback
+        super().handle_error(request, client_address)
+
+    def track(self, connection: socket.socket) -> None:
+        with self._connections_lock:
+            self._connections.add(connection)
+
+    def untrack(self, connection: socket.socket) -> None:
+        with self._connections_lock:
+            self._connections.discard(connection)
+
+    def close_connections(self) -> None:
+        """Shut down open (keep-alive) connections so their handler threads end."""
+        with self._connections_lock:
+            connections = list(self._connections)
+        for connection in connections:
+            with contextlib.suppress(OSError):
+                connection.shutdown(socket.SHUT_RDWR)
