@@ -8,9 +8,8 @@ out-of-fold scores are what the ensemble's weights and calibration are fitted on
 they rest on verdicts no model of the ensemble saw.
 
 A trained ensemble folder holds `<member>/fold-<i>/` for each member and fold, and
-`ensemble.json` (the config, the version, the members' out-of-fold score distributions
-and weights, the calibration, what it was trained on and how long each member took).
-The version is a hash of the config and the training verdicts.
+`ensemble.json` (the config, the version: a hash of the config, the training verdicts and
+the rankers code; the members' out-of-fold scores and weights, the calibration).
 """
 
 from __future__ import annotations
@@ -33,7 +32,7 @@ from rankers.calibration import FittedCalibration, fit_calibration
 from rankers.config import EnsembleConfig, load_config, shipped_configs
 from rankers.cross_encoder import RankerError
 from rankers.folds import fold_assignment
-from rankers.members import Ranker, load_member, train_member
+from rankers.members import MemberConfigLike, Ranker, load_member, train_member
 from rankers.reference import bundled_reference
 from testaug.core.records import Candidate, LabelledCandidate, RankedCandidate, TestCase, content_id
 
@@ -246,6 +245,39 @@ def _auc(invalid: np.ndarray, scores: np.ndarray) -> float:
     return float(roc_auc_score(invalid, scores))
 
 
+def cross_fit_member(
+    member: MemberConfigLike,
+    items: Sequence[LabelledCandidate],
+    folds: np.ndarray,
+    n_folds: int,
+    folder: Path,
+    *,
+    reference: Sequence[TestCase],
+    sample_weight: np.ndarray | None,
+    on_progress: ProgressCallback | None,
+) -> np.ndarray:
+    """Train one member on every fold's complement, save each fold model into `folder`, and
+    return the member's out-of-fold scores of the candidates (`folds`: each one's fold)."""
+    scores = np.zeros(len(items))
+    for fold in range(n_folds):
+        if on_progress:
+            on_progress(member.name, fold, n_folds)
+        inside = np.flatnonzero(folds != fold)
+        outside = np.flatnonzero(folds == fold)
+        model = train_member(
+            member,
+            [items[i] for i in inside],
+            reference=reference,
+            work_dir=folder / ".work" / member.name / str(fold),
+            sample_weight=None if sample_weight is None else sample_weight[inside],
+        )
+        model.save(folder / member.name / f"fold-{fold}")
+        scores[outside] = model.score([items[i].candidate for i in outside], reference=reference)
+    if on_progress:
+        on_progress(member.name, n_folds, n_folds)
+    return scores
+
+
 def train_ensemble(
     labelled: Sequence[LabelledCandidate],
     config: EnsembleConfig,
@@ -283,23 +315,16 @@ def train_ensemble(
     oof: dict[str, np.ndarray] = {}
     for member in config.members:
         started = time.perf_counter()
-        scores = np.zeros(len(items))
-        for fold in range(config.folds):
-            if on_progress:
-                on_progress(member.name, fold, config.folds)
-            inside = np.flatnonzero(folds != fold)
-            outside = np.flatnonzero(folds == fold)
-            model = train_member(
-                member,
-                [items[i] for i in inside],
-                reference=cases,
-                work_dir=folder / ".work" / member.name / str(fold),
-                sample_weight=None if weights is None else weights[inside],
-            )
-            model.save(folder / member.name / f"fold-{fold}")
-            scores[outside] = model.score([items[i].candidate for i in outside], reference=cases)
-        if on_progress:
-            on_progress(member.name, config.folds, config.folds)
+        scores = cross_fit_member(
+            member,
+            items,
+            folds,
+            config.folds,
+            folder,
+            reference=cases,
+            sample_weight=weights,
+            on_progress=on_progress,
+        )
         seconds[member.name] = round(time.perf_counter() - started, 2)
         logger.info(
             "trained %s (%d folds) in %.1f s", member.name, config.folds, seconds[member.name]
