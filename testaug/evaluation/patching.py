@@ -30,6 +30,14 @@ from testaug.evaluation.finetune import (
     load_classifier,
     predict_labels,
 )
+from testaug.evaluation.patching_report import (
+    CapabilityErrors,
+    IidSummary,
+    PatchingReport,
+    PatchingRun,
+    PatchingSummary,
+    Stat,
+)
 from testaug.evaluation.splits import Split, Strategy, dedupe, in_suite, merge_suites, splits_for
 
 logger = logging.getLogger(__name__)
@@ -43,96 +51,6 @@ class IidExample(Record):
     text: str
     text_pair: str | None = None
     label: Label
-
-
-class CapabilityErrors(Record):
-    """Error rates of the unpatched and both patched models on one capability's test cases."""
-
-    n_test: int
-    err_unpatched: float
-    err_patched_a: float
-    err_patched_b: float
-
-
-class PatchingRun(Record):
-    """One split: train sizes, error rates on its test side, and i.i.d. and G scores."""
-
-    seed: int
-    strategy: Strategy
-    held_out: str | None = None
-    n_train_a: int
-    n_train_b: int
-    n_test: int
-    err_unpatched: float
-    err_patched_a: float
-    err_patched_b: float
-    per_capability: dict[str, CapabilityErrors]
-    iid_unpatched: float | None = None
-    iid_patched_a: float | None = None
-    iid_patched_b: float | None = None
-    g_unpatched: float | None = None
-    g_patched_a: float | None = None
-    g_patched_b: float | None = None
-    new_head_unpatched: bool = False  # the unpatched model's head is new (random)
-    new_head_patched: bool = False  # fine-tuning started from a new head
-
-    @property
-    def delta_a(self) -> float:
-        return self.err_unpatched - self.err_patched_a
-
-    @property
-    def delta_b(self) -> float:
-        return self.err_unpatched - self.err_patched_b
-
-
-class Stat(Record):
-    """Mean and sample standard deviation (0 for a single value) over n runs."""
-
-    mean: float
-    std: float
-    n: int
-
-
-class PatchingSummary(Record):
-    """Error rates and deltas (unpatched − patched) over runs, for all cases or one capability."""
-
-    n_runs: int
-    err_unpatched: Stat
-    err_patched_a: Stat
-    err_patched_b: Stat
-    delta_a: Stat
-    delta_b: Stat
-
-
-class IidSummary(Record):
-    """i.i.d. accuracy and G score (suite pass rate with i.i.d. accuracy) over runs."""
-
-    iid_unpatched: Stat
-    iid_patched_a: Stat
-    iid_patched_b: Stat
-    g_unpatched: Stat
-    g_patched_a: Stat
-    g_patched_b: Stat
-
-
-class PatchingReport(Record):
-    """Every run of the protocol and their aggregates: overall, per capability, i.i.d."""
-
-    base_model: str
-    strategy: Strategy
-    seeds: tuple[int, ...]
-    labels: tuple[str, ...]
-    suite_names: tuple[str, str]
-    config: FineTuneConfig
-    test_fraction: float
-    n_a: int
-    n_b: int
-    n_merged: int
-    n_both: int
-    runs: tuple[PatchingRun, ...]
-    overall: PatchingSummary
-    per_capability: dict[str, PatchingSummary]
-    iid: IidSummary | None = None
 
 
 def _silent(message: str) -> None:

@@ -11,10 +11,9 @@ and patching.json (`testaug patch-eval --json`).
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TypeVar
 
 from pydantic import BaseModel
 
@@ -23,6 +22,7 @@ from testaug.core.jsonl import read_json, read_jsonl
 from testaug.core.records import Annotation
 from testaug.core.triage import TriageReport, TriageSummary
 from testaug.diversity.measures import DiversityMeasures, DiversityRow, DiversitySummary
+from testaug.evaluation.patching import PatchingReport
 from testaug.evaluation.summary import EvaluationSummary
 from testaug.reports.acceptance import acceptance_blocks, auto_mode_notice, read_run_acceptance
 from testaug.reports.blocks import Heading, Image, Report, Table, Text, render_html, render_markdown
@@ -77,7 +77,7 @@ def build_report(run_dir: Path) -> Report:
     evaluation = read_summary(run_dir / "evaluation.json", EvaluationSummary)
     if evaluation is not None:
         report.add(*evaluation_section(evaluation))
-    patching = _json(run_dir / "patching.json")
+    patching = read_summary(run_dir / "patching.json", PatchingReport)
     if patching is not None:
         report.add(*patching_section(patching))
     return report
@@ -99,16 +99,6 @@ def write_report(run_dir: Path, output_dir: Path | None = None) -> WrittenReport
 def read_summary(path: Path, model: type[SummaryT]) -> SummaryT | None:
     """A JSON summary file as its record, or None when the run does not have it."""
     return read_json(path, model) if path.exists() else None
-
-
-def _json(path: Path) -> Any | None:
-    """A JSON summary file, or None when the run does not have it."""
-    if not path.exists():
-        return None
-    try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except json.JSONDecodeError as exc:
-        raise InputError(Problem(f"not valid JSON ({exc.msg})", path, exc.lineno)) from None
 
 
 def _count_lines(path: Path) -> int:

@@ -356,19 +356,7 @@ def base_model(spec: str) -> tuple[str, tuple[str, ...] | None]:
 
 def patching_summary(report: PatchingReport) -> dict[str, Any]:
     """The report as JSON, with error rates and deltas in percent (ERR%, as the paper)."""
-    data = report.model_dump(mode="json")
-    for summary in [data["overall"], *data["per_capability"].values()]:
-        for key in ("err_unpatched", "err_patched_a", "err_patched_b", "delta_a", "delta_b"):
-            summary[key] = {
-                **summary[key],
-                "mean": 100 * summary[key]["mean"],
-                "std": 100 * summary[key]["std"],
-            }
-    if data.get("iid"):
-        for key, value in data["iid"].items():
-            data["iid"][key] = {**value, "mean": 100 * value["mean"], "std": 100 * value["std"]}
-    data["unit"] = "percent"
-    return data
+    return report.in_percent().model_dump(mode="json")
 
 
 def write_run_report(run_dir: Path) -> StepOutput:
