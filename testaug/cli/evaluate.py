@@ -5,10 +5,9 @@ tests; the headline rates rest on verified evidence unless `--evidence all`."""
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from tempfile import TemporaryDirectory
-from typing import Any
 
 import typer
 from rich.progress import Progress, TaskID
@@ -16,7 +15,10 @@ from rich.table import Table
 
 from testaug.cli.console import console, progress
 from testaug.core.errors import InputError, Problem
+from testaug.core.jsonl import read_json
 from testaug.core.runs import sibling
+from testaug.evaluation.failures import FailureRate
+from testaug.evaluation.summary import EvaluationSummary, ModelSummary
 from testaug.suites.provenance import EVIDENCE, MEANINGS, PROVENANCES
 
 
@@ -67,9 +69,9 @@ def evaluate_command(
             options=options,
             on_progress=_progress_on(bar),
         )
-        summary = json.loads(target.read_text(encoding="utf-8"))
+        summary = read_json(target, EvaluationSummary)
     if as_json:
-        typer.echo(json.dumps(summary))
+        typer.echo(json.dumps(summary.model_dump(mode="json")))
         return
     _print(summary)
     if output is not None:
@@ -88,57 +90,54 @@ def _progress_on(bar: Progress) -> Callable[[str, int, int | None], None]:
     return update
 
 
-def _print(summary: dict[str, Any]) -> None:
-    models = summary["models"]
+def _print(summary: EvaluationSummary) -> None:
+    models = summary.models
     table = Table(title="error rate (%) per capability and test type", title_justify="left")
     table.add_column("capability")
     table.add_column("test type")
     for item in models:
-        table.add_column(item["model"], justify="right")
+        table.add_column(item.model, justify="right")
     keys = list(
-        dict.fromkeys((c, t) for item in models for c, row in item["matrix"].items() for t in row)
+        dict.fromkeys((c, t) for item in models for c, row in item.matrix.items() for t in row)
     )
     for capability, test_type in keys:
-        cells = []
-        for item in models:
-            cell = item["matrix"].get(capability, {}).get(test_type)
-            cells.append(_rate(cell))
+        cells = [_rate(item.matrix.get(capability, {}).get(test_type)) for item in models]
         table.add_row(capability, test_type, *cells)
-    table.add_row("all", "", *(_rate(item["overall"]) for item in models), style="bold")
+    table.add_row("all", "", *(_rate(item.overall) for item in models), style="bold")
     console.print(table)
     _print_provenance(models)
     console.print(
-        f"{summary['n_cases']:,} cases and {summary['n_perturbed']:,} perturbed cases",
+        f"{summary.n_cases:,} cases and {summary.n_perturbed:,} perturbed cases",
         highlight=False,
     )
     for item in models:
-        head = item.get("headline") or {}
-        style = "yellow" if head.get("fallback") or head.get("evidence") == "all" else "bold"
+        head = item.headline
+        unverified = head is not None and (head.fallback or head.evidence == "all")
         console.print(
-            f"[{style}]{item['model']}[/]: error rate {_rate(head.get('overall'))}; "
-            f"{head.get('note', '')}",
+            f"[{'yellow' if unverified else 'bold'}]{item.model}[/]: error rate "
+            f"{_rate(head.overall if head else None)}; {head.note if head else ''}",
             highlight=False,
         )
 
 
-def _print_provenance(models: list[dict[str, Any]]) -> None:
+def _print_provenance(models: Sequence[ModelSummary]) -> None:
     """Error rates by provenance, the unverified rows marked."""
     table = Table(title="error rate (%) per provenance", title_justify="left")
     table.add_column("provenance")
     for item in models:
-        table.add_column(item["model"], justify="right")
+        table.add_column(item.model, justify="right")
     table.add_column("what")
     for name in PROVENANCES:
-        if not any(name in item.get("by_provenance", {}) for item in models):
+        if not any(name in item.by_provenance for item in models):
             continue
         meaning = MEANINGS[name]
-        cells = [_rate(item.get("by_provenance", {}).get(name)) for item in models]
+        cells = [_rate(item.by_provenance.get(name)) for item in models]
         style = "yellow" if meaning.startswith("unverified") else None
         table.add_row(name, *cells, meaning, style=style)
     console.print(table)
 
 
-def _rate(cell: dict[str, Any] | None) -> str:
-    if cell is None or cell.get("rate") is None:
+def _rate(cell: FailureRate | None) -> str:
+    if cell is None or cell.rate is None:
         return "n/a"
-    return f"{cell['rate']:.1f} ({cell['failed']}/{cell['n']})"
+    return f"{cell.rate:.1f} ({cell.failed}/{cell.n})"

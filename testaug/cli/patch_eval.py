@@ -7,13 +7,17 @@ from __future__ import annotations
 import json
 from pathlib import Path
 from tempfile import TemporaryDirectory
-from typing import Any
+from typing import TYPE_CHECKING
 
 import typer
 from rich.table import Table
 
 from testaug.cli.console import console, err_console
 from testaug.core.errors import InputError, Problem
+from testaug.core.jsonl import read_json
+
+if TYPE_CHECKING:
+    from testaug.evaluation.patching_report import PatchingReport
 
 
 def patch_eval_command(
@@ -62,34 +66,35 @@ def patch_eval_command(
                 suite_a, suite_b, model, target, options=options, iid_path=iid,
                 on_progress=lambda message: status.update(message),
             )  # fmt: skip
-        summary = json.loads(target.read_text(encoding="utf-8"))
+        summary = read_json(target, patching_report())
     if as_json:
-        typer.echo(json.dumps(summary))
+        typer.echo(json.dumps(summary.model_dump(mode="json")))
         return
     _print(summary)
 
 
-def _print(summary: dict[str, Any]) -> None:
-    a, b = summary["suite_names"]
+def _print(summary: PatchingReport) -> None:
+    a, b = summary.suite_names
     table = Table(
-        title=f"ERR% on the same test split ({summary['strategy']} split, "
-        f"{summary['overall']['n_runs']} run(s)); mean ± std",
+        title=f"ERR% on the same test split ({summary.strategy} split, "
+        f"{summary.overall.n_runs} run(s)); mean ± std",
         title_justify="left",
     )
     for column in ("", "unpatched", f"patched on {a}", "Δ", f"patched on {b}", "Δ"):
         table.add_column(column, justify="left" if not column else "right")
-    rows = {"overall": summary["overall"], **summary["per_capability"]}
+    rows = {"overall": summary.overall, **summary.per_capability}
     for name, row in rows.items():
+        stats = (row.err_unpatched, row.err_patched_a, row.delta_a, row.err_patched_b, row.delta_b)
         table.add_row(
             name,
-            *(
-                _stat(row[key])
-                for key in ("err_unpatched", "err_patched_a", "delta_a", "err_patched_b", "delta_b")
-            ),
+            *(f"{stat.mean:.1f} ± {stat.std:.1f}" for stat in stats),
             style="bold" if name == "overall" else None,
         )
     console.print(table)
 
 
-def _stat(value: dict[str, Any]) -> str:
-    return f"{value['mean']:.1f} ± {value['std']:.1f}"
+def patching_report() -> type[PatchingReport]:
+    """The record patching.json holds (imported when a command needs it)."""
+    from testaug.evaluation.patching_report import PatchingReport
+
+    return PatchingReport
