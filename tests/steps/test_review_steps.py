@@ -5,7 +5,6 @@ grows (or not) from what was accepted."""
 from __future__ import annotations
 
 import io
-from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -14,6 +13,7 @@ from rich.console import Console
 
 from testaug.core.jsonl import read_jsonl
 from testaug.core.records import Annotation, RankedCandidate, TestCase
+from testaug.review.label_studio import LabelStudio
 from testaug.review.plans import AUTO_NOTE, read_annotations, save_annotations
 from testaug.review.terminal import key_reader
 from testaug.review.verdicts import Verdict
@@ -100,44 +100,20 @@ def test_auto_mode_on_an_older_ranking_accepts_nothing_and_says_so_once(
     assert expected in warnings[0]
 
 
-class FakeStudio:
-    """The Label Studio calls a push and a pull make, kept in memory."""
-
-    def __init__(self) -> None:
-        self.tasks: list[dict[str, Any]] = []
-
-    def find_project(self, name: str) -> int | None:
-        return 1 if self.tasks else None
-
-    def project(self, name: str) -> int:
-        return 1
-
-    def create_project(self, name: str, labels: Sequence[str]) -> int:
-        return 1
-
-    def export(self, project_id: int) -> list[dict[str, Any]]:
-        return self.tasks
-
-    def import_tasks(self, project_id: int, tasks: Sequence[Mapping[str, Any]]) -> int:
-        self.tasks.extend({"id": len(self.tasks) + 1, **task} for task in tasks)
-        return len(tasks)
-
-    def users(self) -> dict[int, str]:
-        return {7: "ann"}
-
-
-def push(run_dir: Path, studio: FakeStudio, **options: Any):
+def push(run_dir: Path, studio: LabelStudio, **options: Any):
     return review.push_to_label_studio(
         run_dir / "ranked.jsonl", run_dir / "annotations.jsonl",
         studio=studio, project="p", seeds={}, top=0.3, **options,
     )  # fmt: skip
 
 
-def test_push_sends_the_top_of_what_the_ranker_leaves_and_never_accepts_a_judged_one(run_dir):
-    studio = FakeStudio()
+def test_push_sends_the_top_of_what_the_ranker_leaves_and_never_accepts_a_judged_one(
+    run_dir, studio, fake_client
+):
     first = push(run_dir, studio)
     rank_of = ranks(run_dir)
-    assert [rank_of[t["data"]["candidate_id"]] for t in studio.tasks] == [1, 2, 3]
+    tasks = fake_client.project_named("p").tasks
+    assert [rank_of[t["data"]["candidate_id"]] for t in tasks] == [1, 2, 3]
     assert (first.summary.sent, first.summary.pending) == (3, 4)
     assert first.summary.acceptance.accepted_by_ranker == 3
 
@@ -156,14 +132,12 @@ def test_push_sends_the_top_of_what_the_ranker_leaves_and_never_accepts_a_judged
     assert not [a for a in read_annotations(run_dir / "annotations.jsonl") if a.origin == "ranker"]
 
 
-def test_waiting_for_label_studio_waits_only_for_the_candidates_sent_there(run_dir):
-    studio = FakeStudio()
+def test_waiting_for_label_studio_waits_only_for_the_candidates_sent_there(
+    run_dir, studio, fake_client
+):
     push(run_dir, studio)
-    for task in studio.tasks:
-        task["annotations"] = [{"completed_by": 7, "result": [
-            {"from_name": "validity", "to_name": "text", "type": "choices",
-             "value": {"choices": ["valid"]}},
-        ]}]  # fmt: skip
+    for task in fake_client.project_named("p").tasks:
+        fake_client.answer("p", task["data"]["candidate_id"], user=1, validity="valid")
 
     def never(seconds: float) -> None:
         raise AssertionError("waited although every task sent has its verdict")
