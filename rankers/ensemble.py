@@ -238,13 +238,6 @@ def ensemble_version(config: EnsembleConfig, labelled: Sequence[LabelledCandidat
     return content_id("ensemble", config.model_dump(mode="json"), data, training_code())
 
 
-def _auc(invalid: np.ndarray, scores: np.ndarray) -> float:
-    """The probability that an invalid candidate outscores a valid one (ties count half)."""
-    from sklearn.metrics import roc_auc_score
-
-    return float(roc_auc_score(invalid, scores))
-
-
 def cross_fit_member(
     member: MemberConfigLike,
     items: Sequence[LabelledCandidate],
@@ -308,6 +301,8 @@ def train_ensemble(
             config.reference.per_template,
             config.reference.seed,
         )
+    from sklearn.metrics import roc_auc_score
+
     folds = fold_assignment(items, config.folds, seed=0)
     folder.mkdir(parents=True, exist_ok=True)
     seconds: dict[str, float] = {}
@@ -330,7 +325,7 @@ def train_ensemble(
             "trained %s (%d folds) in %.1f s", member.name, config.folds, seconds[member.name]
         )
         oof[member.name] = scores
-        auc = _auc(invalid, scores)
+        auc = float(roc_auc_score(invalid, scores))  # P(an invalid one outscores a valid one)
         states[member.name] = MemberState(
             oof_scores=tuple(float(v) for v in np.sort(scores)),
             oof_auc=round(auc, 6),
