@@ -18,13 +18,8 @@ from testaug.core.records import TestCase
 from testaug.core.settings import Settings
 from testaug.review.terminal import key_reader
 from testaug.steps import annotate
-from tests.steps.test_review_steps import P_VALID, TEXTS, FakeStudio
+from tests.steps.test_review_steps import P_VALID, TEXTS
 from tests.tiny_models import VOUCHED_CURVE, make_calibration, write_ranked_run
-
-VALID = [{"completed_by": 7, "result": [
-    {"from_name": "validity", "to_name": "text", "type": "choices",
-     "value": {"choices": ["valid"]}},
-]}]  # fmt: skip
 
 
 @pytest.fixture
@@ -80,27 +75,33 @@ def test_the_terminal_step_records_what_the_session_saved_and_what_waits(run_dir
     assert summary.acceptance.accepted_by_ranker == 3 and done.records == 2
 
 
-def test_push_reads_the_seeds_beside_the_ranking_and_names_the_run_project(run_dir):
-    studio = FakeStudio()
+def push(run_dir: Path, studio) -> str:
+    """The top 30% of the ranking pushed into the run's project; the project's name."""
+    annotate.push_run_to_label_studio(
+        run_dir / "ranked.jsonl", run_dir / "annotations.jsonl", None, studio=studio, top=0.3
+    )
+    return annotate.default_project(run_dir)
+
+
+def test_push_reads_the_seeds_beside_the_ranking_and_names_the_run_project(
+    run_dir, studio, fake_client
+):
     pushed = annotate.push_run_to_label_studio(
         run_dir / "ranked.jsonl", run_dir / "annotations.jsonl", None, studio=studio, top=0.3
     )
     assert pushed.summary.project == f"testaug {run_dir.name}"
     assert pushed.summary.sent == 3
-    shown = [task["data"] for task in studio.tasks]
+    shown = [task["data"] for task in fake_client.project_named(pushed.summary.project).tasks]
     assert all("The seat was great." in str(data) for data in shown)  # the seed example
 
 
-def test_pull_then_merge_adds_what_people_accepted_to_the_suite(run_dir):
-    studio = FakeStudio()
-    annotate.push_run_to_label_studio(
-        run_dir / "ranked.jsonl", run_dir / "annotations.jsonl", None, studio=studio, top=0.3
-    )
-    for task in studio.tasks:
-        task["annotations"] = VALID
+def test_pull_then_merge_adds_what_people_accepted_to_the_suite(run_dir, studio, fake_client):
+    project = push(run_dir, studio)
+    for task in fake_client.project_named(project).tasks:
+        fake_client.answer(project, task["data"]["candidate_id"], user=1, validity="valid")
     done = annotate.pull_and_merge(
         run_dir / "annotations.jsonl", run_dir / "ranked.jsonl",
-        studio=studio, project="p", suite_path=run_dir / "cases.jsonl",
+        studio=studio, project=project, suite_path=run_dir / "cases.jsonl",
     )  # fmt: skip
     assert (done.pulled.summary.verdicts, done.pulled.summary.added) == (3, 3)
     assert done.merged.records == 3 + 3  # people's and the ranker's
@@ -109,16 +110,16 @@ def test_pull_then_merge_adds_what_people_accepted_to_the_suite(run_dir):
     assert len(suite) == 8 and (run_dir / "verdicts.jsonl").exists()
 
 
-def test_pull_without_the_ranking_merges_only_the_candidates_sent(run_dir, caplog):
-    studio = FakeStudio()
-    annotate.push_run_to_label_studio(
-        run_dir / "ranked.jsonl", run_dir / "annotations.jsonl", None, studio=studio, top=0.3
-    )
-    studio.tasks[0]["annotations"] = VALID  # the top of the ranking
+def test_pull_without_the_ranking_merges_only_the_candidates_sent(
+    run_dir, studio, fake_client, caplog
+):
+    project = push(run_dir, studio)
+    top = fake_client.project_named(project).tasks[0]  # the top of the ranking
+    fake_client.answer(project, top["data"]["candidate_id"], user=1, validity="valid")
     (run_dir / "ranked.jsonl").unlink()
     with caplog.at_level(logging.WARNING):
         done = annotate.pull_and_merge(
-            run_dir / "annotations.jsonl", run_dir / "ranked.jsonl", studio=studio, project="p"
+            run_dir / "annotations.jsonl", run_dir / "ranked.jsonl", studio=studio, project=project
         )
     assert "only candidates sent to Label Studio can be merged" in caplog.text
     accepted = list(read_jsonl(done.merged.path, TestCase))
