@@ -16,6 +16,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from testaug.core.errors import format_path
 from testaug.core.records import Label, Record, TestCase, TestType, content_id, description_id
 from testaug.suites.inflection import TAGS as INFLECTIONS
 from testaug.suites.inflection import inflect
@@ -286,12 +287,8 @@ def induced_suite(
 ) -> dict[str, Any]:
     """A suite document (source `expansion`) holding the templates, grouped by capability
     and description; it loads with `load_suite` and expands with `testaug expand`."""
-    grouped: dict[str, dict[tuple[str, str], list[InducedTemplate]]] = {}
-    for template in templates:
-        key = (template.description, template.test_type)
-        grouped.setdefault(template.capability, {}).setdefault(key, []).append(template)
     capabilities = []
-    for capability, descriptions in grouped.items():
+    for capability, descriptions in _grouped(templates).items():
         entries = []
         for (description, test_type), members in descriptions.items():
             label = _yaml_label(members[0].label)
@@ -325,6 +322,31 @@ def induced_suite(
         "lexicons": [lexicon_file],
         "capabilities": capabilities,
     }
+
+
+def _grouped(
+    templates: Iterable[InducedTemplate],
+) -> dict[str, dict[tuple[str, str], list[InducedTemplate]]]:
+    grouped: dict[str, dict[tuple[str, str], list[InducedTemplate]]] = {}
+    for template in templates:
+        key = (template.description, template.test_type)
+        grouped.setdefault(template.capability, {}).setdefault(key, []).append(template)
+    return grouped
+
+
+def suite_positions(templates: Iterable[InducedTemplate]) -> dict[str, InducedTemplate]:
+    """Where `induced_suite` puts each template, as a field path
+    (`capabilities[0].descriptions[1].templates[2]`), and each capability and description
+    with its first template, so a problem in the suite names the case behind it."""
+    positions: dict[str, InducedTemplate] = {}
+    for i, descriptions in enumerate(_grouped(templates).values()):
+        for j, members in enumerate(descriptions.values()):
+            where: tuple[str | int, ...] = ("capabilities", i, "descriptions", j)
+            positions.setdefault(format_path(where[:2]), members[0])
+            positions[format_path(where)] = members[0]
+            for k, member in enumerate(members):
+                positions[format_path((*where, "templates", k))] = member
+    return positions
 
 
 def _yaml_label(label: Label) -> str | list[str]:

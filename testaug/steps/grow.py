@@ -4,6 +4,7 @@ words, filled into new cases (source `expansion`) and added to the suite."""
 from __future__ import annotations
 
 import logging
+import tempfile
 from collections import Counter
 from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
@@ -86,7 +87,7 @@ def induce_templates_file(
 
     files = {"lexicons": sibling(out, "lexicons", ".yaml"), "induced": sibling(out, "induced")}
     used = lexicons_used(templates)
-    write_yaml(files["lexicons"], {name: list(loaded.lexicons[name].words) for name in used})
+    lexicons = {name: list(loaded.lexicons[name].words) for name in used}
     document = induced_suite(
         templates,
         name=f"{loaded.name}-induced",
@@ -94,9 +95,12 @@ def induce_templates_file(
         labels=loaded.labels,
         lexicon_file=files["lexicons"].name,
     )
+    fills = _validated_fills(
+        document, lexicons, files["lexicons"].name, templates, (accepted_path, out)
+    )
+    write_yaml(files["lexicons"], lexicons)
     write_yaml(out, document)
     write_jsonl(files["induced"], templates)
-    fills = sum(template_case_counts(load_suite(out)).values()) if templates else 0
     return step_output(
         "induce",
         out,
@@ -108,6 +112,48 @@ def induce_templates_file(
             per_capability=dict(Counter(t.capability for t in templates)),
             skipped=dict(skipped),
         ),
+    )
+
+
+def _validated_fills(
+    document: dict, lexicons: dict, lexicon_file: str, templates: Sequence, paths: tuple[Path, Path]
+) -> int:
+    """The cases the induced suite fills, checked as `testaug suite validate` checks it
+    before anything is written; a problem names the accepted case behind its template."""
+    from testaug.induction.induce import suite_positions
+
+    if not templates:
+        return 0
+    with tempfile.TemporaryDirectory(prefix="testaug-induce-") as folder:
+        write_yaml(Path(folder) / lexicon_file, lexicons)
+        accepted, out = paths
+        name = out.name
+        write_yaml(Path(folder) / name, document)
+        try:
+            return sum(template_case_counts(load_suite(Path(folder) / name)).values())
+        except InputError as exc:
+            positions = suite_positions(templates)
+            raise InputError(
+                [_induced_problem(p, positions, accepted) for p in exc.problems]
+            ) from None
+
+
+def _induced_problem(problem: Problem, positions: dict, accepted: Path) -> Problem:
+    """A problem of the induced suite restated in terms of the accepted case behind it."""
+    field = problem.field or ""
+    inside = [k for k in positions if field == k or field.startswith((k + ".", k + "["))]
+    at = max(inside, key=len, default=None)
+    if at is None:
+        return Problem(
+            f"the induced suite would be invalid: {problem.message} ({field or 'lexicons'})",
+            accepted,
+        )
+    template = positions[at]
+    return Problem(
+        f"the template {template.text!r} induced from accepted case {template.case_id} "
+        f"({template.capability} / {template.description}) would make an invalid suite: "
+        f"{problem.message}",
+        accepted,
     )
 
 

@@ -72,3 +72,48 @@ def test_induced_templates_expand_into_new_expansion_cases_not_already_in_the_su
     assert {c.template_id for c in cases} <= {r["id"] for r in records}
     assert {c.description for c in cases} <= {s.description for s in verb_seeds}
     assert any(c.text.startswith("Nobody adored that") for c in cases)
+
+
+def _accepted_from(seed: TestCase, text: str, **changes: str) -> TestCase:
+    fields = seed.model_dump(
+        include={"task", "capability", "description_id", "description", "label"}
+    )
+    return TestCase(
+        **{**fields, **changes}, text=text, source="llm", meta={"seed_case_ids": [seed.id]}
+    )
+
+
+def test_induce_that_would_write_an_invalid_suite_fails_naming_the_case_and_keeps_outputs(
+    tmp_path,
+):
+    seeds = list(expand_suite(load_suite(resolve_suite("sentiment")), per_template=2, seed=0))
+    write_jsonl(tmp_path / "cases.jsonl", seeds)
+    seed = next(s for s in seeds if "pos_verb" in s.fills and "air_service" in s.fills)
+    text = f"Nobody {inflect(seed.fills['pos_verb'], 'vbd')} that {seed.fills['air_service']}."
+    write_jsonl(tmp_path / "accepted.jsonl", [_accepted_from(seed, text)])
+    good = run_testaug(tmp_path, "templates", "induce", "accepted.jsonl", "-o", "templates.yaml")
+    assert good.returncode == 0, good.stderr
+    outputs = ["templates.yaml", "templates.lexicons.yaml", "templates.induced.jsonl"]
+    before = {name: (tmp_path / name).read_bytes() for name in outputs}
+
+    # The same description under a second capability: the induced suite repeats it.
+    clash = _accepted_from(
+        seed, f"Truly {seed.fills['air_service']} here.", capability="Another capability"
+    )
+    write_jsonl(tmp_path / "bad.jsonl", [_accepted_from(seed, text), clash])
+    bad = run_testaug(
+        tmp_path,
+        "templates",
+        "induce",
+        "bad.jsonl",
+        "--cases",
+        "cases.jsonl",
+        "-o",
+        "templates.yaml",
+    )
+    assert bad.returncode == 1, bad.stderr
+    assert "Traceback" not in bad.stderr
+    assert clash.id in bad.stderr
+    assert "duplicate description" in bad.stderr
+    assert "templates.yaml" not in bad.stderr
+    assert {name: (tmp_path / name).read_bytes() for name in outputs} == before
