@@ -1,5 +1,6 @@
 """The HTTP side of the scripted OpenAI-compatible server (stdlib only): a threading server
-whose handler reads a request, asks a `Responder` what to answer, and writes JSON back."""
+whose handler reads a request, asks a `Responder` what to answer, and writes JSON back
+(or, for fault injection, raw bytes, a body cut short, or nothing before hanging up)."""
 
 from __future__ import annotations
 
@@ -34,6 +35,12 @@ class Answer:
     payload: dict[str, Any]
     headers: dict[str, str]
     delay: float
+    body: bytes | None = None
+    """Raw bytes to send instead of `payload` as JSON."""
+    cut: int | None = None
+    """Send only this many bytes of the body (the full length is declared), then hang up."""
+    hang_up: bool = False
+    """Close the connection without sending anything."""
 
 
 class JsonHandler(BaseHTTPRequestHandler):
@@ -69,6 +76,11 @@ class JsonHandler(BaseHTTPRequestHandler):
         if owner.wait(answer.delay):  # the server is stopping: drop the request unanswered
             self.close_connection = True
             return
+        if answer.hang_up:
+            self.close_connection = True
+            with contextlib.suppress(OSError):
+                self.connection.shutdown(socket.SHUT_RDWR)
+            return
         self._send(answer)
 
     do_GET = do_POST
@@ -86,7 +98,9 @@ class JsonHandler(BaseHTTPRequestHandler):
         return self.rfile.read(length) if length > 0 else b""
 
     def _send(self, answer: Answer) -> None:
-        data = json.dumps(answer.payload).encode()
+        data = answer.body if answer.body is not None else json.dumps(answer.payload).encode()
+        if answer.cut is not None:
+            self.close_connection = True
         try:
             self.send_response(answer.status)
             self.send_header("Content-Type", "application/json")
@@ -96,7 +110,10 @@ class JsonHandler(BaseHTTPRequestHandler):
             if self.close_connection:
                 self.send_header("Connection", "close")
             self.end_headers()
-            self.wfile.write(data)
+            self.wfile.write(data if answer.cut is None else data[: answer.cut])
+            if answer.cut is not None:
+                self.wfile.flush()
+                self.connection.shutdown(socket.SHUT_RDWR)
         except OSError:  # the client gave up (e.g. its timeout fired)
             self.close_connection = True
 

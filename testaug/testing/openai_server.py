@@ -4,7 +4,7 @@
 without the `/v1` prefix) with replies produced by a script, a function of the prompt text and
 the sample index. It applies `n`, `stop` and `max_tokens` itself (the wire format lives in
 `openai_wire`; tokens are whitespace-separated words), records every request, and can inject
-faults (error statuses with `Retry-After`, extra latency) so that retry, timeout and
+faults (error statuses with `Retry-After`, extra latency, garbled 200 answers) so that retry, timeout and
 concurrency code can be tested against the real `openai` client::
 
     with ScriptedOpenAIServer(lambda prompt, i: f"answer {i} to {prompt}") as server:
@@ -31,10 +31,12 @@ from typing import Any, Self
 
 from testaug.testing.http_transport import Answer, JsonHTTPServer
 from testaug.testing.openai_wire import (
+    GARBLES,
     apply_limits,
     count_tokens,
     default_reply,
     error_body,
+    garble,
     mask_header,
     parse_request,
     respond,
@@ -87,6 +89,12 @@ class _Fault:
 
 
 @dataclass
+class _Garble:
+    kind: str
+    remaining: int
+
+
+@dataclass
 class _Slowdown:
     seconds: float
     remaining: int
@@ -115,6 +123,7 @@ class ScriptedOpenAIServer:
         self._records: list[RecordedRequest] = []
         self._faults: deque[_Fault] = deque()
         self._slowdowns: deque[_Slowdown] = deque()
+        self._garbles: deque[_Garble] = deque()
         self._ids = itertools.count(1)
         self._stopping = threading.Event()
         self._thread: threading.Thread | None = None
@@ -200,6 +209,7 @@ class ScriptedOpenAIServer:
             self._records.clear()
             self._faults.clear()
             self._slowdowns.clear()
+            self._garbles.clear()
 
     def fail_next(
         self,
@@ -228,6 +238,17 @@ class ScriptedOpenAIServer:
         with self._lock:
             self._slowdowns.append(_Slowdown(seconds, count))
 
+    def garble_next(self, count: int, kind: str) -> None:
+        """Garble the next `count` successful answers; `kind` is one of `GARBLES`: "not-json",
+        "null-choices", "missing-fields", "truncated" (half the body, then the connection
+        closes) or "hang-up" (the connection closes with no answer)."""
+        if count < 1:
+            raise ValueError(f"count must be >= 1, got {count}")
+        if kind not in GARBLES:
+            raise ValueError(f"unknown garble {kind!r}; expected one of {', '.join(GARBLES)}")
+        with self._lock:
+            self._garbles.append(_Garble(kind, count))
+
     # -- answering -----------------------------------------------------------------------------
 
     def wait(self, seconds: float) -> bool:
@@ -247,11 +268,8 @@ class ScriptedOpenAIServer:
                 fault.remaining -= 1
                 if fault.remaining == 0:
                     self._faults.popleft()
-            slowdown = self._slowdowns[0] if self._slowdowns else None
-            if slowdown is not None:
-                slowdown.remaining -= 1
-                if slowdown.remaining == 0:
-                    self._slowdowns.popleft()
+            slowdown = _take(self._slowdowns)
+            garbled = _take(self._garbles) if fault is None else None
 
         path, body, body_error = parse_request(raw_path, raw)
         extra_headers = {"x-request-id": f"req_scripted_{request_id}"}
@@ -278,6 +296,11 @@ class ScriptedOpenAIServer:
         with self._lock:
             self._records.append(record)
         delay = self.latency + (slowdown.seconds if slowdown is not None else 0.0)
+        if garbled is not None and status == 200:
+            if garbled.kind == "hang-up":
+                return Answer(status, payload, extra_headers, delay, hang_up=True)
+            payload, raw, cut = garble(garbled.kind, payload)
+            return Answer(status, payload, extra_headers, delay, body=raw, cut=cut)
         return Answer(status, payload, extra_headers, delay)
 
     def _samples(
@@ -290,6 +313,16 @@ class ScriptedOpenAIServer:
                 raise TypeError(f"reply script returned {type(text).__name__}, not str")
             out.append(apply_limits(text, stop, max_tokens))
         return out
+
+
+def _take(queue: deque[Any]) -> Any:
+    """The head of a queue of counted injections, counting one use (popped when used up)."""
+    head = queue[0] if queue else None
+    if head is not None:
+        head.remaining -= 1
+        if head.remaining == 0:
+            queue.popleft()
+    return head
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -18,6 +18,7 @@ from urllib.parse import urlsplit
 __all__ = [
     "CHAT_PATHS",
     "COMPLETIONS_PATHS",
+    "GARBLES",
     "MASKED_HEADERS",
     "BadRequest",
     "Sampler",
@@ -27,6 +28,7 @@ __all__ = [
     "count_tokens",
     "default_reply",
     "error_body",
+    "garble",
     "mask_header",
     "parse_request",
     "respond",
@@ -86,6 +88,26 @@ def mask_header(name: str, value: str) -> str:
         return value
     scheme, sep, _ = value.partition(" ")
     return f"{scheme} ***" if sep else "***"
+
+
+GARBLES = ("not-json", "null-choices", "missing-fields", "truncated", "hang-up")
+"""How a 200 answer can be garbled: an invalid JSON body, `choices: null`, choices without
+their text, the body cut short (then the connection closed), or no answer at all."""
+
+
+def garble(kind: str, payload: dict[str, Any]) -> tuple[dict[str, Any], bytes | None, int | None]:
+    """The payload, raw body and cut point of a 200 answer garbled as `kind` (not "hang-up")."""
+    text = json.dumps(payload)
+    if kind == "not-json":
+        return payload, text[: len(text) // 2].encode(), None
+    if kind == "null-choices":
+        return {**payload, "choices": None}, None, None
+    if kind == "missing-fields":
+        choices = [{"index": c.get("index", 0)} for c in payload.get("choices") or []]
+        return {**payload, "choices": choices}, None, None
+    if kind == "truncated":
+        return payload, None, len(text.encode()) // 2
+    raise ValueError(f"unknown garble {kind!r}; expected one of {', '.join(GARBLES)}")
 
 
 def error_body(status: int, message: str | None) -> dict[str, Any]:

@@ -191,3 +191,82 @@ def test_a_server_that_is_down_ends_in_a_clear_error(prompts, run_generation):
 def test_no_key_and_no_server_says_what_to_set():
     with pytest.raises(BackendError, match="OPENAI_API_KEY"):
         OpenAIBackend(model="m", api_key=None)
+
+
+# Garbled answers. A 200 whose body is not JSON, or is cut short, or a connection closed
+# with no answer, is a transport glitch (a proxy, a restart): transient. A 200 that is JSON
+# but not a completion (choices null, choices without text) is what that server speaks:
+# retrying gets the same, so permanent. Every message names the status and quotes the body.
+
+
+def test_a_reply_that_is_not_json_is_transient_and_quotes_what_was_sent(server):
+    server.garble_next(1, "not-json")
+    with pytest.raises(TransientBackendError) as caught:
+        backend_for(server).complete(CompletionRequest(prompt="x"))
+    message = str(caught.value)
+    assert "HTTP 200" in message and "not JSON" in message and '{"id": ' in message
+
+
+def test_a_reply_that_is_not_json_is_retried_and_then_succeeds(server, prompts, run_generation):
+    server.garble_next(1, "not-json")
+    result = run_generation(prompts[:1], backend_for(server), samples=1, **FAST)
+    assert result.stats.retries == 1 and len(result.candidates) == 1
+
+
+def test_choices_null_is_a_permanent_fault_that_shows_the_body(server):
+    server.garble_next(1, "null-choices")
+    with pytest.raises(BackendError) as caught:
+        backend_for(server).complete(CompletionRequest(prompt="x"))
+    message = str(caught.value)
+    assert not isinstance(caught.value, TransientBackendError)
+    assert "HTTP 200" in message and '"choices": null' in message
+    assert "NoneType" not in message
+
+
+def test_choices_without_text_are_a_permanent_fault_that_names_the_field(server):
+    server.garble_next(1, "missing-fields")
+    with pytest.raises(BackendError) as caught:
+        backend_for(server, endpoint="chat").complete(CompletionRequest(prompt="x"))
+    message = str(caught.value)
+    assert not isinstance(caught.value, TransientBackendError)
+    assert "HTTP 200" in message and "message" in message and '"index": 0' in message
+
+
+def test_a_body_cut_short_says_the_connection_closed_and_is_transient(server):
+    server.garble_next(1, "truncated")
+    with pytest.raises(TransientBackendError) as caught:
+        backend_for(server).complete(CompletionRequest(prompt="x"))
+    message = str(caught.value)
+    assert "closed the connection" in message and "cannot connect" not in message
+
+
+def test_a_connection_closed_mid_request_says_so_and_is_retried(server, prompts, run_generation):
+    server.garble_next(1, "hang-up")
+    with pytest.raises(TransientBackendError) as caught:
+        backend_for(server).complete(CompletionRequest(prompt="x"))
+    message = str(caught.value)
+    assert "closed the connection" in message and "cannot connect" not in message
+    server.garble_next(1, "hang-up")
+    result = run_generation(prompts[:1], backend_for(server), samples=1, **FAST)
+    assert result.stats.retries == 1 and len(result.candidates) == 1
+
+
+def test_the_quoted_body_is_short_and_has_no_key():
+    key = "sk-proj-abcdefghijklmnopqrstuvwx0123456789"
+    with ScriptedOpenAIServer(lambda prompt, i: f"echo {key} " + "word " * 200) as server:
+        server.garble_next(1, "null-choices")
+        with pytest.raises(BackendError) as caught:
+            backend_for(server).complete(CompletionRequest(prompt="x", max_tokens=500))
+    message = str(caught.value)
+    assert key not in message and "abcdefghij" not in message
+    excerpt = message.split("sent: ", 1)[1]
+    assert len(excerpt) <= 200
+
+
+def test_an_error_status_with_a_huge_body_is_quoted_short(server):
+    server.fail_next(1, 400, message="Incorrect API key provided: sk-abcdef0123456789" + "x" * 5000)
+    with pytest.raises(BackendError) as caught:
+        backend_for(server).complete(CompletionRequest(prompt="x"))
+    message = str(caught.value)
+    assert "HTTP 400" in message and "sk-abcdef0123456789" not in message
+    assert len(message) < 400

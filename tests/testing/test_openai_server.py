@@ -296,3 +296,50 @@ def test_module_runs_as_a_script_printing_base_url_until_interrupted() -> None:
     assert process.returncode == 0, stderr
     assert stdout == ""  # the base URL was printed once, and nothing else
     assert stderr == ""  # quiet: no per-request log lines
+
+
+def test_garble_next_sends_invalid_json_then_serves_normally(
+    server: ScriptedOpenAIServer,
+) -> None:
+    server.garble_next(1, "not-json")
+    first = httpx_post(server, "/completions")
+    assert first.status_code == 200
+    with pytest.raises(ValueError):
+        first.json()
+    assert httpx_post(server, "/completions").json()["choices"]
+
+
+def test_garble_next_null_choices_and_missing_fields_keep_valid_json(
+    server: ScriptedOpenAIServer,
+) -> None:
+    server.garble_next(1, "null-choices")
+    server.garble_next(1, "missing-fields")
+    assert httpx_post(server, "/completions").json()["choices"] is None
+    assert httpx_post(server, "/completions").json()["choices"] == [{"index": 0}]
+
+
+def test_garble_next_truncated_and_hang_up_close_the_connection(
+    server: ScriptedOpenAIServer,
+) -> None:
+    import httpx
+
+    server.garble_next(1, "truncated")
+    server.garble_next(1, "hang-up")
+    with pytest.raises(httpx.RemoteProtocolError, match="complete message body"):
+        httpx_post(server, "/completions")
+    with pytest.raises(httpx.RemoteProtocolError, match="without sending a response"):
+        httpx_post(server, "/completions")
+    assert httpx_post(server, "/completions").status_code == 200
+
+
+def test_garble_next_refuses_an_unknown_kind(server: ScriptedOpenAIServer) -> None:
+    with pytest.raises(ValueError, match="unknown garble"):
+        server.garble_next(1, "gibberish")
+
+
+def httpx_post(server: ScriptedOpenAIServer, path: str):
+    """One POST of a small completion request on a fresh connection."""
+    import httpx
+
+    body = {"model": "m", "prompt": "hello", "max_tokens": 5}
+    return httpx.post(server.base_url + path, json=body, timeout=5)

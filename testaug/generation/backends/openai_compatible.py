@@ -17,8 +17,8 @@ from testaug.generation.backends.base import (
     Endpoint,
     FinishReason,
     TransientBackendError,
-    Usage,
 )
+from testaug.generation.backends.openai_replies import excerpt, parse_answer, redact
 
 DEFAULT_OPENAI_MODELS = {"completions": "gpt-3.5-turbo-instruct", "chat": "gpt-4o-mini"}
 OPENAI_URL = "https://api.openai.com/v1"
@@ -55,63 +55,62 @@ class OpenAIBackend:
         # Which server answers: part of the cache key, so two servers never share replies.
         self.cache_scope = (base_url or OPENAI_URL).rstrip("/")
         self.system_prompt = system_prompt
+        self._where = redact(self.cache_scope)
         self._client = openai.OpenAI(
             api_key=api_key or "no-key", base_url=base_url, max_retries=0, timeout=timeout
         )
 
     def complete(self, request: CompletionRequest) -> CompletionResult:
-        """One request for `request.n` samples; faults are classified as transient or not."""
+        """One request for `request.n` samples; faults are classified as transient or not
+        (see `openai_replies` for garbled answers)."""
         import openai
 
-        stop = list(request.stop) or None
         try:
-            if self.endpoint == "chat":
-                messages = [{"role": "user", "content": request.prompt}]
-                if self.system_prompt:
-                    messages.insert(0, {"role": "system", "content": self.system_prompt})
-                response = self._client.chat.completions.create(
-                    model=self.model,
-                    messages=messages,  # type: ignore[arg-type]
-                    n=request.n,
-                    temperature=request.temperature,
-                    max_tokens=request.max_tokens,
-                    stop=stop,
-                )
-                texts = [
-                    (choice.message.content or "", choice.finish_reason)
-                    for choice in sorted(response.choices, key=lambda c: c.index)
-                ]
-            else:
-                response = self._client.completions.create(
-                    model=self.model,
-                    prompt=request.prompt,
-                    n=request.n,
-                    temperature=request.temperature,
-                    max_tokens=request.max_tokens,
-                    stop=stop,
-                )
-                texts = [
-                    (choice.text, choice.finish_reason)
-                    for choice in sorted(response.choices, key=lambda c: c.index)
-                ]
+            raw = self._send(request)
         except openai.APIStatusError as exc:
             raise _status_error(exc) from None
         except openai.APITimeoutError:
-            raise TransientBackendError(f"{self.cache_scope}: request timed out") from None
+            raise TransientBackendError(f"{self._where}: request timed out") from None
         except openai.APIConnectionError as exc:
-            raise TransientBackendError(f"{self.cache_scope}: cannot connect ({exc})") from None
+            raise _connection_error(self._where, exc) from None
+        texts, usage = parse_answer(
+            raw.content,
+            status=raw.status_code,
+            host=raw.http_request.url.host,
+            chat=not self.continues_prompt,
+        )
         if len(texts) != request.n:
             raise BackendError(
-                f"{self.cache_scope}: asked for {request.n} samples, got {len(texts)} "
+                f"{self._where}: asked for {request.n} samples, got {len(texts)} "
                 "(does the server support n > 1?)"
             )
-        usage = response.usage
         return CompletionResult(
             completions=tuple(Completion(text=t, finish_reason=_finish(r)) for t, r in texts),
-            usage=Usage(
-                prompt_tokens=usage.prompt_tokens if usage else 0,
-                completion_tokens=usage.completion_tokens if usage else 0,
-            ),
+            usage=usage,
+        )
+
+    def _send(self, request: CompletionRequest):
+        """Send the request; the raw answer (status, body), which the openai client does not parse."""
+        stop = list(request.stop) or None
+        if self.endpoint == "chat":
+            messages = [{"role": "user", "content": request.prompt}]
+            if self.system_prompt:
+                messages.insert(0, {"role": "system", "content": self.system_prompt})
+            return self._client.chat.completions.with_raw_response.create(
+                model=self.model,
+                messages=messages,  # type: ignore[arg-type]
+                n=request.n,
+                temperature=request.temperature,
+                max_tokens=request.max_tokens,
+                stop=stop,
+            )
+        return self._client.completions.with_raw_response.create(
+            model=self.model,
+            prompt=request.prompt,
+            n=request.n,
+            temperature=request.temperature,
+            max_tokens=request.max_tokens,
+            stop=stop,
         )
 
 
@@ -133,12 +132,25 @@ def _status_error(exc) -> BackendError:
 
 
 def _message(exc) -> str:
+    """The error's message from its body, or a short quote of the body; redacted."""
     body = exc.body
     if isinstance(body, dict):
         error = body.get("error", body)
         if isinstance(error, dict) and error.get("message"):
-            return str(error["message"])
-    return exc.message
+            return excerpt(str(error["message"]))
+    return excerpt(exc.response.content)
+
+
+def _connection_error(where: str, exc) -> TransientBackendError:
+    """Cannot connect, or the server closed the connection before a complete answer. The
+    cause is the HTTP library's error (its module differs between openai versions)."""
+    cause = exc.__cause__
+    if cause is None or type(cause).__name__ in ("ConnectError", "ConnectTimeout"):
+        return TransientBackendError(f"{where}: cannot connect ({excerpt(str(cause or exc))})")
+    return TransientBackendError(
+        f"{where}: the server closed the connection before a complete answer "
+        f"({excerpt(str(cause) or type(cause).__name__)})"
+    )
 
 
 def _retry_after(exc) -> float | None:
