@@ -12,6 +12,65 @@ from testaug.core.errors import InputError, Problem, format_path
 
 FieldPath = tuple[str | int, ...]
 
+MAX_DEPTH = 100
+"""The deepest nesting of lists and mappings a YAML input may have."""
+MAX_ALIAS_NODES = 10_000
+"""The most nodes that aliases (`*name`) may repeat in one YAML input."""
+
+
+class _HostileYaml(Exception):
+    """Nesting or alias expansion past the limits, at a line."""
+
+    def __init__(self, message: str, line: int) -> None:
+        super().__init__(message)
+        self.message, self.line = message, line
+
+
+class _GuardedLoader(yaml.SafeLoader):
+    """A safe loader that refuses deep nesting and alias bombs while composing, before
+    anything is built: the size of every node with its aliases expanded is counted once."""
+
+    def __init__(self, text: str) -> None:
+        super().__init__(text)
+        self._depth = 0
+        self._alias_nodes = 0
+        self._sizes: dict[int, int] = {}
+
+    def compose_node(self, parent: yaml.Node | None, index: Any) -> yaml.Node:
+        event = self.peek_event()
+        if isinstance(event, yaml.AliasEvent):
+            return self._alias(super().compose_node(parent, index), event)
+        self._depth += 1
+        if self._depth > MAX_DEPTH:
+            raise _HostileYaml(
+                f"nested deeper than {MAX_DEPTH} levels of lists and mappings; flatten it",
+                event.start_mark.line + 1,
+            )
+        node = super().compose_node(parent, index)
+        self._depth -= 1
+        sizes = self._sizes
+        if isinstance(node, yaml.SequenceNode):
+            sizes[id(node)] = 1 + sum(sizes[id(item)] for item in node.value)
+        elif isinstance(node, yaml.MappingNode):
+            sizes[id(node)] = 1 + sum(sizes[id(k)] + sizes[id(v)] for k, v in node.value)
+        else:
+            sizes[id(node)] = 1
+        return node
+
+    def _alias(self, node: yaml.Node, event: yaml.Event) -> yaml.Node:
+        size = self._sizes.get(id(node))
+        line = event.start_mark.line + 1
+        if size is None:
+            raise _HostileYaml("an alias refers to the list or mapping it is in", line)
+        self._alias_nodes += size
+        if self._alias_nodes > MAX_ALIAS_NODES:
+            raise _HostileYaml(
+                f"aliases (*name) repeat more than {MAX_ALIAS_NODES:,} values; "
+                "write the values out or use fewer nested aliases",
+                line,
+            )
+        return node
+
 
 @dataclass
 class YamlDocument:
@@ -43,10 +102,12 @@ def load_yaml(path: Path) -> YamlDocument:
         raise InputError(Problem("file not found", path)) from exc
     except (OSError, UnicodeDecodeError) as exc:
         raise InputError(Problem(f"cannot read: {exc}", path)) from exc
-    loader = yaml.SafeLoader(text)
+    loader = _GuardedLoader(text)
     try:
         node = loader.get_single_node()
         data = loader.construct_document(node) if node is not None else None
+    except _HostileYaml as exc:
+        raise InputError(Problem(exc.message, path, exc.line)) from None
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         reason = getattr(exc, "problem", None) or str(exc)
