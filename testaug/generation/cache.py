@@ -3,7 +3,8 @@
 The key is a hash of the backend, its scope (the server), the model, the prompt,
 the sampling parameters and the sample index: sample 3 of a prompt is the same
 completion however many samples a request asked for, and a repeated or resumed
-run gets the same candidates without a request.
+run gets the same candidates without a request. The first answer stored for a key
+stays the answer, also when concurrent runs against a varying server race.
 """
 
 from __future__ import annotations
@@ -89,30 +90,44 @@ class ResponseCache:
 
     def get_many(self, keys: Iterable[str]) -> dict[str, Completion]:
         """The cached completions among `keys`."""
-        keys = list(keys)
-        found: dict[str, Completion] = {}
         with self._lock:
-            for start in range(0, len(keys), 500):
-                chunk = keys[start : start + 500]
-                rows = self._db.execute(
-                    "SELECT key, text, finish_reason FROM completions WHERE key IN "
-                    f"({','.join('?' * len(chunk))})",
-                    chunk,
-                ).fetchall()
-                for key, text, finish_reason in rows:
-                    found[key] = Completion(text=text, finish_reason=finish_reason)
+            return self._select(list(keys))
+
+    def _select(self, keys: list[str]) -> dict[str, Completion]:
+        """The stored completions among `keys` (the caller holds the lock)."""
+        found: dict[str, Completion] = {}
+        for start in range(0, len(keys), 500):
+            chunk = keys[start : start + 500]
+            rows = self._db.execute(
+                "SELECT key, text, finish_reason FROM completions WHERE key IN "
+                f"({','.join('?' * len(chunk))})",
+                chunk,
+            ).fetchall()
+            for key, text, finish_reason in rows:
+                found[key] = Completion(text=text, finish_reason=finish_reason)
         return found
 
-    def put_many(self, backend: str, model: str, completions: Mapping[str, Completion]) -> None:
-        """Store completions by key, in one transaction (a crash keeps all or none of them)."""
+    def put_many(
+        self, backend: str, model: str, completions: Mapping[str, Completion]
+    ) -> dict[str, Completion]:
+        """Store completions by key, in one transaction (a crash keeps all or none of them), and
+        return what is stored for those keys. The first answer stored for a key stays the
+        answer: a concurrent run that stored another one first wins, and its answer is returned
+        here, so every run uses (and a replay repeats) the same completions."""
         with self._lock:
-            self._db.execute("BEGIN")
-            self._db.executemany(
-                "INSERT OR REPLACE INTO completions (key, backend, model, text, finish_reason) "
-                "VALUES (?, ?, ?, ?, ?)",
-                [(k, backend, model, c.text, c.finish_reason) for k, c in completions.items()],
-            )
-            self._db.execute("COMMIT")
+            self._db.execute("BEGIN IMMEDIATE")
+            try:
+                self._db.executemany(
+                    "INSERT INTO completions (key, backend, model, text, finish_reason) "
+                    "VALUES (?, ?, ?, ?, ?) ON CONFLICT (key) DO NOTHING",
+                    [(k, backend, model, c.text, c.finish_reason) for k, c in completions.items()],
+                )
+                stored = self._select(list(completions))
+                self._db.execute("COMMIT")
+            except BaseException:
+                self._db.execute("ROLLBACK")
+                raise
+        return stored
 
     def __len__(self) -> int:
         with self._lock:

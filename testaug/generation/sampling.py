@@ -174,9 +174,10 @@ def sample_prompts(
                 f"{backend.name}: asked for {len(missing)} samples, got {len(answer.completions)}"
             )
         fresh = dict(zip((keys[i] for i in missing), answer.completions, strict=True))
-        cache.put_many(backend.name, backend.model, fresh)
-        for i, completion in zip(missing, answer.completions, strict=True):
-            results[prompt.id][i] = completion
+        # What is stored wins: a concurrent run may have stored its own answer first.
+        stored = cache.put_many(backend.name, backend.model, fresh)
+        for i in missing:
+            results[prompt.id][i] = stored[keys[i]]
         with stats._lock:
             stats.retries += retries
             stats.fresh_samples += len(missing)

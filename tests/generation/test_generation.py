@@ -233,3 +233,40 @@ def test_caches_opened_at_once_on_a_new_file_all_open(tmp_path):
         for thread in threads:
             thread.join()
     assert errors == []
+
+
+class Paired(ScriptedBackend):
+    """Waits at a shared barrier before answering, so two runs both miss the cache."""
+
+    def __init__(self, script, barrier: threading.Barrier) -> None:
+        super().__init__(script)
+        self._barrier = barrier
+
+    def complete(self, request):
+        self._barrier.wait(timeout=10)
+        return super().complete(request)
+
+
+def test_concurrent_runs_whose_replies_differ_end_with_the_first_stored_candidates(
+    tmp_path, prompts, run_generation
+):
+    cache_path = tmp_path / "cache.sqlite"
+    barrier = threading.Barrier(2)
+    results = {}
+
+    def run(word: str) -> None:
+        backend = Paired(lambda p, i: f" {word} case {abs(hash(p)) % 1000} number {i}. }}", barrier)
+        results[word] = run_generation(
+            prompts[:3], backend, cache=ResponseCache(cache_path), samples=2, concurrency=1
+        )
+
+    threads = [threading.Thread(target=run, args=(word,)) for word in ("alpha", "beta")]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    replay = run_generation(
+        prompts[:3], ScriptedBackend([" unused "]), cache=ResponseCache(cache_path), samples=2
+    )
+    assert replay.stats.requests == 0
+    assert results["alpha"].candidates == results["beta"].candidates == replay.candidates
