@@ -7,10 +7,12 @@ import itertools
 from collections import Counter, defaultdict
 from collections.abc import Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Literal
 
 from pydantic import Field
 
+from testaug.core.errors import InputError
 from testaug.core.records import Annotation, Candidate, Label, Record, TestCase
 
 Status = Literal["accepted", "rejected", "disputed", "pending"]
@@ -224,3 +226,25 @@ def merge_into_suite(
             seen.add(case.id)
             merged.append(case)
     return merged, len(merged) - len(suite)
+
+
+def check_corrections(
+    annotations: Sequence[Annotation], candidates: Mapping[str, Candidate], *, file: Path | str
+) -> None:
+    """Raise InputError (the annotations file, line, `corrected_label`) for a corrected label
+    outside the task of its candidate; annotations of unknown candidates are not checked."""
+    from testaug.suites.task_labels import check_labels
+
+    numbered = [
+        (line, annotation.corrected_label, candidates[annotation.candidate_id].task)
+        for line, annotation in enumerate(annotations, start=1)
+        if annotation.corrected_label and annotation.candidate_id in candidates
+    ]
+    problems = []
+    for line, label, task in numbered:
+        try:
+            check_labels([label], task, file=file, field="corrected_label", lines=[line])
+        except InputError as exc:
+            problems.extend(exc.problems)
+    if problems:
+        raise InputError(problems)

@@ -78,7 +78,11 @@ def seed_cases(cases_path: Path | None, ranked_path: Path) -> dict[str, TestCase
     if cases_path is None and not path.exists():
         logger.warning("no %s: seed examples will not be shown (pass --cases)", path)
         return {}
-    return {case.id: case for case in read_jsonl(path, TestCase)}
+    from testaug.suites.task_labels import check_labels
+
+    cases = list(read_jsonl(path, TestCase))
+    check_labels(cases, file=path)
+    return {case.id: case for case in cases}
 
 
 def push_run_to_label_studio(

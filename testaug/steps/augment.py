@@ -7,7 +7,7 @@ import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 from pydantic import Field, SecretStr, field_validator
 
@@ -24,6 +24,7 @@ from testaug.generation.seeding import build_prompts
 from testaug.steps import StepOutput, StepSummary, step_output
 from testaug.suites.cases import expand_suite
 from testaug.suites.load import load_suite
+from testaug.suites.task_labels import check_labels
 
 if TYPE_CHECKING:
     from rankers.ensemble import Ensemble
@@ -153,9 +154,18 @@ def read_seed_cases(source: str | Path, *, per_template: int | None, seed: int) 
     name) with a seeded sample of `per_template` cases per template."""
     path = Path(source)
     if path.suffix == ".jsonl" and path.is_file():
-        return list(read_jsonl(path, TestCase))
+        return checked(list(read_jsonl(path, TestCase)), path)
     suite = load_suite(resolve_suite(str(source)))
     return list(expand_suite(suite, per_template=per_template, seed=seed))
+
+
+CaseT = TypeVar("CaseT", TestCase, Candidate)
+
+
+def checked(cases: list[CaseT], path: Path) -> list[CaseT]:
+    """The cases read from `path`, once each label is one of its task's labels."""
+    check_labels(cases, file=path)
+    return cases
 
 
 @dataclass(frozen=True)
@@ -376,8 +386,12 @@ def rank_candidates(
     calibration evidence is written beside (`<out>.calibration.json`)."""
     from rankers.ensemble import Ensemble
 
-    candidates = list(read_jsonl(candidates_path, Candidate))
-    reference = list(read_jsonl(cases_path, TestCase)) if cases_path is not None else None
+    candidates = checked(list(read_jsonl(candidates_path, Candidate)), candidates_path)
+    reference = (
+        checked(list(read_jsonl(cases_path, TestCase)), cases_path)
+        if cases_path is not None
+        else None
+    )
     ensemble = Ensemble.load(rankers)
     ranked = (
         ensemble.rank(candidates, batch_size=batch_size, reference=reference) if candidates else []

@@ -82,10 +82,16 @@ class ReportSummary(StepSummary):
     sections: tuple[str, ...]
 
 
-def _cases(path: Path) -> list[TestCase]:
+def _cases(path: Path, labels: str | None = None) -> list[TestCase]:
+    """The cases in the file; an error when it has none or a label outside its task's labels
+    (`labels`, comma-separated, or the shipped suite's)."""
+    from testaug.suites.task_labels import check_labels
+
     cases = list(read_jsonl(path, TestCase))
     if not cases:
         raise InputError(Problem("no test cases in the file", file=path))
+    given = [name.strip() for name in labels.split(",")] if labels else None
+    check_labels(cases, known=given, file=path)
     return cases
 
 
@@ -118,7 +124,7 @@ def perturb_suite(
     from testaug.evaluation.battery import default_battery, run_battery
     from testaug.suites.task_labels import task_labels_and_lexicons
 
-    cases = _cases(cases_path)
+    cases = _cases(cases_path, labels)
     task_labels, lexicons = task_labels_and_lexicons(cases, labels)
     perturbed = (
         run_battery(cases, default_battery(task_labels, lexicons), per_test=per_test, seed=seed)
@@ -154,7 +160,7 @@ def evaluate_one_model(
     from testaug.evaluation.summary import evaluation_summary
     from testaug.suites.task_labels import task_labels_and_lexicons
 
-    cases = _cases(cases_path)
+    cases = _cases(cases_path, labels)
     perturbed = list(read_jsonl(perturbed_path, PerturbedCase))
     task_labels, _ = task_labels_and_lexicons(cases, labels)
     model = load_model(spec, task_labels=task_labels)

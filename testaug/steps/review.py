@@ -29,7 +29,7 @@ from testaug.review.plans import (
     read_annotations,
     record_plan,
 )
-from testaug.review.verdicts import decide, merge_verdicts, status_counts
+from testaug.review.verdicts import check_corrections, decide, merge_verdicts, status_counts
 from testaug.steps import StepOutput, StepSummary, step_output
 
 if TYPE_CHECKING:
@@ -95,10 +95,14 @@ class MergeSummary(StepSummary):
 
 
 def read_ranked(path: Path) -> list[RankedCandidate]:
-    """Ranked candidates; an error naming the file when it has none."""
+    """Ranked candidates; an error naming the file when it has none or a label outside its
+    task's labels."""
+    from testaug.suites.task_labels import check_labels
+
     ranked = list(read_jsonl(path, RankedCandidate))
     if not ranked:
         raise InputError(Problem("no ranked candidates in the file", file=path))
+    check_labels([item.candidate for item in ranked], file=path, field="candidate.label")
     return ranked
 
 
@@ -191,6 +195,11 @@ def push_to_label_studio(
     from testaug.review.label_studio import push_for_review
 
     ranked = read_ranked(ranked_path)
+    check_corrections(
+        read_annotations(annotations_path),
+        {item.candidate.id: item.candidate for item in ranked},
+        file=annotations_path,
+    )
     plan = review_plan(
         ranked,
         annotations_path,
@@ -305,7 +314,9 @@ def merge_reviewed(
     if ranked_path is not None:
         known.update({item.candidate.id: item.candidate for item in read_ranked(ranked_path)})
     suite = list(read_jsonl(suite_path, TestCase)) if suite_path is not None else []
-    merge = merge_verdicts(read_annotations(annotations_path), known, suite)
+    annotations = read_annotations(annotations_path)
+    check_corrections(annotations, known, file=annotations_path)
+    merge = merge_verdicts(annotations, known, suite)
     files = {"verdicts": out_dir / "verdicts.jsonl"}
     accepted_path = out_dir / "accepted.jsonl"
     write_jsonl(files["verdicts"], merge.verdicts.values())

@@ -4,9 +4,12 @@ suite of the task, with every label the cases themselves carry."""
 from __future__ import annotations
 
 from collections.abc import Iterable
+from itertools import count
+from pathlib import Path
 from typing import Any
 
 from testaug.core.bundled import bundled_suites, resolve_suite
+from testaug.core.errors import InputError, Problem
 from testaug.core.records import TestCase, label_options
 from testaug.suites.load import load_suite
 
@@ -43,3 +46,45 @@ def task_labels_and_lexicons(
     if suite_labels:
         return suite_labels, lexicons
     return sorted(labels_of(case.label for case in cases)), lexicons
+
+
+def known_labels(task: str, given: Iterable[str] | None = None) -> tuple[str, ...]:
+    """The labels a case of `task` may carry: those given, else the shipped suite's; none
+    (nothing to check) for a task without a shipped suite when none are given."""
+    labels = tuple(label for label in given or () if label)
+    return labels or tuple(bundled_labels_and_lexicons(task)[0])
+
+
+def check_labels(
+    labelled: Iterable[Any],
+    task: str | None = None,
+    known: Iterable[str] | None = None,
+    *,
+    file: Path | str | None,
+    field: str = "label",
+    lines: Iterable[int] | None = None,
+) -> None:
+    """Raise InputError (file, line, `field`, the task's labels) for every label outside its
+    task's labels: cases and candidates carry their task, bare labels (None: skipped) are of
+    `task`.     `known` overrides the task's labels; `lines` numbers the items (default 1, 2, ...)."""
+    given = tuple(known) if known is not None else None
+    cache: dict[str, tuple[str, ...]] = {}
+    problems = []
+    numbers = iter(lines) if lines is not None else count(1)
+    for item, line in zip(labelled, numbers, strict=False):
+        bare = item is None or isinstance(item, str | tuple)
+        item_task, label = (task, item) if bare else (item.task, item.label)
+        if label is None or item_task is None:
+            continue
+        if item_task not in cache:
+            cache[item_task] = known_labels(item_task, given)
+        allowed = cache[item_task]
+        unknown = [option for option in label_options(label) if option not in allowed]
+        if allowed and unknown:
+            message = (
+                f"label {unknown[0]!r} is not a label of task {item_task!r} "
+                f"(its labels: {', '.join(allowed)})"
+            )
+            problems.append(Problem(message, file, line, field))
+    if problems:
+        raise InputError(problems)
