@@ -17,6 +17,7 @@ from testaug.core.records import TestCase
 from testaug.suites.cases import SuiteStats, case_stats, suite_stats
 from testaug.suites.load import load_suite
 from testaug.suites.tables import RejectedRow, read_table
+from testaug.suites.task_labels import check_labels, known_labels
 
 suite_app = typer.Typer(help="Validate, count and import test suites.", no_args_is_help=True)
 
@@ -100,6 +101,8 @@ def import_command(
     """Import a published case table as test cases; rows that cannot be read go to a rejects file."""
     mapping = _parse_label_map(label_map)
     wanted_labels = tuple(labels.split(",")) if labels else None
+    if wanted_labels is None and task:
+        wanted_labels = known_labels(task) or None
     rejects: list[RejectedRow] = []
 
     def cases() -> Iterator[TestCase]:
@@ -107,6 +110,7 @@ def import_command(
             if isinstance(item, RejectedRow):
                 rejects.append(item)
             else:
+                check_labels([item], known=wanted_labels, file=table, lines=[None])
                 yield item
 
     written = write_jsonl(output, cases())
