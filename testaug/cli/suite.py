@@ -16,7 +16,7 @@ from testaug.core.jsonl import read_jsonl, write_jsonl
 from testaug.core.records import TestCase
 from testaug.suites.cases import SuiteStats, case_stats, suite_stats
 from testaug.suites.load import load_suite
-from testaug.suites.tables import RejectedRow, read_table
+from testaug.suites.tables import RejectedRow, no_case_error, read_table
 from testaug.suites.task_labels import check_labels, known_labels
 
 suite_app = typer.Typer(help="Validate, count and import test suites.", no_args_is_help=True)
@@ -104,6 +104,7 @@ def import_command(
     if wanted_labels is None and task:
         wanted_labels = known_labels(task) or None
     rejects: list[RejectedRow] = []
+    found: list[str] = []
 
     def cases() -> Iterator[TestCase]:
         for item in read_table(table, task=task, labels=wanted_labels, label_map=mapping):
@@ -111,7 +112,10 @@ def import_command(
                 rejects.append(item)
             else:
                 check_labels([item], known=wanted_labels, file=table, lines=[None])
+                found.append(item.id)
                 yield item
+        if not found:
+            raise no_case_error(table, rejects)
 
     written = write_jsonl(output, cases())
     rejects_path = output.with_name(output.stem + ".rejects.jsonl")

@@ -43,12 +43,55 @@ def write_jsonl(path: Path | str, records: Iterable[BaseModel]) -> int:
     return count
 
 
-def open_input(path: Path, newline: str | None = None) -> TextIO:
-    """Open a text file for reading; raise InputError naming it when it cannot be read."""
+class _Input:
+    """A text file opened for reading whose context turns a decoding failure into an
+    InputError naming the file, the line and the byte offset."""
+
+    def __init__(self, path: Path, handle: TextIO) -> None:
+        self.path = path
+        self.handle = handle
+
+    def __enter__(self) -> TextIO:
+        return self.handle
+
+    def __exit__(self, kind: object, error: BaseException | None, trace: object) -> None:
+        self.handle.close()
+        if isinstance(error, UnicodeDecodeError):
+            raise not_utf8(self.path, error) from error
+
+
+def open_input(path: Path, newline: str | None = None) -> _Input:
+    """Open a text file (UTF-8, a leading BOM skipped) for reading in a `with` block; raise
+    InputError naming it when it cannot be read or is not UTF-8."""
     try:
-        return path.open(encoding="utf-8", newline=newline)
+        handle = path.open(encoding="utf-8-sig", newline=newline)
     except OSError as exc:
         raise InputError(Problem(f"cannot read: {exc.strerror}", file=path)) from exc
+    return _Input(path, handle)
+
+
+def read_input_text(path: Path | str) -> str:
+    """A whole text file (UTF-8, a leading BOM skipped); InputError when it cannot be read."""
+    with open_input(Path(path)) as handle:
+        return handle.read()
+
+
+def not_utf8(path: Path, error: UnicodeDecodeError) -> InputError:
+    """The InputError for a file that is not UTF-8: its first bad line and byte offset."""
+    offset = 0
+    try:
+        with path.open("rb") as raw:
+            for number, line in enumerate(raw, start=1):
+                try:
+                    line.decode("utf-8")
+                except UnicodeDecodeError as bad:
+                    where = offset + bad.start
+                    message = f"not UTF-8 text (byte 0x{line[bad.start]:02x} at offset {where})"
+                    return InputError(Problem(message, path, number))
+                offset += len(line)
+    except OSError:
+        pass
+    return InputError(Problem(f"not UTF-8 text ({error.reason})", path))
 
 
 def json_lines(handle: TextIO) -> Iterator[tuple[int, Any]]:

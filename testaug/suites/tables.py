@@ -6,7 +6,7 @@ import csv
 import json
 from collections.abc import Iterator, Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, TextIO
 
 from pydantic import BaseModel, ValidationError
 
@@ -75,25 +75,61 @@ def read_table(
         yield case
 
 
+def no_case_error(path: Path, rejects: list[RejectedRow]) -> InputError:
+    """The error for a table that gave no test case: empty, or why its first row was rejected."""
+    if not rejects:
+        return InputError(Problem("no test case: the table has no rows", path))
+    first = rejects[0]
+    return InputError(
+        Problem(
+            f"no test case: all {len(rejects)} rows rejected "
+            f"(first, line {first.line}: {first.reason})",
+            path,
+        )
+    )
+
+
+# Python's csv refuses fields over 128 KiB by default; a case text may be longer.
+CSV_FIELD_LIMIT = 64 * 1024 * 1024
+
+
 def _rows(path: Path) -> Iterator[tuple[int, dict[str, Any] | str]]:
     """(line, row) pairs; a row that is not a record comes as the reason string."""
+    suffix = path.suffix.lower()
+    if suffix not in (".jsonl", ".ndjson", ".json", ".csv", ".tsv"):
+        raise InputError(Problem("expected a .jsonl or .csv case table", path))
     with open_input(path, newline="") as handle:
-        if path.suffix.lower() in (".jsonl", ".ndjson", ".json"):
-            for line, row in json_lines(handle):
-                if isinstance(row, json.JSONDecodeError):
-                    yield line, f"not valid JSON ({row.msg})"
-                else:
-                    yield line, row if isinstance(row, dict) else "expected a JSON object"
-        elif path.suffix.lower() in (".csv", ".tsv"):
-            reader = csv.DictReader(
-                handle, delimiter="\t" if path.suffix.lower() == ".tsv" else ","
+        if suffix in (".csv", ".tsv"):
+            yield from _csv_rows(path, handle, "\t" if suffix == ".tsv" else ",")
+            return
+        for line, row in json_lines(handle):
+            if isinstance(row, json.JSONDecodeError):
+                yield line, f"not valid JSON ({row.msg})"
+            else:
+                yield line, row if isinstance(row, dict) else "expected a JSON object"
+
+
+def _csv_rows(path: Path, handle: TextIO, delimiter: str) -> Iterator[tuple[int, dict[str, Any]]]:
+    """(line, row) pairs of a CSV table whose header names a text column."""
+    csv.field_size_limit(max(csv.field_size_limit(), CSV_FIELD_LIMIT))
+    reader = csv.DictReader(handle, delimiter=delimiter)
+    try:
+        header = reader.fieldnames or []
+        if header and not any(alias in header for alias in COLUMNS["text"]):
+            found = ", ".join(repr(name) for name in header)
+            raise InputError(
+                Problem(
+                    f"no text column: found {found}; expected one of " + ", ".join(COLUMNS["text"]),
+                    path,
+                    1,
+                )
             )
-            start = 2
-            for row in reader:
-                yield start, {k: v for k, v in row.items() if k is not None and v not in (None, "")}
-                start = reader.line_num + 1
-        else:
-            raise InputError(Problem("expected a .jsonl or .csv case table", path))
+        start = 2
+        for row in reader:
+            yield start, {k: v for k, v in row.items() if k is not None and v not in (None, "")}
+            start = reader.line_num + 1
+    except csv.Error as exc:
+        raise InputError(Problem(f"not a readable CSV row ({exc})", path, reader.line_num)) from exc
 
 
 def _case(

@@ -2,6 +2,11 @@
 
 import json
 
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from testaug.core.errors import InputError
 from testaug.core.records import TestCase
 from testaug.suites.tables import RejectedRow, read_table
 
@@ -104,3 +109,65 @@ def test_missing_task_is_a_row_reason_not_a_crash(tmp_path):
     path.write_text("capability,description,text,label\nVocabulary,d,Great.,positive\n")
     _, rejects = split(list(read_table(path)))
     assert "missing task" in rejects[0].reason
+
+
+def test_a_csv_with_a_utf8_bom_reads_its_first_column(tmp_path):
+    path = tmp_path / "excel.csv"
+    path.write_bytes(
+        b"\xef\xbb\xbfcapability,description,text,label\r\nVocabulary,d,Great.,positive\r\n"
+    )
+    cases, rejects = split(list(read_table(path, task="sentiment")))
+    assert not rejects and [c.capability for c in cases] == ["Vocabulary"]
+
+
+def test_a_csv_without_a_text_column_names_the_columns_found_and_accepted(tmp_path):
+    path = tmp_path / "table.csv"
+    path.write_text("capability,description,sentense,label\nVocabulary,d,Great.,positive\n")
+    with pytest.raises(InputError) as caught:
+        list(read_table(path, task="sentiment"))
+    message = str(caught.value)
+    assert message.startswith(f"{path}:1: no text column: found 'capability',")
+    assert "'sentense'" in message and "expected one of text, sentence" in message
+
+
+def test_a_csv_field_over_128_kib_is_read(tmp_path):
+    path = tmp_path / "table.csv"
+    long = "word " * 60_000
+    path.write_text(f'capability,description,text,label\nVocabulary,d,"{long}",positive\n')
+    cases, rejects = split(list(read_table(path, task="sentiment")))
+    assert not rejects and cases[0].text == long
+
+
+def test_a_non_utf8_csv_names_file_and_line(tmp_path):
+    path = tmp_path / "table.csv"
+    path.write_bytes(b"capability,description,text,label\nVocabulary,d,Caf\xe9.,positive\n")
+    with pytest.raises(InputError, match=rf"^{path}:2: not UTF-8 text \(byte 0xe9 at offset 50\)"):
+        list(read_table(path, task="sentiment"))
+
+
+_CSV_GOOD = (
+    b"capability,description,text,label\nVocabulary,d,Great.,positive\nVocabulary,d,Bad.,negative\n"
+)
+
+
+@settings(
+    max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    prefix=st.sampled_from([b"", b"\xef\xbb\xbf", b"\xef\xbb"]),
+    body=st.one_of(st.binary(max_size=200), st.just(_CSV_GOOD)),
+    noise=st.binary(max_size=8),
+    cut=st.integers(min_value=0, max_value=300),
+    suffix=st.sampled_from([".csv", ".tsv", ".jsonl"]),
+)
+def test_table_reader_gives_rows_or_an_input_error_naming_the_file(
+    tmp_path, prefix, body, noise, cut, suffix
+):
+    path = tmp_path / f"fuzz{suffix}"
+    path.write_bytes((prefix + body + noise)[:cut])
+    try:
+        items = list(read_table(path, task="sentiment"))
+    except InputError as exc:
+        assert str(exc).startswith(str(path))
+    else:
+        assert all(isinstance(i, TestCase | RejectedRow) for i in items)
