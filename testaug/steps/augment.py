@@ -7,7 +7,7 @@ import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal, TypeVar
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import Field, SecretStr, field_validator
 
@@ -24,7 +24,7 @@ from testaug.generation.seeding import build_prompts
 from testaug.steps import StepOutput, StepSummary, step_output
 from testaug.suites.cases import expand_suite
 from testaug.suites.load import load_suite
-from testaug.suites.task_labels import check_labels
+from testaug.suites.task_labels import checked
 
 if TYPE_CHECKING:
     from rankers.ensemble import Ensemble
@@ -154,18 +154,9 @@ def read_seed_cases(source: str | Path, *, per_template: int | None, seed: int) 
     name) with a seeded sample of `per_template` cases per template."""
     path = Path(source)
     if path.suffix == ".jsonl" and path.is_file():
-        return checked(list(read_jsonl(path, TestCase)), path)
+        return checked(read_jsonl(path, TestCase), path)
     suite = load_suite(resolve_suite(str(source)))
     return list(expand_suite(suite, per_template=per_template, seed=seed))
-
-
-CaseT = TypeVar("CaseT", TestCase, Candidate)
-
-
-def checked(cases: list[CaseT], path: Path) -> list[CaseT]:
-    """The cases read from `path`, once each label is one of its task's labels."""
-    check_labels(cases, file=path)
-    return cases
 
 
 @dataclass(frozen=True)
@@ -386,11 +377,9 @@ def rank_candidates(
     calibration evidence is written beside (`<out>.calibration.json`)."""
     from rankers.ensemble import Ensemble
 
-    candidates = checked(list(read_jsonl(candidates_path, Candidate)), candidates_path)
+    candidates = checked(read_jsonl(candidates_path, Candidate), candidates_path)
     reference = (
-        checked(list(read_jsonl(cases_path, TestCase)), cases_path)
-        if cases_path is not None
-        else None
+        None if cases_path is None else checked(read_jsonl(cases_path, TestCase), cases_path)
     )
     ensemble = Ensemble.load(rankers)
     ranked = (

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from itertools import count
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from testaug.core.bundled import bundled_suites, resolve_suite
 from testaug.core.errors import InputError, Problem
@@ -46,6 +46,16 @@ def task_labels_and_lexicons(
     if suite_labels:
         return suite_labels, lexicons
     return sorted(labels_of(case.label for case in cases)), lexicons
+
+
+CaseT = TypeVar("CaseT")
+
+
+def checked(cases: Iterable[CaseT], file: Path | str) -> list[CaseT]:
+    """The cases (read from `file`) as a list, once each label is one of its task's labels."""
+    listed = list(cases)
+    check_labels(listed, file=file)
+    return listed
 
 
 def known_labels(task: str, given: Iterable[str] | None = None) -> tuple[str, ...]:
