@@ -19,6 +19,7 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
 from rankers.lexical_features import FeatureSet, features
+from testaug.core.jsonl import read_input_text
 from testaug.core.records import Candidate, LabelledCandidate, TestCase
 
 SCORE_CHUNK = 512  # candidates per dense feature matrix when scoring
@@ -102,7 +103,7 @@ class LexicalRanker:
 
     @classmethod
     def load(cls, path: Path) -> LexicalRanker:
-        payload = json.loads((path / "lexical.json").read_text(encoding="utf-8"))
+        payload = json.loads(read_input_text(path / "lexical.json"))
         return cls(
             payload["name"],
             payload.get("features", "surface"),  # saved before feature sets existed

@@ -10,6 +10,7 @@ from typing import Any, ClassVar, Self
 import numpy as np
 
 from rankers.cross_encoder import RankerError
+from testaug.core.jsonl import read_input_text
 from testaug.core.records import Candidate, TestCase
 
 
@@ -97,5 +98,5 @@ class LinearRanker:
 
     @classmethod
     def load(cls, path: Path) -> Self:
-        payload = json.loads((path / cls.file_name).read_text(encoding="utf-8"))
+        payload = json.loads(read_input_text(path / cls.file_name))
         return cls(payload["name"], payload["model"], LinearHead.from_json(payload))

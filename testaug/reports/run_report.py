@@ -18,7 +18,7 @@ from typing import TypeVar
 from pydantic import BaseModel
 
 from testaug.core.errors import InputError, Problem
-from testaug.core.jsonl import read_json, read_jsonl
+from testaug.core.jsonl import open_input, read_json, read_jsonl
 from testaug.core.records import Annotation
 from testaug.core.triage import TriageReport, TriageSummary
 from testaug.diversity.measures import DiversityMeasures, DiversityRow, DiversitySummary
@@ -102,7 +102,7 @@ def read_summary(path: Path, model: type[SummaryT]) -> SummaryT | None:
 
 
 def _count_lines(path: Path) -> int:
-    with path.open(encoding="utf-8") as handle:
+    with open_input(path) as handle:
         return sum(1 for line in handle if line.strip())
 
 

@@ -23,6 +23,7 @@ from pathlib import Path
 from pydantic import ValidationError
 
 from testaug.core.errors import InputError, Problem
+from testaug.core.jsonl import read_input_text
 from testaug.core.records import (
     AcceptanceRule,
     Annotation,
@@ -380,7 +381,7 @@ def read_calibration(path: Path) -> Calibration | None:
     if not path.is_file():
         return None
     try:
-        return Calibration.model_validate_json(path.read_text(encoding="utf-8"))
+        return Calibration.model_validate_json(read_input_text(path))
     except ValidationError as exc:
         error = exc.errors()[0]
         field = ".".join(str(part) for part in error["loc"]) or None

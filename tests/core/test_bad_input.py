@@ -75,3 +75,18 @@ def test_jsonl_reader_gives_records_or_an_input_error_naming_the_file(tmp_path, 
         assert str(exc).startswith(str(path))
     else:
         assert all(isinstance(r, Row) for r in rows)
+
+
+def test_readers_that_read_whole_files_name_a_non_utf8_file(tmp_path):
+    from rankers.ensemble import MANIFEST, Ensemble
+    from rankers.lexical import LexicalRanker
+    from testaug.review.acceptance import read_calibration
+
+    for name in ("calibration.json", MANIFEST, "lexical.json"):
+        (tmp_path / name).write_bytes(b'{"version": "\xfe"}')
+    with pytest.raises(InputError, match=rf"^{tmp_path / 'calibration.json'}:1: not UTF-8"):
+        read_calibration(tmp_path / "calibration.json")
+    with pytest.raises(InputError, match=rf"^{tmp_path / MANIFEST}:1: not UTF-8"):
+        Ensemble.load(tmp_path)
+    with pytest.raises(InputError, match=rf"^{tmp_path / 'lexical.json'}:1: not UTF-8"):
+        LexicalRanker.load(tmp_path)

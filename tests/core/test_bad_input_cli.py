@@ -66,3 +66,12 @@ def test_suite_stats_of_a_non_utf8_case_file_names_file_and_line(tmp_path):
     cases.write_bytes(b'{"text": "\xff"}\n')
     result = run_testaug(tmp_path, "suite", "stats", str(cases))
     _one_line_error(result, f"{cases}:1: not UTF-8 text (byte 0xff at offset 10)")
+
+
+def test_report_on_a_run_with_a_non_utf8_stage_file_names_file_and_line(tmp_path):
+    run = tmp_path / "run"
+    run.mkdir()
+    (run / "candidates.jsonl").write_bytes(b'{"text": "a"}\n{"text": "\x80"}\n')
+    result = run_testaug(tmp_path, "report", str(run))
+    _one_line_error(result, f"{run / 'candidates.jsonl'}:2: not UTF-8 text (byte 0x80")
+    assert sorted(p.name for p in run.iterdir()) == ["candidates.jsonl"]
