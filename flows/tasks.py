@@ -15,7 +15,7 @@ from testaug.core.settings import Settings
 from testaug.generation.backends import TransientBackendError
 from testaug.generation.sampling import GenerationError, GenerationSettings
 from testaug.review.acceptance import calibration_beside
-from testaug.steps import StepOutput, annotate, augment, grow, is_current, measure, review
+from testaug.steps import StepOutput, annotate, augment, grow, is_current, measure, rank, review
 from testaug.steps import rankers as steps_rankers
 from testaug.steps.augment import BackendSpec, PromptPlan
 
@@ -77,7 +77,7 @@ def current_all(
 
 expand_seed_cases = step_task("expand seed cases")(augment.expand_seed_cases)
 combine_candidates = step_task("combine candidates")(augment.combine_candidates)
-rank_candidates = step_task("rank candidates")(augment.rank_candidates)
+rank_candidates = step_task("rank candidates")(rank.rank_candidates)
 review_automatically = step_task("review automatically", outputs=("annotations_path",))(
     review.review_automatically
 )

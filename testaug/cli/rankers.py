@@ -72,7 +72,7 @@ def rank_command(
     the ensemble's calibration evidence is written beside (`<output>.calibration.json`)."""
     from itertools import islice
 
-    from testaug.steps.augment import rank_candidates
+    from testaug.steps.rank import rank_candidates
 
     err_console.print(f"[dim]scoring candidates in {candidates}[/]", highlight=False)
     done = rank_candidates(candidates, rankers, output, cases_path=cases, batch_size=batch_size)

@@ -73,13 +73,13 @@ def is_current(output: StepOutput) -> bool:
 
 
 # The step modules define their summaries and import the names above, so they come last.
-from testaug.steps import annotate, augment, grow, measure, rankers, review  # noqa: E402
+from testaug.steps import annotate, augment, grow, measure, rank, rankers, review  # noqa: E402
 
 AnySummary = Annotated[
     augment.ExpandSummary
     | augment.GenerateSummary
     | augment.CombineSummary
-    | augment.RankSummary
+    | rank.RankSummary
     | review.AnnotateSummary
     | review.PullSummary
     | review.MergeSummary
@@ -107,6 +107,7 @@ __all__ = [
     "grow",
     "is_current",
     "measure",
+    "rank",
     "rankers",
     "review",
     "step_output",

@@ -18,7 +18,7 @@ from testaug.core.settings import Settings
 from testaug.review.acceptance import DEFAULT_TARGET
 from testaug.review.plans import DEFAULT_REVIEW_FRACTION, read_annotations
 from testaug.steps import StepOutput, step_output
-from testaug.steps.augment import RankSummary, write_calibration
+from testaug.steps.rank import RankSummary, write_calibration
 from testaug.steps.review import (
     AnnotateSummary,
     merge_reviewed,

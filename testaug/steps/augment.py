@@ -1,4 +1,4 @@
-"""Steps from a suite to ranked candidates: seed cases, generation, ranking."""
+"""Steps from a suite to candidates: seed cases and generation (ranking is `rank`)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Literal
 
 from pydantic import Field, SecretStr, field_validator
 
@@ -15,7 +15,7 @@ from testaug.core.bundled import resolve_suite
 from testaug.core.errors import InputError, Problem
 from testaug.core.jsonl import read_jsonl, write_jsonl
 from testaug.core.records import Candidate, Prompt, Record, Reject, TestCase
-from testaug.core.runs import new_manifest, sibling, write_manifest, write_text_atomic
+from testaug.core.runs import new_manifest, sibling, write_manifest
 from testaug.generation.backends import BACKEND_KINDS, Backend, create_backend
 from testaug.generation.cache import ResponseCache
 from testaug.generation.prompts import PromptTemplate, prompt_for
@@ -25,9 +25,6 @@ from testaug.steps import StepOutput, StepSummary, step_output
 from testaug.suites.cases import expand_suite
 from testaug.suites.load import load_suite
 from testaug.suites.task_labels import checked
-
-if TYPE_CHECKING:
-    from rankers.ensemble import Ensemble
 
 logger = logging.getLogger(__name__)
 
@@ -92,16 +89,6 @@ class CombineSummary(StepSummary):
     requests: int
     cached_samples: int
     fresh_samples: int
-
-
-class RankSummary(StepSummary):
-    """The ensemble that ranked the candidates; for a retrained one, the verdicts of people
-    and the other labelled candidates it learnt from."""
-
-    kind: Literal["rank"] = "rank"
-    ensemble: str
-    from_people: int | None = None
-    from_extra: int | None = None
 
 
 def expand_seed_cases(suite: str, out: Path, *, per_template: int | None, seed: int) -> StepOutput:
@@ -361,42 +348,3 @@ def combine_candidates(parts: Sequence[StepOutput], out: Path) -> StepOutput:
     return step_output(
         "generate", out, len(candidates), files={"rejects": rejects_out}, summary=totals
     )
-
-
-def rank_candidates(
-    candidates_path: Path,
-    rankers: Path,
-    out: Path,
-    *,
-    cases_path: Path | None = None,
-    batch_size: int = 64,
-) -> StepOutput:
-    """Candidates ordered most-likely-invalid first by the ensemble's Borda count, each with
-    the ensemble's calibrated P(valid); the seed cases in `cases_path` are what neighbour
-    members compare candidates with (default: the bundled suites'). The ensemble's
-    calibration evidence is written beside (`<out>.calibration.json`)."""
-    from rankers.ensemble import Ensemble
-
-    candidates = checked(read_jsonl(candidates_path, Candidate), candidates_path)
-    reference = (
-        None if cases_path is None else checked(read_jsonl(cases_path, TestCase), cases_path)
-    )
-    ensemble = Ensemble.load(rankers)
-    ranked = (
-        ensemble.rank(candidates, batch_size=batch_size, reference=reference) if candidates else []
-    )
-    write_jsonl(out, ranked)
-    files = write_calibration(ensemble, out)
-    logger.info("ranked %d candidates with ensemble %s", len(ranked), ensemble.version)
-    summary = RankSummary(ensemble=ensemble.version)
-    return step_output("rank", out, len(ranked), files=files, summary=summary)
-
-
-def write_calibration(ensemble: Ensemble, ranked_path: Path) -> dict[str, Path]:
-    """The ensemble's calibration evidence beside a ranking (`<ranked>.calibration.json`),
-    by role; nothing when the ensemble has no calibration."""
-    if ensemble.calibration is None:
-        return {}
-    path = sibling(ranked_path, "calibration", ".json")
-    write_text_atomic(path, ensemble.calibration.evidence.model_dump_json(indent=1) + "\n")
-    return {"calibration": path}

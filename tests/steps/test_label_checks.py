@@ -11,7 +11,7 @@ import pytest
 from testaug.core.errors import InputError
 from testaug.core.jsonl import read_jsonl, write_jsonl
 from testaug.core.records import Annotation, RankedCandidate, TestCase
-from testaug.steps import annotate, augment, measure, review
+from testaug.steps import annotate, augment, measure, rank, review
 from tests.tiny_models import make_candidate, write_ranked_run
 
 
@@ -79,7 +79,7 @@ def test_rank_refuses_a_candidate_with_an_unknown_label(tmp_path: Path):
     candidates.write_text(json.dumps(good) + "\n" + json.dumps(bogus) + "\n")
     out = tmp_path / "ranked.jsonl"
     with pytest.raises(InputError) as raised:
-        augment.rank_candidates(candidates, tmp_path / "no-rankers", out)
+        rank.rank_candidates(candidates, tmp_path / "no-rankers", out)
     assert_names_bogus(raised.value, candidates, 2)
     assert not out.exists()
 
@@ -88,7 +88,7 @@ def test_rank_refuses_reference_cases_with_an_unknown_label(bogus_cases: Path, t
     candidates = tmp_path / "candidates.jsonl"
     write_jsonl(candidates, [make_candidate("It was great.")])
     with pytest.raises(InputError) as raised:
-        augment.rank_candidates(
+        rank.rank_candidates(
             candidates, tmp_path / "no-rankers", tmp_path / "r.jsonl", cases_path=bogus_cases
         )
     assert_names_bogus(raised.value, bogus_cases, 2)

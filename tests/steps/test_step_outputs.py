@@ -14,7 +14,7 @@ from pydantic import ValidationError
 from testaug.core.records import AcceptanceRule
 from testaug.review.acceptance import AcceptanceSummary, GroupAcceptance
 from testaug.steps import AnySummary, StepOutput, StepSummary, step_output
-from testaug.steps.augment import CombineSummary, ExpandSummary, GenerateSummary, RankSummary
+from testaug.steps.augment import CombineSummary, ExpandSummary, GenerateSummary
 from testaug.steps.grow import ExpandInducedSummary, InduceSummary, SuiteSummary
 from testaug.steps.measure import (
     CombineEvaluationsSummary,
@@ -25,6 +25,7 @@ from testaug.steps.measure import (
     PerturbSummary,
     ReportSummary,
 )
+from testaug.steps.rank import RankSummary
 from testaug.steps.rankers import RankersSummary
 from testaug.steps.review import AnnotateSummary, MergeSummary, PullSummary
 

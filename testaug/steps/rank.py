@@ -1,0 +1,68 @@
+"""The rank step: candidates ordered most-likely-invalid first by a trained ensemble, with
+its calibration evidence beside the ranking."""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+from typing import TYPE_CHECKING, Literal
+
+from testaug.core.jsonl import read_jsonl, write_jsonl
+from testaug.core.records import Candidate, TestCase
+from testaug.core.runs import sibling, write_text_atomic
+from testaug.steps import StepOutput, StepSummary, step_output
+from testaug.suites.task_labels import checked
+
+if TYPE_CHECKING:
+    from rankers.ensemble import Ensemble
+
+logger = logging.getLogger(__name__)
+
+
+class RankSummary(StepSummary):
+    """The ensemble that ranked the candidates; for a retrained one, the verdicts of people
+    and the other labelled candidates it learnt from."""
+
+    kind: Literal["rank"] = "rank"
+    ensemble: str
+    from_people: int | None = None
+    from_extra: int | None = None
+
+
+def rank_candidates(
+    candidates_path: Path,
+    rankers: Path,
+    out: Path,
+    *,
+    cases_path: Path | None = None,
+    batch_size: int = 64,
+) -> StepOutput:
+    """Candidates ordered most-likely-invalid first by the ensemble's Borda count, each with
+    the ensemble's calibrated P(valid); the seed cases in `cases_path` are what neighbour
+    members compare candidates with (default: the bundled suites'). The ensemble's
+    calibration evidence is written beside (`<out>.calibration.json`)."""
+    from rankers.ensemble import Ensemble
+
+    candidates = checked(read_jsonl(candidates_path, Candidate), candidates_path)
+    reference = (
+        None if cases_path is None else checked(read_jsonl(cases_path, TestCase), cases_path)
+    )
+    ensemble = Ensemble.load(rankers)
+    ranked = (
+        ensemble.rank(candidates, batch_size=batch_size, reference=reference) if candidates else []
+    )
+    write_jsonl(out, ranked)
+    files = write_calibration(ensemble, out)
+    logger.info("ranked %d candidates with ensemble %s", len(ranked), ensemble.version)
+    summary = RankSummary(ensemble=ensemble.version)
+    return step_output("rank", out, len(ranked), files=files, summary=summary)
+
+
+def write_calibration(ensemble: Ensemble, ranked_path: Path) -> dict[str, Path]:
+    """The ensemble's calibration evidence beside a ranking (`<ranked>.calibration.json`),
+    by role; nothing when the ensemble has no calibration."""
+    if ensemble.calibration is None:
+        return {}
+    path = sibling(ranked_path, "calibration", ".json")
+    write_text_atomic(path, ensemble.calibration.evidence.model_dump_json(indent=1) + "\n")
+    return {"calibration": path}
