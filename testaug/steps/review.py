@@ -194,6 +194,7 @@ def push_to_label_studio(
     into a Label Studio project (nothing imported twice); the remainder stays pending."""
     from testaug.review.label_studio import push_for_review
 
+    check_output_folder(annotations_path)
     ranked = read_ranked(ranked_path)
     check_corrections(
         read_annotations(annotations_path),
@@ -228,6 +229,15 @@ def push_to_label_studio(
             acceptance=plan.acceptance.summary(),
         ),
     )
+
+
+def check_output_folder(path: Path) -> None:
+    """An error naming `path` when it cannot be written: its folder is missing or it is a
+    folder itself (checked before a step changes anything elsewhere)."""
+    if path.is_dir():
+        raise InputError(Problem("is a folder, not a file", file=path))
+    if not path.parent.is_dir():
+        raise InputError(Problem(f"its folder {path.parent} does not exist", file=path))
 
 
 def pull_from_label_studio(
