@@ -34,7 +34,7 @@ from rankers.cross_encoder import RankerError
 from rankers.folds import fold_assignment
 from rankers.members import MemberConfigLike, Ranker, load_member, train_member
 from rankers.reference import bundled_reference
-from testaug.core.jsonl import read_input_text
+from testaug.core.jsonl import read_json
 from testaug.core.records import Candidate, LabelledCandidate, RankedCandidate, TestCase, content_id
 
 logger = logging.getLogger(__name__)
@@ -113,7 +113,7 @@ class Ensemble:
             raise RankerError(
                 f"{folder} is not a trained ensemble (no {MANIFEST}); train one first"
             )
-        manifest = EnsembleManifest.model_validate_json(read_input_text(path))
+        manifest = read_json(path, EnsembleManifest)
         members = []
         for member in manifest.config.members:
             paths = (

@@ -46,6 +46,20 @@ STAGE_FILES = {
 }
 
 
+# Every file a report reads: a folder with none of them is not a run.
+RUN_FILES = (
+    *STAGE_FILES,
+    "verdicts.jsonl",
+    "ranked.calibration.json",
+    "annotations.acceptance.json",
+    "manifest.json",
+    "triage.json",
+    "diversity.json",
+    "evaluation.json",
+    "patching.json",
+)
+
+
 @dataclass(frozen=True)
 class WrittenReport:
     markdown: Path
@@ -57,6 +71,10 @@ def build_report(run_dir: Path) -> Report:
     """The report of a run directory: one section per kind of result found in it."""
     if not run_dir.is_dir():
         raise InputError(Problem("not a run directory", file=run_dir))
+    if not any((run_dir / name).exists() for name in RUN_FILES):
+        raise InputError(
+            Problem(f"no run files found (none of {', '.join(RUN_FILES)})", file=run_dir)
+        )
     report = Report(title=f"testaug report: {run_dir.name}")
     verdicts_path = run_dir / "verdicts.jsonl"
     verdicts = (
@@ -84,10 +102,11 @@ def build_report(run_dir: Path) -> Report:
 
 
 def write_report(run_dir: Path, output_dir: Path | None = None) -> WrittenReport:
-    """Write report.md (images in report_files/) and report.html into the output folder."""
+    """Write report.md (images in report_files/) and report.html into the output folder;
+    nothing is written (nor the folder made) when the run cannot be reported."""
     output_dir = output_dir or run_dir
-    output_dir.mkdir(parents=True, exist_ok=True)
     report = build_report(run_dir)
+    output_dir.mkdir(parents=True, exist_ok=True)
     markdown = output_dir / "report.md"
     render_markdown(report, markdown, output_dir / "report_files")
     html = output_dir / "report.html"

@@ -7,6 +7,7 @@ import logging
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
+from testaug.core.errors import InputError, Problem
 from testaug.core.jsonl import read_jsonl, write_jsonl
 from testaug.core.records import Candidate, TestCase
 from testaug.core.runs import sibling, write_text_atomic
@@ -40,17 +41,18 @@ def rank_candidates(
     """Candidates ordered most-likely-invalid first by the ensemble's Borda count, each with
     the ensemble's calibrated P(valid); the seed cases in `cases_path` are what neighbour
     members compare candidates with (default: the bundled suites'). The ensemble's
-    calibration evidence is written beside (`<out>.calibration.json`)."""
+    calibration evidence is written beside (`<out>.calibration.json`). An empty candidates
+    file is an error that leaves both as they were."""
     from rankers.ensemble import Ensemble
 
     candidates = checked(read_jsonl(candidates_path, Candidate), candidates_path)
+    if not candidates:  # an earlier ranking at `out` stays as it was
+        raise InputError(Problem("no candidates in the file", file=candidates_path))
     reference = (
         None if cases_path is None else checked(read_jsonl(cases_path, TestCase), cases_path)
     )
     ensemble = Ensemble.load(rankers)
-    ranked = (
-        ensemble.rank(candidates, batch_size=batch_size, reference=reference) if candidates else []
-    )
+    ranked = ensemble.rank(candidates, batch_size=batch_size, reference=reference)
     write_jsonl(out, ranked)
     files = write_calibration(ensemble, out)
     logger.info("ranked %d candidates with ensemble %s", len(ranked), ensemble.version)

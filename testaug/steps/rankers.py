@@ -15,7 +15,7 @@ from rankers.ensemble import (
     trained_ensemble,
 )
 from testaug.core.bundled import bundled_dir
-from testaug.core.jsonl import read_input_text, read_jsonl
+from testaug.core.jsonl import read_json, read_jsonl
 from testaug.core.records import LabelledCandidate
 from testaug.steps import StepOutput, StepSummary, step_output
 
@@ -79,7 +79,7 @@ def ensemble_output(
 ) -> StepOutput:
     """The record of a trained ensemble folder: its manifest, members, version, data size
     (and, trained on runs, the verdicts of people and the shipped candidates among it)."""
-    manifest = EnsembleManifest.model_validate_json(read_input_text(folder / MANIFEST))
+    manifest = read_json(folder / MANIFEST, EnsembleManifest)
     summary = RankersSummary(
         version=manifest.version,
         trained_on=manifest.trained_on,
