@@ -106,7 +106,10 @@ def generate_candidates(
     settings = Settings()
     logger = get_run_logger()
     backend = augment.connect_backend(
-        generator, api_key=settings.openai_api_key, cache_dir=settings.cache_dir
+        generator,
+        api_key=settings.openai_api_key,
+        cache_dir=settings.cache_dir,
+        userinfo=settings.base_url_userinfo,
     )
     done = 0
 

@@ -24,6 +24,7 @@ from testaug.cli.run import run_command
 from testaug.cli.suite import suite_app
 from testaug.cli.templates import templates_app
 from testaug.core.errors import TestAugError
+from testaug.core.secrets import redact_text
 
 
 class ErrorsAsMessages(TyperGroup):
@@ -35,11 +36,13 @@ class ErrorsAsMessages(TyperGroup):
         try:
             return super().invoke(ctx)
         except TestAugError as exc:
-            err_console.print(f"[bold red]error:[/] {exc}", highlight=False, soft_wrap=True)
+            message = redact_text(str(exc))  # the last line of defence for credentials
+            err_console.print(f"[bold red]error:[/] {message}", highlight=False, soft_wrap=True)
             ctx.exit(1)
         except OSError as exc:
             err_console.print(
-                f"[bold red]error:[/] {exc.strerror or exc}: {exc.filename or ''}",
+                "[bold red]error:[/] "
+                + redact_text(f"{exc.strerror or exc}: {exc.filename or ''}"),
                 highlight=False,
             )
             ctx.exit(1)
@@ -92,10 +95,17 @@ def _configure_logging(level: int) -> None:
     """testaug's log lines go to stderr through rich, beside the progress bars."""
     handler = RichHandler(console=err_console, show_path=False, show_time=False)
     handler.setFormatter(logging.Formatter("%(message)s"))
+    handler.addFilter(_redact_record)
     package = logging.getLogger("testaug")
     package.handlers[:] = [handler]
     package.setLevel(level)
     package.propagate = False
+
+
+def _redact_record(record: logging.LogRecord) -> bool:
+    """Blank credentials in a log line before it is printed (warnings quote servers)."""
+    record.msg, record.args = redact_text(record.getMessage()), None
+    return True
 
 
 def main() -> None:

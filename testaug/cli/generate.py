@@ -8,11 +8,13 @@ from pathlib import Path
 from typing import Any, get_args
 
 import typer
+from pydantic import SecretStr
 from rich.table import Table
 
 from testaug.cli.console import console, err_console, progress
 from testaug.core.errors import InputError, Problem
 from testaug.core.runs import sibling
+from testaug.core.secrets import split_userinfo
 from testaug.core.settings import Settings
 from testaug.generation.backends import BACKEND_KINDS, BACKENDS, Backend
 from testaug.generation.backends.openai_compatible import Endpoint
@@ -91,10 +93,11 @@ def generate_command(
     if dry_run:
         _print_dry_run(prompt_set, samples, backend)
         return
+    url, userinfo = split_userinfo(base_url or settings.base_url or "")
     spec = BackendSpec(
         kind=_choice(backend, BACKEND_KINDS.names(), "--backend"),
         model=model,
-        base_url=base_url or settings.base_url,
+        base_url=url or None,
         endpoint=_choice(endpoint, ENDPOINTS, "--endpoint"),  # type: ignore[arg-type]
         timeout=timeout,
     )
@@ -109,7 +112,12 @@ def generate_command(
     done = _generate(
         prompt_set,
         output,
-        connect_backend(spec, api_key=settings.openai_api_key, cache_dir=settings.cache_dir),
+        connect_backend(
+            spec,
+            api_key=settings.openai_api_key,
+            cache_dir=settings.cache_dir,
+            userinfo=SecretStr(userinfo) if userinfo else settings.base_url_userinfo,
+        ),
         spec,
         generation,
         plan,

@@ -12,6 +12,7 @@ from rich.table import Table
 
 from testaug.cli.console import console, err_console
 from testaug.core.run_sizes import SIZES
+from testaug.core.secrets import split_userinfo
 from testaug.core.settings import Settings
 from testaug.review.acceptance import DEFAULT_TARGET
 from testaug.review.plans import DEFAULT_REVIEW_FRACTION
@@ -106,6 +107,11 @@ def run_command(
     template expansion, diversity, evaluation, and the HTML report."""
     started = time.perf_counter()
     chosen, task_of_suite = chosen_suite(task, suite)
+    # The URL's user info travels in the environment, which the generate task reads: never
+    # in the configuration, which Prefect stores as the flow run's parameters.
+    url, userinfo = split_userinfo(base_url or Settings().base_url or "")
+    if userinfo:
+        os.environ["TESTAUG_BASE_URL_USERINFO"] = userinfo
     config = run_config(
         {
             "suite": chosen,
@@ -114,7 +120,7 @@ def run_command(
             "generator": {
                 "kind": backend,
                 "model": generator_model,
-                "base_url": base_url or Settings().base_url,
+                "base_url": url or None,
                 "endpoint": endpoint,
             },
             "rankers": rankers,

@@ -26,6 +26,9 @@ class Settings(BaseSettings):
     base_url: str | None = Field(
         default=None, validation_alias=AliasChoices("TESTAUG_BASE_URL", "OPENAI_BASE_URL")
     )
+    # `user:password` of the LLM server's URL: split off the URL where a command reads it, so
+    # that no record or flow parameter holds it; put back where the request is sent.
+    base_url_userinfo: SecretStr | None = None
 
     label_studio_url: str = Field(
         default="http://127.0.0.1:8080",

@@ -13,7 +13,6 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, TypeVar
-from urllib.parse import urlsplit, urlunsplit
 from xml.sax.saxutils import quoteattr
 
 from pydantic import SecretStr, ValidationError
@@ -21,6 +20,7 @@ from pydantic import SecretStr, ValidationError
 from testaug.core.errors import ServiceError, TransientServiceError
 from testaug.core.records import Annotation, Candidate, RankedCandidate, TestCase, label_options
 from testaug.core.retries import RetryPolicy, call_with_retries
+from testaug.core.secrets import redact_url
 from testaug.review.plans import GUIDELINES, INVALID_REASONS, ReviewPlan, invalidity_score
 
 T = TypeVar("T")
@@ -39,14 +39,6 @@ class LabelStudioError(ServiceError):
 
 class TransientLabelStudioError(TransientServiceError, LabelStudioError):
     """Label Studio could not be reached or failed in a way worth retrying."""
-
-
-def redact_url(url: str) -> str:
-    """The URL without user info, query or fragment: safe for messages."""
-    parts = urlsplit(url)
-    host = parts.hostname or ""
-    netloc = f"{host}:{parts.port}" if parts.port else host
-    return urlunsplit((parts.scheme, netloc, parts.path, "", ""))
 
 
 def labeling_config(labels: Sequence[str]) -> str:

@@ -16,6 +16,7 @@ from testaug.core.errors import InputError, Problem
 from testaug.core.jsonl import read_jsonl, write_jsonl
 from testaug.core.records import Candidate, Prompt, Record, Reject, TestCase
 from testaug.core.runs import new_manifest, sibling, write_manifest
+from testaug.core.secrets import redact_url, split_userinfo, with_userinfo
 from testaug.generation.backends import BACKEND_KINDS, Backend, create_backend
 from testaug.generation.cache import ResponseCache
 from testaug.generation.prompts import PromptTemplate, prompt_for
@@ -47,6 +48,17 @@ class BackendSpec(Record):
         if kind not in kinds:
             raise ValueError(f"expected one of {', '.join(kinds)}")
         return kind
+
+    @field_validator("base_url")
+    @classmethod
+    def _no_credentials(cls, url: str | None) -> str | None:
+        """A URL without user info: a spec is recorded (manifests, Prefect's parameters)."""
+        if url is not None and split_userinfo(url)[1] is not None:
+            raise ValueError(
+                "holds credentials (user:password@): give the URL without them and the "
+                "user info in TESTAUG_BASE_URL_USERINFO"
+            )
+        return url
 
 
 class PromptPlan(Record):
@@ -108,14 +120,24 @@ def one_task(cases: Sequence[TestCase], source: str | Path) -> str:
     return tasks[0]
 
 
-def connect_backend(spec: BackendSpec, *, api_key: SecretStr | None, cache_dir: Path) -> Backend:
-    """A backend for the spec; the embedded model is loaded once per process and shared."""
+def connect_backend(
+    spec: BackendSpec,
+    *,
+    api_key: SecretStr | None,
+    cache_dir: Path,
+    userinfo: SecretStr | None = None,
+) -> Backend:
+    """A backend for the spec, its URL's user info (`userinfo`) put back; the embedded model
+    is loaded once per process and shared."""
     if spec.kind == "local":
         return _shared_local_backend(spec.model, cache_dir)
+    base_url = spec.base_url
+    if base_url is not None and userinfo is not None:
+        base_url = with_userinfo(base_url, userinfo.get_secret_value())
     return create_backend(
         spec.kind,
         model=spec.model,
-        base_url=spec.base_url,
+        base_url=base_url,
         api_key=api_key.get_secret_value() if api_key else None,
         endpoint=spec.endpoint,
         timeout=spec.timeout,
@@ -243,8 +265,6 @@ def generate_prompt_set(
 def backend_arguments(spec: BackendSpec, backend: Backend) -> dict[str, Any]:
     """How a manifest records the generator: kind, server URL without credentials, the
     model it answered with, and the endpoint."""
-    from testaug.review.label_studio import redact_url
-
     return {
         "backend": spec.kind,
         "base_url": redact_url(spec.base_url) if spec.base_url else spec.base_url,

@@ -14,32 +14,17 @@ A connection closed before the answer was complete is transient too (the backend
 from __future__ import annotations
 
 import json
-import re
 from typing import Any
 
+from testaug.core.secrets import redact_text
 from testaug.generation.backends.base import BackendError, TransientBackendError, Usage
 
 EXCERPT_CHARS = 200
-_SECRETS = [
-    # user info in a URL: scheme://user:password@host
-    (re.compile(r"(?<=://)[^\s/@]+@"), "***@"),
-    # bearer tokens and API keys (sk-..., key-...), including in "Authorization: Bearer ..."
-    (re.compile(r"(?i)\b(bearer\s+)[^\s\"',]+"), r"\1***"),
-    (re.compile(r"\b(sk|key|rk|pk)-[A-Za-z0-9_\-]{6,}"), r"\1-***"),
-    (
-        re.compile(r"(?i)\b(api[_-]?key|token|secret|password)(\"?\s*[:=]\s*\"?)[^\s\"',&]+"),
-        r"\1\2***",
-    ),
-    # any other long key-shaped run of letters and digits
-    (re.compile(r"\b(?=[A-Za-z0-9_\-]*\d)(?=[A-Za-z0-9_\-]*[A-Za-z])[A-Za-z0-9_\-]{32,}\b"), "***"),
-]
 
 
 def redact(text: str) -> str:
     """`text` with URL user info, bearer tokens and key-shaped strings replaced by ***."""
-    for pattern, replacement in _SECRETS:
-        text = pattern.sub(replacement, text)
-    return text
+    return redact_text(text)
 
 
 def excerpt(body: bytes | str | None, limit: int = EXCERPT_CHARS) -> str:

@@ -1,0 +1,69 @@
+"""Keeping credentials out of files and messages: URLs without their user info or key-like
+query parameters, texts with key-shaped strings blanked, and a URL's user info split off so
+that it travels in the environment (`TESTAUG_BASE_URL_USERINFO`), never in a record."""
+
+from __future__ import annotations
+
+import re
+from urllib.parse import urlsplit, urlunsplit
+
+MASK = "***"
+
+_SECRETS = [
+    # user info in a URL: scheme://user:password@host
+    (re.compile(r"(?<=://)[^\s/@]+@"), MASK + "@"),
+    # bearer and basic tokens, as in "Authorization: Bearer ..."
+    (re.compile(r"(?i)\b((?:bearer|basic)\s+)[^\s\"',]+"), r"\1" + MASK),
+    # API keys (sk-..., sk-proj-..., key-...)
+    (re.compile(r"\b(sk|key|rk|pk)-[A-Za-z0-9_\-]{6,}"), r"\1-" + MASK),
+    # key=value, "api_key": "value", token: value
+    (
+        re.compile(
+            r"(?i)\b([A-Za-z_\-]*(?:api[_-]?key|token|secret|password))(\"?\s*[:=]\s*\"?)[^\s\"',&]+"
+        ),
+        r"\1\2" + MASK,
+    ),
+    # any other long key-shaped run of letters and digits (hex, base64)
+    (
+        re.compile(
+            r"(?<![\w/.])(?=[A-Za-z0-9_+\-]*\d)(?=[A-Za-z0-9_+\-]*[A-Za-z])[A-Za-z0-9_+\-]{32,}=*"
+        ),
+        MASK,
+    ),
+]
+
+
+def redact_text(text: str) -> str:
+    """`text` with URL user info, bearer tokens and key-shaped strings replaced by ***."""
+    for pattern, replacement in _SECRETS:
+        text = pattern.sub(replacement, text)
+    return text
+
+
+def split_userinfo(url: str) -> tuple[str, str | None]:
+    """The URL without its user info (`user:password@`), and that user info (None: none)."""
+    parts = urlsplit(url)
+    userinfo, at, host = parts.netloc.rpartition("@")
+    if not at:
+        return url, None
+    return urlunsplit(parts._replace(netloc=host)), userinfo
+
+
+def with_userinfo(url: str, userinfo: str | None) -> str:
+    """The URL with `userinfo` put back in front of its host (unchanged when None)."""
+    if not userinfo:
+        return url
+    parts = urlsplit(url)
+    return urlunsplit(parts._replace(netloc=f"{userinfo}@{parts.netloc}"))
+
+
+def redact_url(url: str) -> str:
+    """The URL without user info, query or fragment (the host lower-cased): safe to print
+    and to record."""
+    parts = urlsplit(url)
+    host = parts.hostname or ""
+    netloc = f"{host}:{parts.port}" if parts.port else host
+    return urlunsplit((parts.scheme, netloc, parts.path, "", ""))
+
+
+__all__ = ["MASK", "redact_text", "redact_url", "split_userinfo", "with_userinfo"]

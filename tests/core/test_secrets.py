@@ -1,0 +1,68 @@
+"""Redaction of credentials in URLs and texts, and a URL's user info split off and put back."""
+
+from __future__ import annotations
+
+import pytest
+
+from testaug.core.secrets import redact_text, redact_url, split_userinfo, with_userinfo
+
+
+@pytest.mark.parametrize(
+    ("text", "secret"),
+    [
+        ("Incorrect API key provided: Bearer sk-proj-abcdef123456", "sk-proj-abcdef123456"),
+        ("Incorrect API key provided: sk-abcdef1234567890.", "abcdef1234567890"),
+        ("Authorization: Bearer t0ken-value", "t0ken-value"),
+        ("Authorization: Basic YWxpY2U6czNjcmV0", "YWxpY2U6czNjcmV0"),
+        ("cannot connect to http://alice:s3cret@host:8000/v1", "alice:s3cret"),
+        ("GET /v1?api_key=abc123&x=1", "abc123"),
+        ('{"access_token": "zz9-value"}', "zz9-value"),
+        ("token=0123456789abcdef0123456789abcdef01", "0123456789abcdef0123456789abcdef01"),
+        ("a key 9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08 here", "9f86d0"),
+        ("base64 dGhpcyBpcyBhIHNlY3JldCB2YWx1ZSBvZiBrZXkx== end", "dGhpcyBpcyBhIHNlY3JldCB2"),
+    ],
+)
+def test_key_shaped_strings_are_blanked_in_texts(text, secret):
+    redacted = redact_text(text)
+    assert secret not in redacted
+    assert "***" in redacted
+
+
+def test_ordinary_messages_and_paths_stay_readable():
+    text = "HTTP 500 from 127.0.0.1:8000: server error; see runs/latest/candidates.jsonl line 3"
+    assert redact_text(text) == text
+
+
+@pytest.mark.parametrize(
+    ("url", "safe"),
+    [
+        ("http://127.0.0.1:8080/v1", "http://127.0.0.1:8080/v1"),
+        ("http://user:pw@host:8080/base/?api_key=k#frag", "http://host:8080/base/"),
+        ("https://token@LS.example.org/", "https://ls.example.org/"),
+    ],
+)
+def test_urls_lose_user_info_query_and_fragment(url, safe):
+    assert redact_url(url) == safe
+
+
+def test_user_info_is_split_off_and_put_back_unchanged():
+    url = "http://alice:p%40ss:word@127.0.0.1:8000/v1"
+    bare, userinfo = split_userinfo(url)
+    assert (bare, userinfo) == ("http://127.0.0.1:8000/v1", "alice:p%40ss:word")
+    assert with_userinfo(bare, userinfo) == url
+    assert split_userinfo("http://127.0.0.1:8000/v1") == ("http://127.0.0.1:8000/v1", None)
+    assert with_userinfo("http://h/v1", None) == "http://h/v1"
+
+
+def test_a_backend_spec_refuses_credentials_without_echoing_them():
+    from pydantic import ValidationError
+
+    from testaug.steps.augment import BackendSpec
+    from testaug.steps.config import run_config
+
+    with pytest.raises(ValidationError):
+        BackendSpec(kind="openai", base_url="http://alice:s3cret@host/v1")
+    with pytest.raises(Exception) as caught:
+        run_config({"generator": {"kind": "openai", "base_url": "http://alice:s3cret@host/v1"}})
+    assert "s3cret" not in str(caught.value)
+    assert "TESTAUG_BASE_URL_USERINFO" in str(caught.value)

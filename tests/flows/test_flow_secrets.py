@@ -1,0 +1,135 @@
+"""No credential reaches a file a run writes or a line it prints: `testaug generate` and
+`testaug run` with key-like values in every place a user can put one (the base URL's user
+info, OPENAI_API_KEY, LABEL_STUDIO_API_KEY), and a server that echoes a key in its error."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+
+import pytest
+
+from testaug.testing.openai_server import ScriptedOpenAIServer
+from tests.cli_runner import spawn_testaug
+from tests.flow_helpers import PREFECT_ENV, echo_seed_reply, lexical_config
+
+PASSWORD = "pw-Hunter2-q7Zr"
+USER = "alice-u9"
+OPENAI_KEY = "sk-openai-Xq81secret4LkP"
+STUDIO_KEY = "ls-Studio0secret7Wv3"
+ECHOED = "sk-echoed-Mm55secret0Tt"
+SECRETS = (PASSWORD, f"{USER}:", OPENAI_KEY, STUDIO_KEY, ECHOED)
+
+
+def secret_url(server: ScriptedOpenAIServer) -> str:
+    return server.base_url.replace("://", f"://{USER}:{PASSWORD}@", 1)
+
+
+def environment(tmp_path: Path) -> dict[str, str]:
+    return {
+        **PREFECT_ENV,
+        "PREFECT_HOME": str(tmp_path / "prefect"),
+        "TESTAUG_CACHE_DIR": str(tmp_path / "cache"),
+        "OPENAI_API_KEY": OPENAI_KEY,
+        "LABEL_STUDIO_API_KEY": STUDIO_KEY,
+    }
+
+
+def leaks(folders: Iterable[Path], *texts: str) -> list[str]:
+    """Where a secret appears: each file's raw bytes under `folders`, and each text."""
+    found = []
+    for folder in folders:
+        for path in sorted(p for p in folder.rglob("*") if p.is_file()):
+            data = path.read_bytes()
+            found += [f"{path}: {s}" for s in SECRETS if s.encode() in data]
+    for index, text in enumerate(texts):
+        found += [f"output {index}: {s}" for s in SECRETS if s in text]
+    return found
+
+
+@pytest.fixture
+def server() -> Iterator[ScriptedOpenAIServer]:
+    with ScriptedOpenAIServer(echo_seed_reply) as running:
+        yield running
+
+
+def generate(tmp_path: Path, server: ScriptedOpenAIServer, suite: Path, out: str):
+    return spawn_testaug(
+        tmp_path,
+        "generate",
+        str(suite),
+        "-o",
+        out,
+        "--backend",
+        "openai",
+        "--base-url",
+        secret_url(server),
+        "--model",
+        "scripted",
+        "--prompts-per-description",
+        "1",
+        "--samples",
+        "2",
+        "--max-attempts",
+        "2",
+        env=environment(tmp_path),
+    )
+
+
+def test_generate_writes_and_prints_no_credential(tmp_path, server, tiny_suite_path):
+    done = generate(tmp_path, server, tiny_suite_path, "gen/candidates.jsonl")
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert (tmp_path / "gen" / "candidates.manifest.json").exists()
+    assert leaks([tmp_path], done.stdout, done.stderr) == []
+
+
+def test_an_error_body_that_echoes_a_key_is_printed_redacted(tmp_path, server, tiny_suite_path):
+    server.fail_next(
+        100, 401, message=f"Incorrect API key provided: Bearer {ECHOED} at {secret_url(server)}"
+    )
+    done = generate(tmp_path, server, tiny_suite_path, "gen/candidates.jsonl")
+    assert done.returncode == 1
+    assert "401" in done.stderr and "Incorrect API key provided" in done.stderr
+    assert leaks([tmp_path], done.stdout, done.stderr) == []
+
+
+def test_a_retried_error_that_echoes_a_key_is_warned_about_redacted(
+    tmp_path, server, tiny_suite_path
+):
+    server.fail_next(1, 500, message=f"upstream refused Bearer {ECHOED} for {secret_url(server)}")
+    done = generate(tmp_path, server, tiny_suite_path, "gen/candidates.jsonl")
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert "500" in done.stderr  # the retry is reported
+    assert leaks([tmp_path], done.stdout, done.stderr) == []
+
+
+@pytest.mark.slow
+def test_a_pipeline_run_stores_no_credential_prefect_database_included(tmp_path, server):
+    done = spawn_testaug(
+        tmp_path,
+        "run",
+        "--size",
+        "small",
+        "--backend",
+        "openai",
+        "--base-url",
+        secret_url(server),
+        "--generator-model",
+        "scripted",
+        "--rankers",
+        str(lexical_config(tmp_path)),
+        "--model",
+        "vader",
+        "--capability",
+        "Negation",
+        "--run-dir",
+        "runs/small",
+        env=environment(tmp_path),
+        without_env=["PREFECT_API_URL"],
+        timeout=900,
+    )
+    assert done.returncode == 0, done.stderr[-4000:]
+    assert server.requests, "the generator was asked nothing"
+    database = list((tmp_path / "prefect").rglob("*.db"))
+    assert database, "no Prefect database to search"
+    assert leaks([tmp_path], done.stdout, done.stderr) == []
