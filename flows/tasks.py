@@ -9,6 +9,7 @@ from typing import Any, TypeVar
 
 from prefect import Task, get_run_logger, task
 from prefect.futures import PrefectFuture
+from prefect.settings import get_current_settings
 
 from flows.caching import step_cache
 from testaug.core.settings import Settings
@@ -48,10 +49,19 @@ def step_task(
         "persist_result": True,
         "result_serializer": "json",
         "retries": 2,
-        "retry_delay_seconds": [10, 60],
+        "retry_delay_seconds": retry_delays(),
         "retry_condition_fn": transient_fault,
     }
     return task(**{**defaults, **options})
+
+
+def retry_delays() -> Any:
+    """Seconds before a failed step's two retries: 10 and 60, unless Prefect's setting
+    PREFECT_TASKS_DEFAULT_RETRY_DELAY_SECONDS is set (read when the flows are imported)."""
+    settings = get_current_settings().tasks
+    if "default_retry_delay_seconds" in settings.model_fields_set:
+        return settings.default_retry_delay_seconds
+    return [10, 60]
 
 
 def current(step: Task[..., StepOutput], *args: Any, **kwargs: Any) -> StepOutput:
@@ -180,7 +190,7 @@ def log_training_progress(name: str, fold: int, folds: int) -> None:
 
 LABEL_STUDIO_RETRIES: dict[str, Any] = {
     "retries": 2,
-    "retry_delay_seconds": [10, 60],
+    "retry_delay_seconds": retry_delays(),
     "retry_condition_fn": transient_fault,
 }
 

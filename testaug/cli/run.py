@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import os
 import time
 from pathlib import Path
@@ -11,6 +12,7 @@ import typer
 from rich.table import Table
 
 from testaug.cli.console import console, err_console
+from testaug.core.errors import TestAugError
 from testaug.core.run_sizes import SIZES
 from testaug.core.secrets import split_userinfo
 from testaug.core.settings import Settings
@@ -34,9 +36,53 @@ PREFECT_DEFAULTS = {
 
 
 def prepare_prefect_environment() -> None:
-    """Defaults for running flows offline; a value the user set wins."""
+    """Defaults for running flows offline; a value the user set wins. Fails fast, before
+    Prefect starts, when its home or testaug's cache cannot be created."""
     for name, value in PREFECT_DEFAULTS.items():
         os.environ.setdefault(name, value)
+    prefect_home = os.environ.get("PREFECT_HOME") or "~/.prefect"  # before Prefect's import
+    check_folder(Path(prefect_home), "Prefect's home", "PREFECT_HOME")
+    check_folder(Settings().cache_dir, "testaug's cache", "TESTAUG_CACHE_DIR")
+
+
+class NoTracebackForExpectedFaults(logging.Filter):
+    """Drops the traceback from a Prefect run log record about a TestAugError: the record's
+    message names the fault already, and the CLI ends with it as one line."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if record.exc_info and isinstance(record.exc_info[1], TestAugError):
+            record.exc_info = None
+            record.exc_text = None
+        return True
+
+
+def quiet_expected_faults() -> None:
+    """Prefect logs each failed task and flow run with its traceback; for faults testaug
+    expects (its own errors) one line each is enough."""
+    for name in ("prefect.task_runs", "prefect.flow_runs"):
+        logger = logging.getLogger(name)
+        if not any(isinstance(f, NoTracebackForExpectedFaults) for f in logger.filters):
+            logger.addFilter(NoTracebackForExpectedFaults())
+
+
+def check_folder(folder: Path, what: str, variable: str) -> None:
+    """A TestAugError naming `folder` and the variable to set when it cannot be created or
+    written: a home directory that does not exist, or no write access."""
+    folder = folder.expanduser()
+    home = Path.home()
+    if folder.is_relative_to(home) and not home.is_dir():
+        why = f"the home directory {home} does not exist"
+    else:
+        existing = next(p for p in (folder, *folder.parents) if p.exists())
+        if not existing.is_dir():
+            why = f"{existing} is not a folder"
+        elif not os.access(existing, os.W_OK | os.X_OK):
+            why = f"{existing} is not writable"
+        else:
+            return
+    raise TestAugError(
+        f"{what} {folder} cannot be created: {why}; set {variable} to a writable folder"
+    )
 
 
 def run_command(
@@ -153,6 +199,7 @@ def run_pipeline(config: RunConfig) -> PipelineRun:
     prepare_prefect_environment()
     from flows.pipeline import pipeline
 
+    quiet_expected_faults()
     err_console.print(
         f"[bold]testaug run[/]: suite {config.suite}, size {config.size}, "
         f"{config.generator.kind} generator, rankers {config.rankers}, annotation "
