@@ -6,14 +6,15 @@ up the rest)."""
 
 from __future__ import annotations
 
-from prefect import flow
+from prefect import flow, get_run_logger
 from pydantic import BaseModel, ConfigDict
 
 from flows.artifacts import publish_summary
 from flows.augment import Augmented, augment
 from flows.collect import Collected, collect
 from flows.runners import task_runner
-from testaug.core.runs import new_manifest, write_manifest
+from testaug.core.runs import new_manifest, remove_stale_temporaries, write_manifest
+from testaug.core.settings import Settings
 from testaug.steps.config import RunConfig
 
 
@@ -32,6 +33,7 @@ def pipeline(config: RunConfig = RunConfig()) -> PipelineRun:  # noqa: B008  (a 
     With `config.dask` (`local`, or a scheduler address) the tasks of both halves run on
     Dask. The manifest records the whole configuration."""
     config = config.with_task_models()
+    remove_stale_writes(config)
     write_manifest(
         config.run_dir / "manifest.json",
         new_manifest("pipeline", config.model_dump(mode="json"), seed=config.seed),
@@ -55,3 +57,18 @@ def pipeline(config: RunConfig = RunConfig()) -> PipelineRun:  # noqa: B008  (a 
         report=collected.report.path,
     )
     return PipelineRun(augmented=augmented, collected=collected)
+
+
+def remove_stale_writes(config: RunConfig) -> None:
+    """Remove the temporary files that killed writes left in the run folder and the rankers
+    cache, saying how many and how big."""
+    for folder, recursive in ((config.run_dir, False), (Settings().cache_dir / "rankers", True)):
+        files, size = remove_stale_temporaries(folder, recursive=recursive)
+        if files:
+            get_run_logger().info(
+                "removed %d stale temporary file(s) of %s bytes in %s (left by an interrupted "
+                "write)",
+                files,
+                f"{size:,}",
+                folder,
+            )

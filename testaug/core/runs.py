@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import os
+import re
+import time
 import uuid
 from datetime import UTC, datetime
 from pathlib import Path
@@ -51,6 +53,34 @@ def write_text_atomic(path: Path, text: str) -> None:
     except BaseException:
         tmp.unlink(missing_ok=True)
         raise
+
+
+# The atomic writers' temporary files: `.NAME.HEX.tmp` beside the file being written.
+TEMPORARY = re.compile(r"^\..+\.[0-9a-f]{32}\.tmp$")
+STALE_AFTER_SECONDS = 3600.0
+
+
+def remove_stale_temporaries(
+    folder: Path, *, older_than: float = STALE_AFTER_SECONDS, recursive: bool = False
+) -> tuple[int, int]:
+    """Remove the atomic writers' temporary files in `folder` (and below, if `recursive`)
+    untouched for `older_than` seconds, as a killed write leaves them: (files, bytes) removed.
+    A write in progress keeps its file fresh, so it is left alone."""
+    if not folder.is_dir():
+        return 0, 0
+    cutoff = time.time() - older_than
+    files = removed = 0
+    for path in folder.rglob(".*.tmp") if recursive else folder.glob(".*.tmp"):
+        try:
+            stat = path.stat()
+            if not (TEMPORARY.match(path.name) and path.is_file() and stat.st_mtime < cutoff):
+                continue
+            path.unlink()
+        except FileNotFoundError:
+            continue
+        files += 1
+        removed += stat.st_size
+    return files, removed
 
 
 def write_yaml(path: Path, data: object) -> None:
