@@ -13,7 +13,7 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
 from testaug.core.errors import TestAugError
-from testaug.core.spacy_pipeline import DEFAULT_PIPELINE, load_spacy
+from testaug.core.spacy_pipeline import DEFAULT_PIPELINE, check_parse_lengths, load_spacy
 
 if TYPE_CHECKING:
     from spacy.language import Language
@@ -46,7 +46,10 @@ def doc_paths(doc: Doc) -> frozenset[Path]:
 def parse_paths(
     texts: Iterable[str], nlp: Language | None = None, *, batch_size: int = 256
 ) -> list[frozenset[Path]]:
-    """Parse texts in batches of `batch_size` (only tok2vec, tagger and parser on); their paths."""
+    """Parse texts in batches of `batch_size` (only tok2vec, tagger and parser on); their paths.
+    A text longer than spaCy parses (`MAX_PARSE_CHARS`) is an InputError naming it."""
+    texts = list(texts)
+    check_parse_lengths(texts)
     nlp = nlp if nlp is not None else load_parser()
     if "parser" not in nlp.pipe_names:
         raise TestAugError(f"the spaCy pipeline has no parser (it has {nlp.pipe_names})")

@@ -18,6 +18,7 @@ from typing import Any
 
 from testaug.core.errors import format_path
 from testaug.core.records import Label, Record, TestCase, TestType, content_id, description_id
+from testaug.core.spacy_pipeline import check_parse_lengths
 from testaug.suites.inflection import TAGS as INFLECTIONS
 from testaug.suites.inflection import inflect
 from testaug.suites.provenance import Provenance, case_provenance, is_verified
@@ -239,7 +240,8 @@ def induce_templates(
 ) -> InductionResult:
     """Templates from accepted generated cases and the seed cases behind them (by
     `meta["seed_case_ids"]`), each parsed once with spaCy in batches. A template made
-    from several cases records a verified one where there is one."""
+    from several cases records a verified one where there is one. A text longer than spaCy
+    parses is an InputError naming it."""
     result = InductionResult()
     work = [
         (c, [seeds[i] for i in c.meta.get("seed_case_ids", []) if i in seeds]) for c in accepted
@@ -251,6 +253,7 @@ def induce_templates(
         for t in (item.text, item.text_pair)
         if t
     }
+    check_parse_lengths(texts)
     parsed = dict(zip(texts, nlp.pipe(list(texts), batch_size=batch_size), strict=True))
     index: dict[str, int] = {}
     for case, case_seeds in work:

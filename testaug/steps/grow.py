@@ -72,7 +72,10 @@ def induce_templates_file(
     accepted = list(read_jsonl(accepted_path, TestCase))
     if not accepted and not allow_empty:
         raise InputError(Problem("no accepted cases in the file", file=accepted_path))
-    seeds = {case.id: case for case in read_jsonl(cases_path, TestCase)}
+    seed_list = list(read_jsonl(cases_path, TestCase))
+    _check_parse_lengths(accepted, accepted_path)
+    _check_parse_lengths(seed_list, cases_path)
+    seeds = {case.id: case for case in seed_list}
     if suite is None and not accepted:
         suite = next(iter(seeds.values())).task
     loaded = load_suite(resolve_suite(suite or accepted[0].task))
@@ -113,6 +116,16 @@ def induce_templates_file(
             skipped=dict(skipped),
         ),
     )
+
+
+def _check_parse_lengths(cases: Sequence[TestCase], path: Path) -> None:
+    """An error naming file, line and field of the first text longer than spaCy parses."""
+    from testaug.core.spacy_pipeline import check_parse_length
+
+    for line, case in enumerate(cases, 1):
+        for field in ("text", "text_pair"):
+            if value := getattr(case, field):
+                check_parse_length(value, path, line, field)
 
 
 def _validated_fills(
