@@ -12,6 +12,7 @@ import pytest
 from testaug.testing.openai_server import ScriptedOpenAIServer
 from tests.cli_runner import spawn_testaug
 from tests.flow_helpers import PREFECT_ENV, echo_seed_reply, lexical_config
+from tests.tiny_models import VOUCHED_CURVE, make_calibration, write_ranked_run
 
 PASSWORD = "pw-Hunter2-q7Zr"
 USER = "alice-u9"
@@ -132,4 +133,21 @@ def test_a_pipeline_run_stores_no_credential_prefect_database_included(tmp_path,
     assert server.requests, "the generator was asked nothing"
     database = list((tmp_path / "prefect").rglob("*.db"))
     assert database, "no Prefect database to search"
+    assert leaks([tmp_path], done.stdout, done.stderr) == []
+
+
+def test_annotate_push_to_a_server_that_echoes_the_key_prints_no_credential(tmp_path, server):
+    run_dir = write_ranked_run(
+        tmp_path,
+        [f"Case {i} is nice." for i in range(4)],
+        p_valid=[0.1, 0.2, 0.3, 0.4],
+        calibration=make_calibration(m=VOUCHED_CURVE),
+    )
+    server.fail_next(100, 401, message=f"Invalid token: Token {STUDIO_KEY} ({ECHOED})")
+    studio = server.base_url.removesuffix("/v1").replace("://", f"://{USER}:{PASSWORD}@", 1)
+    done = spawn_testaug(
+        run_dir, "annotate", "push", "ranked.jsonl", "--url", studio, env=environment(tmp_path)
+    )
+    assert done.returncode == 1
+    assert server.requests, "Label Studio was asked nothing"
     assert leaks([tmp_path], done.stdout, done.stderr) == []
