@@ -65,7 +65,9 @@ def induce_templates_file(
     written as a suite (`out`, source `expansion`) with its lexicons beside it.
 
     The summary holds the templates per capability, the cases they fill, and why
-    cases gave no template."""
+    cases gave no template. No accepted case, no seed case or no template is an error
+    that leaves earlier outputs as they were, unless `allow_empty` (then an empty suite
+    is written, with a warning where no template came of accepted cases)."""
     from testaug.core.spacy_pipeline import load_spacy
     from testaug.induction.induce import induce_templates, induced_suite, lexicons_used
 
@@ -73,6 +75,8 @@ def induce_templates_file(
     if not accepted and not allow_empty:
         raise InputError(Problem("no accepted cases in the file", file=accepted_path))
     seed_list = list(read_jsonl(cases_path, TestCase))
+    if not seed_list and (accepted or suite is None):
+        raise InputError(Problem("no seed cases in the file", file=cases_path))
     _check_parse_lengths(accepted, accepted_path)
     _check_parse_lengths(seed_list, cases_path)
     seeds = {case.id: case for case in seed_list}
@@ -87,6 +91,8 @@ def induce_templates_file(
             templates.append(template)
         else:
             skipped["unknown_lexicon"] += 1
+    if accepted and not templates:
+        _no_template(accepted_path, len(accepted), skipped, allow_empty)
 
     files = {"lexicons": sibling(out, "lexicons", ".yaml"), "induced": sibling(out, "induced")}
     used = lexicons_used(templates)
@@ -116,6 +122,15 @@ def induce_templates_file(
             skipped=dict(skipped),
         ),
     )
+
+
+def _no_template(path: Path, cases: int, skipped: Counter, allow_empty: bool) -> None:
+    """An error (a warning with `allow_empty`) saying that no template came of the cases."""
+    reasons = ", ".join(f"{n} {reason}" for reason, n in sorted(skipped.items()))
+    message = f"no template induced from its {cases:,} accepted cases (skipped: {reasons})"
+    if not allow_empty:
+        raise InputError(Problem(message + "; earlier outputs left as they were", file=path))
+    logger.warning("%s: %s; writing an empty suite", path, message)
 
 
 def _check_parse_lengths(cases: Sequence[TestCase], path: Path) -> None:

@@ -160,3 +160,48 @@ def test_induce_of_a_text_longer_than_spacy_parses_names_file_and_line(tmp_path:
     result = run_testaug(tmp_path, "templates", "induce", str(accepted), "-o", str(out))
     assert_one_line_error(result, f"{accepted}:2", "1,000,000")
     assert not out.exists()
+
+
+def earlier_induce_outputs(folder: Path) -> dict[str, bytes]:
+    """Non-empty outputs of an earlier `templates induce` into folder/templates.yaml."""
+    files = {
+        "templates.yaml": "name: earlier\n",
+        "templates.lexicons.yaml": "air_noun: [seat]\n",
+        "templates.induced.jsonl": '{"earlier": true}\n',
+    }
+    for name, text in files.items():
+        (folder / name).write_text(text)
+    return {name: (folder / name).read_bytes() for name in files}
+
+
+def test_induce_that_yields_no_template_is_an_error_and_keeps_earlier_outputs(tmp_path):
+    seed = case("The seat was great.")
+    cases = tmp_path / "cases.jsonl"
+    write_jsonl(cases, [seed])
+    accepted = tmp_path / "accepted.jsonl"  # reuses no slot word of its seed
+    write_jsonl(accepted, [case("Nobody cares.", source="llm", meta={"seed_case_ids": [seed.id]})])
+    out = tmp_path / "out"
+    out.mkdir()
+    before = earlier_induce_outputs(out)
+    result = run_testaug(
+        tmp_path, "templates", "induce", str(accepted), "--cases", str(cases),
+        "-o", str(out / "templates.yaml"),
+    )  # fmt: skip
+    assert_one_line_error(result, str(accepted), "no template")
+    assert {name: (out / name).read_bytes() for name in before} == before
+
+
+def test_induce_with_an_empty_cases_file_is_an_error_and_keeps_earlier_outputs(tmp_path):
+    cases = tmp_path / "cases.jsonl"
+    cases.write_text("")
+    accepted = tmp_path / "accepted.jsonl"
+    write_jsonl(accepted, [case("The seat was nice.", source="llm")])
+    out = tmp_path / "out"
+    out.mkdir()
+    before = earlier_induce_outputs(out)
+    result = run_testaug(
+        tmp_path, "templates", "induce", str(accepted), "--cases", str(cases),
+        "-o", str(out / "templates.yaml"),
+    )  # fmt: skip
+    assert_one_line_error(result, str(cases), "no seed cases")
+    assert {name: (out / name).read_bytes() for name in before} == before

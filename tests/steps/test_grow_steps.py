@@ -108,9 +108,18 @@ def test_a_template_whose_lexicon_the_suite_lacks_is_skipped_and_counted(
         """,
         words="air_noun: [flight, seat]\n",
     )
-    done = induce_templates_file(accepted, cases, tmp_path / "t.yaml", suite=str(other))
+    done = induce_templates_file(
+        accepted, cases, tmp_path / "t.yaml", suite=str(other), allow_empty=True
+    )
     assert done.records == 0 and done.summary.fills == 0
     assert done.summary.skipped == {"no_slot_word": 2, "unknown_lexicon": 1}
+    with pytest.raises(InputError) as raised:  # outside a flow that allows it: an error
+        induce_templates_file(accepted, cases, tmp_path / "u.yaml", suite=str(other))
+    assert str(raised.value) == (
+        f"{accepted}: no template induced from its 3 accepted cases (skipped: 2 no_slot_word, "
+        "1 unknown_lexicon); earlier outputs left as they were"
+    )
+    assert not (tmp_path / "u.yaml").exists()
 
 
 def test_no_accepted_cases_is_an_error_naming_the_file(tmp_path, cases):
