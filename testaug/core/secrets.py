@@ -16,10 +16,12 @@ _SECRETS = [
     (re.compile(r"(?i)\b((?:bearer|basic)\s+)[^\s\"',]+"), r"\1" + MASK),
     # API keys (sk-..., sk-proj-..., key-...)
     (re.compile(r"\b(sk|key|rk|pk)-[A-Za-z0-9_\-]{6,}"), r"\1-" + MASK),
-    # key=value, "api_key": "value", token: value
+    # key=value, "api_key": "value", token: value; a value of a few lowercase letters is a
+    # word of a message ("api_key: no Label Studio API key"), not a secret
     (
         re.compile(
-            r"(?i)\b([A-Za-z_\-]*(?:api[_-]?key|token|secret|password))(\"?\s*[:=]\s*\"?)[^\s\"',&]+"
+            r"(?i)\b([A-Za-z_\-]*(?:api[_-]?key|token|secret|password))(\"?\s*[:=]\s*\"?)"
+            r"(?-i:(?=[^\s\"',&]*[^a-z\s\"',&])[^\s\"',&]+|[a-z]{9,})"
         ),
         r"\1\2" + MASK,
     ),

@@ -66,3 +66,10 @@ def test_a_backend_spec_refuses_credentials_without_echoing_them():
         run_config({"generator": {"kind": "openai", "base_url": "http://alice:s3cret@host/v1"}})
     assert "s3cret" not in str(caught.value)
     assert "TESTAUG_BASE_URL_USERINFO" in str(caught.value)
+
+
+def test_a_message_after_a_key_field_name_stays_readable_but_a_value_does_not():
+    message = "api_key: no Label Studio API key: set LABEL_STUDIO_API_KEY"
+    assert redact_text(message) == message
+    assert redact_text("password=hunter2") == "password=***"
+    assert redact_text("token: correcthorsebattery") == "token: ***"
