@@ -23,6 +23,7 @@ LAYERS = (
     "testaug.induction",
     "testaug.diversity",
     "testaug.evaluation",
+    "testaug.adaptive",
     "testaug.reports",
     "testaug.testing",
     "rankers",
