@@ -16,19 +16,31 @@ _SECRETS = [
     (re.compile(r"(?i)\b((?:bearer|basic)\s+)[^\s\"',]+"), r"\1" + MASK),
     # API keys (sk-..., sk-proj-..., key-...)
     (re.compile(r"\b(sk|key|rk|pk)-[A-Za-z0-9_\-]{6,}"), r"\1-" + MASK),
-    # key=value, "api_key": "value", token: value; a value of a few lowercase letters is a
-    # word of a message ("api_key: no Label Studio API key"), not a secret
+    # key=value and "key": "value": an assigned or quoted value is always a secret
     (
         re.compile(
-            r"(?i)\b([A-Za-z_\-]*(?:api[_-]?key|token|secret|password))(\"?\s*[:=]\s*\"?)"
-            r"(?-i:(?=[^\s\"',&]*[^a-z\s\"',&])[^\s\"',&]+|[a-z]{9,})"
+            r"(?i)\b([A-Za-z_\-]*(?:api[_-]?key|token|secret|password))"
+            r"(\s*=\s*[\"']?|\"?\s*:\s*\")[^\s\"',&]+"
         ),
         r"\1\2" + MASK,
     ),
-    # any other long key-shaped run of letters and digits (hex, base64)
+    # key: value, unquoted; a value of a few lowercase letters is a word of a message
+    # ("api_key: no Label Studio API key"), not a secret
     (
         re.compile(
-            r"(?<![\w/.])(?=[A-Za-z0-9_+\-]*\d)(?=[A-Za-z0-9_+\-]*[A-Za-z])[A-Za-z0-9_+\-]{32,}=*"
+            r"(?i)\b([A-Za-z_\-]*(?:api[_-]?key|token|secret|password))(\"?\s*:\s*)"
+            r"(?-i:(?=[^\s\"',&]*[^a-z\s\"',&])(?!\*\*\*)[^\s\"',&]+|[a-z]{9,})"
+        ),
+        r"\1\2" + MASK,
+    ),
+    # any other long key-shaped run of letters and digits (hex, base64), unless it is
+    # named as a digest ("sha256:9f86...", "commit 1a2b...")
+    (
+        re.compile(
+            r"(?<![\w/.])(?<!(?i:sha1)[:= ])(?<!(?i:sha256)[:= ])(?<!(?i:sha512)[:= ])"
+            r"(?<!(?i:sha1): )(?<!(?i:sha256): )(?<!(?i:sha512): )(?<!(?i:digest)[:= ])"
+            r"(?<!(?i:commit) )"
+            r"(?=[A-Za-z0-9_+\-]*\d)(?=[A-Za-z0-9_+\-]*[A-Za-z])[A-Za-z0-9_+\-]{32,}=*"
         ),
         MASK,
     ),

@@ -73,3 +73,26 @@ def test_a_message_after_a_key_field_name_stays_readable_but_a_value_does_not():
     assert redact_text(message) == message
     assert redact_text("password=hunter2") == "password=***"
     assert redact_text("token: correcthorsebattery") == "token: ***"
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["secret=short", "password = abc", '"secret": "short"', "api_key=x", "token='abc'"],
+)
+def test_an_assigned_or_quoted_value_is_blanked_however_short(text):
+    redacted = redact_text(text)
+    assert "***" in redacted
+    assert not any(word in redacted for word in ("short", "abc", "=x"))
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "file sha256:9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08 changed",
+        "SHA256: 9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08",
+        "built from commit 1a2b3c4d5e6f7a8b9c0d1a2b3c4d5e6f7a8b9c0d",
+        "digest=9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08",
+    ],
+)
+def test_a_named_digest_stays_readable(text):
+    assert redact_text(text) == text
