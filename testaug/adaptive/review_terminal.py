@@ -1,0 +1,238 @@
+"""Suggestions reviewed in the terminal, one key per verdict (AT-4).
+
+Suggestions come in failure-score order (the likeliest failures first), each with the
+test in words, every model's output and failure score, and P(valid) when the ranker
+ensemble triaged it. Enter or `a` accepts it into the focus topic; `t` accepts it into
+another topic (an existing subtopic by number, or a path typed in: a bare name is a new
+subtopic of the focus topic); `i` rejects it as invalid, `o` as off-topic; `s` skips it
+and `q` stops. Every verdict is handed to `save` at once. Keys come from the terminal
+annotator's key reader (testaug.review.terminal).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Collection, Sequence
+from dataclasses import dataclass
+
+from rich.console import Console
+from rich.markup import escape
+
+from testaug.adaptive.suggestion import Decision, Suggestion, SuggestionVerdict
+from testaug.adaptive.tree import ROOT, TreeTest, is_within, normalize_topic
+from testaug.review.terminal import ENTER, KeyReader
+
+LEGEND = (
+    "[bold]Enter[/]/[bold]a[/] accept into {focus} · [bold]t[/] accept into another topic · "
+    "[bold]i[/] invalid · [bold]o[/] off-topic · [bold]s[/] skip · [bold]q[/] quit"
+)
+REJECTIONS: dict[str, Decision] = {"i": "reject_invalid", "o": "reject_off_topic"}
+BACKSPACES = ("\x7f", "\b")
+
+
+@dataclass(frozen=True)
+class SuggestionSession:
+    """What one session did; `remaining` counts suggestions still without a verdict."""
+
+    judged: int
+    accepted: int
+    invalid: int
+    off_topic: int
+    skipped: int
+    remaining: int
+    quit: bool
+
+
+def failure_order(suggestions: Sequence[Suggestion]) -> list[Suggestion]:
+    """Suggestions by the target model's failure score, highest first; unscored ones last."""
+
+    def key(suggestion: Suggestion) -> float:
+        score = suggestion.failure_score
+        return -math.inf if math.isnan(score) else score
+
+    return sorted(suggestions, key=key, reverse=True)
+
+
+def describe_test(test: TreeTest) -> str:
+    """A test in words, as AdaTest shows it: The model output for "x" should not be "neg"."""
+    subject = _texts(test.input, test.input_pair)
+    if test.comparator in ("should be", "should not be"):
+        wanted = " or ".join(f'"{label}"' for label in test.expected_labels)
+        return f"The model output for {subject} {test.comparator} {wanted}"
+    other = _texts(test.output, test.output_pair)
+    if test.comparator == "should be the same as for":
+        return f"The model output for {subject} should be the same as for {other}"
+    return f"P({test.watched}) for {subject} {test.comparator} for {other}"
+
+
+def _texts(text: str, pair: str | None) -> str:
+    return f'"{text}"' if pair is None else f'"{text}" || "{pair}"'
+
+
+def review_suggestions(
+    suggestions: Sequence[Suggestion],
+    *,
+    topics: Sequence[str],
+    annotator: str,
+    done: Collection[str],
+    read_key: KeyReader,
+    console: Console,
+    save: Callable[[SuggestionVerdict], None],
+) -> SuggestionSession:
+    """Ask for a verdict on every suggestion not in `done`, in failure order, saving each at
+    once. `topics` are the tree's topics, offered by number when a test goes elsewhere; `q`
+    or the end of input stops the session, `s` leaves a suggestion for later."""
+    queue = [s for s in failure_order(suggestions) if s.id not in done]
+    known = list(dict.fromkeys(normalize_topic(t) for t in topics))
+    before = len(suggestions) - len(queue)
+    verdicts: list[SuggestionVerdict] = []
+    skipped = 0
+    for position, suggestion in enumerate(queue, start=1):
+        console.print(
+            f"\n[bold]suggestion {position} of {len(queue)}[/] ({before} judged before)",
+            highlight=False,
+        )
+        show_suggestion(suggestion, console)
+        outcome = _ask_verdict(suggestion, known, annotator, read_key, console)
+        if outcome == "quit":
+            console.print("Stopped; the suggestions left wait for a verdict.")
+            return _summary(verdicts, skipped, len(queue), quit=True)
+        if outcome == "skip":
+            skipped += 1
+            continue
+        if outcome.topic is not None and outcome.topic not in known:
+            known.append(outcome.topic)
+        save(outcome)
+        verdicts.append(outcome)
+    console.print(f"\nEnd of the suggestions ({len(queue)} shown).")
+    return _summary(verdicts, skipped, len(queue), quit=False)
+
+
+def _summary(
+    verdicts: list[SuggestionVerdict], skipped: int, queued: int, *, quit: bool
+) -> SuggestionSession:
+    decisions = [verdict.decision for verdict in verdicts]
+    return SuggestionSession(
+        judged=len(verdicts),
+        accepted=decisions.count("accept"),
+        invalid=decisions.count("reject_invalid"),
+        off_topic=decisions.count("reject_off_topic"),
+        skipped=skipped,
+        remaining=queued - len(verdicts),
+        quit=quit,
+    )
+
+
+def show_suggestion(suggestion: Suggestion, console: Console) -> None:
+    """The screen for one suggestion: topic, the test in words, scores and outputs, P(valid)."""
+    target = suggestion.target_model
+    score = suggestion.failure_score
+    shown = "not scored" if math.isnan(score) else f"{score:.2f}"
+    p_valid = "not triaged" if suggestion.p_valid is None else f"{suggestion.p_valid:.2f}"
+    console.print(
+        f"[bold]focus topic[/] {escape(suggestion.focus_topic)}   "
+        f"[bold]failure score[/] {shown} ({escape(target)}, targeted)   "
+        f"[bold]P(valid)[/] {p_valid}",
+        highlight=False,
+    )
+    console.print(f"  {escape(describe_test(suggestion.test))}", highlight=False)
+    models = list(dict.fromkeys([target, *suggestion.outputs, *suggestion.test.scores]))
+    for model in models:
+        output = suggestion.outputs.get(model, "?")
+        model_score = suggestion.test.scores.get(model)
+        number = "" if model_score is None else f" (failure score {model_score:.2f})"
+        console.print(f"  {escape(model)}: {escape(output)}{number}", highlight=False)
+
+
+def _ask_verdict(
+    suggestion: Suggestion,
+    topics: Sequence[str],
+    annotator: str,
+    read_key: KeyReader,
+    console: Console,
+) -> SuggestionVerdict | str:
+    """A verdict, or "skip" / "quit", from the keys read."""
+    console.print(LEGEND.format(focus=escape(suggestion.focus_topic)), highlight=False)
+    while True:
+        console.print("Verdict >> ", end="")
+        key = read_key()
+        if key in ("", "q"):
+            console.print("quit")
+            return "quit"
+        if key == "s":
+            console.print("skipped")
+            return "skip"
+        if key in (ENTER, "a"):
+            console.print(f"[green]accepted into {escape(suggestion.focus_topic)}[/]")
+            return SuggestionVerdict(
+                suggestion_id=suggestion.id, decision="accept", annotator=annotator
+            )
+        if key in REJECTIONS:
+            decision = REJECTIONS[key]
+            console.print(f"[red]{decision.replace('_', ' ')}[/]")
+            return SuggestionVerdict(
+                suggestion_id=suggestion.id, decision=decision, annotator=annotator
+            )
+        if key == "t":
+            topic = _ask_topic(suggestion.focus_topic, topics, read_key, console)
+            if topic is None:
+                return "quit"
+            if topic == "":
+                console.print(LEGEND.format(focus=escape(suggestion.focus_topic)))
+                continue
+            console.print(f"[green]accepted into {escape(topic)}[/]")
+            return SuggestionVerdict(
+                suggestion_id=suggestion.id, decision="accept", topic=topic, annotator=annotator
+            )
+        console.print("press Enter, a, t, i, o, s or q")
+
+
+def _ask_topic(
+    focus: str, topics: Sequence[str], read_key: KeyReader, console: Console
+) -> str | None:
+    """The topic a test goes to: a listed topic's number, a path ("/A/B"), or a name of a
+    new subtopic of `focus`; "" (an empty line) goes back, None quits."""
+    offered = [t for t in topics if is_within(t, focus) and t != normalize_topic(focus)]
+    offered += [t for t in topics if t not in offered and t != ROOT]
+    for number, topic in enumerate(offered, start=1):
+        console.print(f"  [bold]{number}[/] {escape(topic)}", highlight=False)
+    console.print(
+        f"Topic: a number, a path such as /A/B, or a name for a new subtopic of "
+        f"{escape(focus)} (Enter alone goes back) >> ",
+        end="",
+        highlight=False,
+    )
+    line = read_line(read_key, console)
+    if line is None:
+        console.print("quit")
+        return None
+    line = line.strip()
+    if not line:
+        return ""
+    if line.isdigit():
+        if 1 <= int(line) <= len(offered):
+            return offered[int(line) - 1]
+        console.print(f"no topic {line}")
+        return ""
+    if line.startswith("/"):
+        return normalize_topic(line)
+    return normalize_topic(f"{focus}/{line}")
+
+
+def read_line(read_key: KeyReader, console: Console) -> str | None:
+    """Characters up to Enter, echoed (Backspace deletes one); None at the end of input."""
+    chars: list[str] = []
+    while True:
+        key = read_key()
+        if key == "":
+            return None
+        if key == ENTER:
+            console.print()
+            return "".join(chars)
+        if key in BACKSPACES:
+            if chars:
+                chars.pop()
+                console.print("\b \b", end="")
+            continue
+        chars.append(key)
+        console.print(escape(key), end="", highlight=False)
