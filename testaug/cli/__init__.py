@@ -21,6 +21,7 @@ from testaug.cli.patch_eval import patch_eval_command
 from testaug.cli.rankers import rank_command, rankers_app
 from testaug.cli.report import report_command
 from testaug.cli.run import run_command
+from testaug.cli.suggestions import suggestions_app
 from testaug.cli.suite import suite_app
 from testaug.cli.templates import templates_app
 from testaug.core.errors import TestAugError
@@ -72,6 +73,7 @@ app.command("patch-eval")(patch_eval_command)
 app.command("report")(report_command)
 app.add_typer(templates_app, name="templates")
 app.add_typer(flows_app, name="flows")
+app.add_typer(suggestions_app, name="suggestions")
 
 
 def _version(value: bool) -> None:

@@ -1,0 +1,133 @@
+"""`testaug suggestions`: people's verdicts on a round of suggestions (the terminal or Label
+Studio), and the accepted suggestions added to the test tree."""
+
+from __future__ import annotations
+
+import getpass
+from pathlib import Path
+
+import typer
+
+from testaug.cli.annotate import API_KEY, URL
+from testaug.cli.console import console, err_console
+from testaug.steps.suggestion_review import TreeUpdate, default_project, default_verdicts
+
+suggestions_app = typer.Typer(
+    help="Review suggested tests (the terminal or Label Studio) and add the accepted ones to "
+    "the tree.",
+    no_args_is_help=True,
+)
+
+SUGGESTIONS = typer.Argument(
+    ..., metavar="SUGGESTIONS", help="Suggestions of a round (JSONL, from testaug adapt)."
+)
+TREE = typer.Option(..., "--tree", help="The test tree (JSONL) accepted suggestions join.")
+VERDICTS = typer.Option(
+    None, "--verdicts", help="Verdicts file (default: verdicts.jsonl beside SUGGESTIONS)."
+)
+PROJECT = typer.Option(
+    None, "--project", help="Label Studio project (default: testaug suggestions <folder>)."
+)
+
+
+@suggestions_app.command("review")
+def review_command(
+    suggestions_path: Path = SUGGESTIONS,
+    tree: Path = TREE,
+    annotator: str | None = typer.Option(None, help="Your name in the tree (default: login)."),
+    verdicts: Path | None = VERDICTS,
+) -> None:
+    """Judge suggestions in the terminal, likeliest failures first: Enter/a accept into the
+    focus topic, t accept into another topic, i invalid, o off-topic, s skip, q quit.
+    Verdicts are saved one by one (run it again to go on); accepted ones join the tree."""
+    import sys
+
+    from testaug.review.terminal import key_reader
+    from testaug.steps.suggestion_review import review_in_terminal
+
+    verdicts = verdicts or default_verdicts(suggestions_path)
+    done = review_in_terminal(
+        suggestions_path,
+        tree,
+        verdicts,
+        annotator=annotator or getpass.getuser(),
+        read_key=key_reader(sys.stdin),
+        console=console,
+    )
+    session = done.session
+    console.print(
+        f"[green]{session.judged:,} judged[/] ({session.accepted:,} accepted, "
+        f"{session.invalid:,} invalid, {session.off_topic:,} off-topic), "
+        f"{session.skipped:,} skipped, {session.remaining:,} left; saved to {verdicts}",
+        highlight=False,
+    )
+    _print_tree(done.tree)
+
+
+@suggestions_app.command("push")
+def push_command(
+    suggestions_path: Path = SUGGESTIONS,
+    project: str | None = PROJECT,
+    url: str | None = URL,
+    api_key: str | None = API_KEY,
+) -> None:
+    """Send suggestions to a Label Studio project, in failure order (each suggestion once,
+    however often it is pushed)."""
+    from testaug.steps.annotate import connect_label_studio
+    from testaug.steps.suggestion_review import push_suggestions_file
+
+    project = project or default_project(suggestions_path)
+    pushed = push_suggestions_file(
+        suggestions_path, studio=connect_label_studio(url, api_key), project=project
+    )
+    state = "created" if pushed.created else "reused"
+    console.print(
+        f"[green]pushed[/] suggestions to project {project!r} ({state}, id "
+        f"{pushed.project_id}): {pushed.imported:,} imported, "
+        f"{pushed.already_present:,} already there",
+        highlight=False,
+    )
+
+
+@suggestions_app.command("pull")
+def pull_command(
+    suggestions_path: Path = SUGGESTIONS,
+    tree: Path = TREE,
+    verdicts: Path | None = VERDICTS,
+    project: str | None = PROJECT,
+    url: str | None = URL,
+    api_key: str | None = API_KEY,
+) -> None:
+    """Bring people's verdicts back from Label Studio into the verdicts file and add the
+    accepted suggestions to the tree."""
+    from testaug.steps.annotate import connect_label_studio
+    from testaug.steps.suggestion_review import pull_into_tree
+
+    verdicts = verdicts or default_verdicts(suggestions_path)
+    project = project or default_project(suggestions_path)
+    done = pull_into_tree(
+        tree,
+        verdicts,
+        studio=connect_label_studio(url, api_key),
+        project=project,
+        suggestions_path=suggestions_path,
+    )
+    reading = done.reading
+    console.print(
+        f"[green]pulled[/] project {project!r}: {len(reading.verdicts):,} verdicts "
+        f"({done.verdicts.added:,} new, {done.verdicts.changed:,} changed), "
+        f"{reading.cancelled:,} skipped, {reading.unanswered:,} without a verdict; "
+        f"saved to {verdicts}",
+        highlight=False,
+    )
+    for problem in reading.problems[:10]:
+        err_console.print(f"[yellow]warning:[/] {problem}", highlight=False)
+    _print_tree(done.tree)
+
+
+def _print_tree(update: TreeUpdate) -> None:
+    console.print(
+        f"[green]tree[/] {update.tree}: {update.accepted:,} accepted suggestions, "
+        f"{update.added:,} new tests; {update.rows:,} rows",
+        highlight=False,
+    )

@@ -1,0 +1,142 @@
+"""People's verdicts on a round of suggestions, as `testaug suggestions` and the adapt flow
+take them: in the terminal or Label Studio, saved to a verdicts file, and the accepted
+suggestions added to the test tree (rewritten atomically)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from testaug.adaptive.review_label_studio import (
+    SuggestionPush,
+    SuggestionReading,
+    pull_suggestion_verdicts,
+    push_suggestions,
+)
+from testaug.adaptive.review_terminal import SuggestionSession, review_suggestions
+from testaug.adaptive.suggestion import Suggestion, SuggestionVerdict
+from testaug.adaptive.tree_files import read_tree, write_tree
+from testaug.adaptive.verdicts import (
+    VerdictUpdate,
+    add_accepted,
+    judged_by,
+    read_suggestions,
+    read_verdicts,
+    save_verdicts,
+)
+from testaug.core.records import Record
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+    from testaug.review.label_studio import LabelStudio
+    from testaug.review.terminal import KeyReader
+
+
+def default_verdicts(suggestions_path: Path) -> Path:
+    """Where the verdicts on a suggestions file go: verdicts.jsonl beside it."""
+    return suggestions_path.with_name("verdicts.jsonl")
+
+
+def default_project(suggestions_path: Path) -> str:
+    """The Label Studio project of a suggestions file: `testaug suggestions <its folder>`."""
+    return f"testaug suggestions {suggestions_path.resolve().parent.name}"
+
+
+class TreeUpdate(Record):
+    """What adding accepted suggestions did to a tree file."""
+
+    tree: Path
+    accepted: int  # suggestions the verdicts accept
+    added: int  # tests new to the tree
+    rows: int  # rows of the tree after adding
+
+
+def add_to_tree(
+    tree_path: Path, suggestions: list[Suggestion], verdicts: list[SuggestionVerdict]
+) -> TreeUpdate:
+    """Add the suggestions the verdicts accept to the tree file (labelled with who accepted
+    them); the file is rewritten atomically, and only when something is new."""
+    addition = add_accepted(read_tree(tree_path), suggestions, verdicts)
+    if addition.added:
+        write_tree(tree_path, addition.tree)
+    return TreeUpdate(
+        tree=tree_path, accepted=addition.accepted, added=addition.added, rows=len(addition.tree)
+    )
+
+
+def add_verdicts_file(suggestions_path: Path, verdicts_path: Path, tree_path: Path) -> TreeUpdate:
+    """Add to the tree what a verdicts file (written by `testaug suggestions review`, a pull,
+    or by hand) accepts of a suggestions file."""
+    return add_to_tree(tree_path, read_suggestions(suggestions_path), read_verdicts(verdicts_path))
+
+
+@dataclass(frozen=True)
+class TerminalReview:
+    """A terminal session on a suggestions file and the tree update that followed it."""
+
+    session: SuggestionSession
+    tree: TreeUpdate
+
+
+def review_in_terminal(
+    suggestions_path: Path,
+    tree_path: Path,
+    verdicts_path: Path,
+    *,
+    annotator: str,
+    read_key: KeyReader,
+    console: Console,
+) -> TerminalReview:
+    """Ask a person in the terminal about each suggestion they have not judged yet (failure
+    order), saving every verdict at once, then add what the verdicts accept to the tree."""
+    suggestions = read_suggestions(suggestions_path)
+    tree = read_tree(tree_path)
+    session = review_suggestions(
+        suggestions,
+        topics=tree.topics(),
+        annotator=annotator,
+        done=judged_by(read_verdicts(verdicts_path), annotator),
+        read_key=read_key,
+        console=console,
+        save=lambda verdict: save_verdicts(verdicts_path, [verdict]),
+    )
+    update = add_to_tree(tree_path, suggestions, read_verdicts(verdicts_path))
+    return TerminalReview(session, update)
+
+
+def push_suggestions_file(
+    suggestions_path: Path, *, studio: LabelStudio, project: str
+) -> SuggestionPush:
+    """Push a suggestions file into a Label Studio project (nothing imported twice)."""
+    return push_suggestions(studio, project, read_suggestions(suggestions_path))
+
+
+@dataclass(frozen=True)
+class PullIntoTree:
+    """A pull: what the export held, the verdicts file update, and the tree update."""
+
+    reading: SuggestionReading
+    verdicts: VerdictUpdate
+    tree: TreeUpdate
+
+
+def pull_into_tree(
+    tree_path: Path,
+    verdicts_path: Path,
+    *,
+    studio: LabelStudio,
+    project: str,
+    suggestions_path: Path | None = None,
+) -> PullIntoTree:
+    """Bring people's verdicts from a suggestions project into the verdicts file, then add
+    what every verdict so far accepts to the tree. The suggestions are those the project's
+    tasks carry, and those of `suggestions_path` when given."""
+    reading = pull_suggestion_verdicts(studio, project)
+    update = save_verdicts(verdicts_path, reading.verdicts)
+    known = dict(reading.suggestions)
+    if suggestions_path is not None:
+        known.update({s.id: s for s in read_suggestions(suggestions_path)})
+    tree = add_to_tree(tree_path, list(known.values()), update.verdicts)
+    return PullIntoTree(reading, update, tree)

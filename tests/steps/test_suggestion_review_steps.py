@@ -1,0 +1,91 @@
+"""The suggestion review steps on files: verdicts saved, accepted suggestions added to the
+tree file with who accepted them, a Label Studio round trip (the fake client) into the tree."""
+
+from __future__ import annotations
+
+import io
+
+from rich.console import Console
+
+from testaug.adaptive.review_label_studio import ACCEPT, ACCEPT_ELSEWHERE
+from testaug.adaptive.suggestion import SuggestionVerdict
+from testaug.adaptive.tree_files import read_tree, write_tree
+from testaug.adaptive.verdicts import merge_verdicts, read_verdicts, save_verdicts
+from testaug.core.jsonl import write_jsonl
+from testaug.review.terminal import key_reader
+from testaug.steps.suggestion_review import (
+    add_verdicts_file,
+    pull_into_tree,
+    push_suggestions_file,
+    review_in_terminal,
+)
+from tests.adaptive.suggestion_helpers import suggestions, tree
+from tests.adaptive.test_suggestion_review_label_studio import PROJECT, answer
+
+
+def files(tmp_path):
+    write_jsonl(tmp_path / "suggestions.jsonl", suggestions())
+    write_tree(tmp_path / "tree.jsonl", tree())
+    return tmp_path / "suggestions.jsonl", tmp_path / "tree.jsonl", tmp_path / "verdicts.jsonl"
+
+
+def test_a_terminal_review_saves_verdicts_and_adds_the_accepted_to_the_tree(tmp_path):
+    suggestions_path, tree_path, verdicts_path = files(tmp_path)
+    done = review_in_terminal(
+        suggestions_path,
+        tree_path,
+        verdicts_path,
+        annotator="ann",
+        read_key=key_reader(io.StringIO("at1\ni")),
+        console=Console(file=io.StringIO()),
+    )
+    assert done.session.accepted == 2 and done.tree.added == 2
+    grown = read_tree(tree_path)
+    assert len(grown) == len(tree()) + 2
+    new = [row for row in grown.tests if row.source == "suggestion"]
+    assert {(row.topic, row.labeler) for row in new} == {
+        ("/Negation", "ann"),
+        ("/Negation/Negated positive", "ann"),
+    }
+    assert all(row.scores for row in new)  # the failure scores come along
+    assert len(read_verdicts(verdicts_path)) == 3
+
+
+def test_adding_the_same_verdicts_twice_leaves_the_tree_file_as_it_was(tmp_path):
+    suggestions_path, tree_path, verdicts_path = files(tmp_path)
+    save_verdicts(
+        verdicts_path,
+        [SuggestionVerdict(suggestion_id=suggestions()[0].id, decision="accept", annotator="a")],
+    )
+    assert add_verdicts_file(suggestions_path, verdicts_path, tree_path).added == 1
+    before = tree_path.read_bytes()
+    again = add_verdicts_file(suggestions_path, verdicts_path, tree_path)
+    assert again.added == 0 and again.accepted == 1 and tree_path.read_bytes() == before
+
+
+def test_a_changed_verdict_replaces_the_persons_earlier_one():
+    sid = suggestions()[0].id
+    first = SuggestionVerdict(suggestion_id=sid, decision="accept", annotator="ann")
+    second = SuggestionVerdict(suggestion_id=sid, decision="reject_invalid", annotator="ann")
+    other = SuggestionVerdict(suggestion_id=sid, decision="accept", annotator="bob")
+    update = merge_verdicts([first], [second, other])
+    assert update.verdicts == [second, other] and (update.added, update.changed) == (1, 1)
+
+
+def test_push_then_pull_brings_verdicts_into_the_file_and_the_tree(tmp_path, fake_client, studio):
+    suggestions_path, tree_path, verdicts_path = files(tmp_path)
+    pushed = push_suggestions_file(suggestions_path, studio=studio, project=PROJECT)
+    assert pushed.imported == 3
+    items = suggestions()
+    answer(fake_client, items[0].id, 1, ACCEPT)
+    answer(fake_client, items[1].id, 2, ACCEPT_ELSEWHERE, "/Sarcasm")
+    answer(fake_client, items[2].id, 2, "reject: invalid")
+    done = pull_into_tree(tree_path, verdicts_path, studio=studio, project=PROJECT)
+    assert (done.verdicts.added, done.tree.accepted, done.tree.added) == (3, 2, 2)
+    grown = read_tree(tree_path)
+    assert {(r.topic, r.labeler) for r in grown.tests if r.source == "suggestion"} == {
+        ("/Negation", "ann@example.org"),
+        ("/Sarcasm", "bob@example.org"),
+    }
+    again = pull_into_tree(tree_path, verdicts_path, studio=studio, project=PROJECT)
+    assert (again.verdicts.added, again.verdicts.changed, again.tree.added) == (0, 0, 0)
