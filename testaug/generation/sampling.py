@@ -21,7 +21,7 @@ from pydantic import Field
 
 from testaug.core.errors import TestAugError
 from testaug.core.records import Candidate, Label, Prompt, Record, Reject, TestCase
-from testaug.core.retries import RetryPolicy, call_with_retries
+from testaug.core.retries import RetryNotices, RetryPolicy, call_with_retries
 from testaug.generation.backends import Backend, BackendError, Completion, CompletionRequest
 from testaug.generation.cache import ResponseCache, cache_key
 from testaug.generation.parsing import ParseFailure, comparison_key, label_of_word, parse_reply
@@ -156,6 +156,7 @@ def sample_prompts(
     limiter = RateLimiter(settings.requests_per_minute)
     policy = RetryPolicy(max_attempts=settings.max_attempts, base_delay=settings.base_delay)
     rng = random.Random(settings.retry_seed)
+    notices = RetryNotices()
 
     def send(prompt: Prompt, request: CompletionRequest, keys: list[str], missing: list[int]):
         ask = request.model_copy(update={"n": len(missing), "sample_offset": missing[0]})
@@ -167,7 +168,11 @@ def sample_prompts(
             return backend.complete(ask)
 
         answer, retries = call_with_retries(
-            attempt, policy, rng, what=f"{backend.name} request for prompt {prompt.id}"
+            attempt,
+            policy,
+            rng,
+            what=f"{backend.name} request for prompt {prompt.id}",
+            notices=notices,
         )
         if len(answer.completions) != len(missing):
             raise BackendError(
@@ -187,7 +192,11 @@ def sample_prompts(
             on_prompt_done()
 
     if pending:
-        _run_concurrently(send, pending, settings.concurrency)
+        try:
+            _run_concurrently(send, pending, settings.concurrency)
+        finally:
+            if summary := notices.summary():
+                logger.warning("%s", summary)
     return results, stats
 
 

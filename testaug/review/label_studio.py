@@ -19,7 +19,7 @@ from pydantic import SecretStr, ValidationError
 
 from testaug.core.errors import ServiceError, TransientServiceError
 from testaug.core.records import Annotation, Candidate, RankedCandidate, TestCase, label_options
-from testaug.core.retries import RetryPolicy, call_with_retries
+from testaug.core.retries import RetryNotices, RetryPolicy, call_with_retries
 from testaug.core.secrets import redact_url
 from testaug.review.plans import GUIDELINES, INVALID_REASONS, ReviewPlan, invalidity_score
 
@@ -213,11 +213,16 @@ class LabelStudio:
         self._client = client
         self._retries = retries
         self._rng = rng or random.Random(0)
+        self._notices = RetryNotices()
 
     def call(self, what: str, send: Callable[[], T]) -> T:
         """Run one API call with retries on transient faults; errors in testaug's words."""
         return call_with_retries(
-            lambda: self._translated(what, send), self._retries, self._rng, what=what
+            lambda: self._translated(what, send),
+            self._retries,
+            self._rng,
+            what=what,
+            notices=self._notices,
         )[0]
 
     def _translated(self, what: str, send: Callable[[], T]) -> T:

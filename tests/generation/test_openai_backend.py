@@ -270,3 +270,16 @@ def test_an_error_status_with_a_huge_body_is_quoted_short(server):
     message = str(caught.value)
     assert "HTTP 400" in message and "sk-abcdef0123456789" not in message
     assert len(message) < 400
+
+
+def test_a_fault_that_hits_every_request_is_one_warning_and_a_summary(
+    server, prompts, run_generation, caplog
+):
+    server.fail_next(len(prompts), 503)
+    with caplog.at_level("WARNING", logger="testaug"):
+        result = run_generation(prompts, backend_for(server), samples=1, concurrency=4, **FAST)
+    assert result.stats.retries == len(prompts) > 2
+    warnings = [r.getMessage() for r in caplog.records if r.levelname == "WARNING"]
+    assert len(warnings) == 2, warnings
+    assert "retrying in" in warnings[0]
+    assert warnings[1].startswith(f"retried after transient faults: {len(prompts)} x HTTP 503")
