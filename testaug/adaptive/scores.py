@@ -62,6 +62,7 @@ class TestOutcome(Record):
     output: str  # the model's predicted label for the test's input
     passed: bool
     reason: str
+    filtered: bool = False  # a DIR test that cannot fail (CheckList leaves it out of rates)
 
 
 def test_inputs(test: TreeTest) -> list[Input]:
@@ -185,6 +186,7 @@ def _apply(
         output=output,
         passed=outcome.passed,
         reason=outcome.reason,
+        filtered=outcome.filtered,
     )
 
 

@@ -24,3 +24,9 @@ def three(inputs: list[tuple[str, str | None]]) -> list[list[float]]:
 def binary(inputs: list[tuple[str, str | None]]) -> list[list[float]]:
     """The fixed (negative, positive) rows."""
     return [[1 - BINARY[text], BINARY[text]] for text, _ in inputs]
+
+
+def three_v2(inputs: list[tuple[str, str | None]]) -> list[list[float]]:
+    """A "new version" of `three`: "close call" now leans negative."""
+    changed = {**THREE, "close call": [0.5, 0.2, 0.3]}
+    return [changed[text] for text, _ in inputs]
