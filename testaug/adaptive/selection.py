@@ -15,10 +15,12 @@ For each of `prompts` prompts, tests are picked one at a time by the highest
 - diversity: 1 - the largest cosine similarity to a test already picked (or
   skipped), from the caller's embedding matrix;
 - avoidance: a pick is never picked again; with probability `skip_randomization`
-  a pick is skipped instead of added, and nearly never comes back (1 - 1e-4);
+  a pick is skipped instead of added, and nearly never comes back (1 - 1e-4).
+  Skips only happen when the topic (subtopics included) has more tests than a
+  prompt holds: a small topic's tests all belong in its prompts;
 - after a pick, its subtopic's tests (a direct test: only itself) are scaled by
   1e-4, so a prompt visits several subtopics; a borrowed outside test's topic by
-  0.1, enough to prefer another topic equally close but not a farther one;
+  0.5, enough to prefer another topic equally close but not a farther one;
 - about `slot_randomization` of the slots (Binomial) are filled last with random
   scores 1 + 0.1 U[0, 1) instead of failure scores: random tests of the topic.
 
@@ -42,7 +44,7 @@ SUBTOPIC_WEIGHT = 0.01
 OUTSIDE_WEIGHT = 1e-8  # x100 per topic level shared with the focus, at most OUTSIDE_CAP
 OUTSIDE_CAP = 1e-3
 VISITED = 1e-4  # the scaling of a picked test's subtopic
-OUTSIDE_REUSE = 0.1  # the scaling of a picked outside test's topic
+OUTSIDE_REUSE = 0.5  # the scaling of a picked outside test's topic (0.5**6 > 1/100)
 SKIPPED = 1.0 - 1e-4  # the avoidance of a skipped pick
 UNSCORED = 0.5e-8  # below every scored test (those are >= 1e-8)
 
@@ -196,6 +198,7 @@ def _one_prompt(
     random_slots = int(rng.binomial(settings.prompt_size, settings.slot_randomization))
     random_slots = min(random_slots, max(0, usable - settings.prompt_size))
     greedy_slots = min(settings.prompt_size - random_slots, usable)
+    may_skip = int((weights >= SUBTOPIC_WEIGHT).sum()) > settings.prompt_size
     picked: list[int] = []
     randomised = False
     for _ in range(50 * settings.prompt_size + n):  # ends long before: each pick is avoided
@@ -211,7 +214,7 @@ def _one_prompt(
         if rank.max() <= 0:
             break
         choice = int(np.argmax(rank))
-        if rng.random() >= settings.skip_randomization:
+        if not may_skip or rng.random() >= settings.skip_randomization:
             picked.append(choice)
             avoidance[choice] = 1.0
         else:
