@@ -76,7 +76,8 @@ def add_accepted(
     """The tree with the tests the verdicts accept (in their topics, labelled with who accepted
     them); a test already in the tree (same topic and test) is replaced, not repeated.
     Adding is additive: a later rejection does not take out a test accepted before."""
-    accepted = accepted_tests(list(suggestions), list(verdicts))
+    # A suggestion offered in two rounds is one test.
+    accepted = list({t.id: t for t in accepted_tests(list(suggestions), list(verdicts))}.values())
     before = {row.id for row in tree.rows}
     grown = tree.with_rows(accepted)
     added = len({test.id for test in accepted} - before)

@@ -4,6 +4,7 @@ suggestions added to the test tree (rewritten atomically)."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -140,3 +141,90 @@ def pull_into_tree(
         known.update({s.id: s for s in read_suggestions(suggestions_path)})
     tree = add_to_tree(tree_path, list(known.values()), update.verdicts)
     return PullIntoTree(reading, update, tree)
+
+
+# Rounds of the adapt flow: <work_dir>/round-001/, round-002/, ... each with the round's
+# suggestions.jsonl and the verdicts.jsonl people's verdicts on them go to.
+ROUND_PREFIX = "round-"
+SUGGESTIONS_FILE = "suggestions.jsonl"
+VERDICTS_FILE = "verdicts.jsonl"
+
+
+def round_folders(work_dir: Path) -> list[Path]:
+    """The round folders of a work folder that hold suggestions, in round order."""
+    found = [
+        path.parent
+        for path in work_dir.glob(f"{ROUND_PREFIX}*/{SUGGESTIONS_FILE}")
+        if path.parent.name[len(ROUND_PREFIX) :].isdigit()
+    ]
+    return sorted(found, key=lambda folder: int(folder.name[len(ROUND_PREFIX) :]))
+
+
+def round_folder(work_dir: Path, number: int) -> Path:
+    """The folder of round `number` (1 is the first)."""
+    return work_dir / f"{ROUND_PREFIX}{number:03d}"
+
+
+def round_number(folder: Path) -> int:
+    """The number of a round folder."""
+    return int(folder.name[len(ROUND_PREFIX) :])
+
+
+class RoundsUpdate(Record):
+    """Verdicts gathered over a work folder's rounds and what they added to the tree."""
+
+    rounds: int
+    verdicts: int  # verdicts in the rounds' files after gathering
+    new_verdicts: int  # of which new or changed in this gathering
+    latest_verdicts: int  # verdicts on the latest round's suggestions
+    accepted: int
+    added: int
+    tree_rows: int
+
+
+def gather_rounds(
+    work_dir: Path,
+    tree_path: Path,
+    *,
+    incoming: Sequence[SuggestionVerdict] = (),
+) -> RoundsUpdate:
+    """Save `incoming` verdicts (pulled, or a file a person wrote) into the verdicts file of
+    the round whose suggestion each judges (verdicts on no round's suggestion are dropped),
+    then add what every round's verdicts accept to the tree."""
+    folders = round_folders(work_dir)
+    pending = list(incoming)
+    total = new = latest = 0
+    suggestions: list[Suggestion] = []
+    verdicts: list[SuggestionVerdict] = []
+    for folder in folders:
+        round_suggestions = read_suggestions(folder / SUGGESTIONS_FILE)
+        ids = {s.id for s in round_suggestions}
+        mine = [v for v in pending if v.suggestion_id in ids]
+        path = folder / VERDICTS_FILE
+        if mine:
+            update = save_verdicts(path, mine)
+            new += update.added + update.changed
+        round_verdicts = read_verdicts(path)
+        total += len(round_verdicts)
+        latest = len(round_verdicts)
+        suggestions += round_suggestions
+        verdicts += round_verdicts
+    tree = add_to_tree(tree_path, suggestions, verdicts)
+    return RoundsUpdate(
+        rounds=len(folders),
+        verdicts=total,
+        new_verdicts=new,
+        latest_verdicts=latest,
+        accepted=tree.accepted,
+        added=tree.added,
+        tree_rows=tree.rows,
+    )
+
+
+def pull_rounds(
+    work_dir: Path, tree_path: Path, *, studio: LabelStudio, project: str
+) -> RoundsUpdate:
+    """People's verdicts so far from the work folder's Label Studio project, saved by round,
+    and the accepted suggestions of every round added to the tree."""
+    reading = pull_suggestion_verdicts(studio, project)
+    return gather_rounds(work_dir, tree_path, incoming=reading.verdicts)

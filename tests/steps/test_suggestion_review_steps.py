@@ -89,3 +89,52 @@ def test_push_then_pull_brings_verdicts_into_the_file_and_the_tree(tmp_path, fak
     }
     again = pull_into_tree(tree_path, verdicts_path, studio=studio, project=PROJECT)
     assert (again.verdicts.added, again.verdicts.changed, again.tree.added) == (0, 0, 0)
+
+
+def rounds(tmp_path):
+    """A work folder with two rounds of suggestions (the second: one new suggestion) and the
+    tree file beside it."""
+    from testaug.steps.suggestion_review import round_folder
+
+    work = tmp_path / "adapt"
+    items = suggestions()
+    write_jsonl(round_folder(work, 1) / "suggestions.jsonl", items[:2])
+    write_jsonl(round_folder(work, 2) / "suggestions.jsonl", items[2:])
+    write_tree(tmp_path / "tree.jsonl", tree())
+    return work, tmp_path / "tree.jsonl", items
+
+
+def test_rounds_are_listed_in_number_order_and_verdicts_go_to_the_round_they_judge(tmp_path):
+    from testaug.steps.suggestion_review import gather_rounds, round_folder, round_folders
+
+    work, tree_path, items = rounds(tmp_path)
+    write_jsonl(round_folder(work, 10) / "suggestions.jsonl", [])
+    (work / "round-x").mkdir()
+    assert [f.name for f in round_folders(work)] == ["round-001", "round-002", "round-010"]
+    incoming = [
+        SuggestionVerdict(suggestion_id=items[0].id, decision="accept", annotator="ann"),
+        SuggestionVerdict(suggestion_id=items[2].id, decision="accept", annotator="ann"),
+        SuggestionVerdict(suggestion_id="not-a-suggestion", decision="accept", annotator="ann"),
+    ]
+    done = gather_rounds(work, tree_path, incoming=incoming)
+    assert (done.rounds, done.verdicts, done.new_verdicts, done.added) == (3, 2, 2, 2)
+    assert done.latest_verdicts == 0  # round 10 has none yet
+    assert [v.suggestion_id for v in read_verdicts(round_folder(work, 2) / "verdicts.jsonl")] == [
+        items[2].id
+    ]
+    again = gather_rounds(work, tree_path, incoming=incoming)
+    assert (again.new_verdicts, again.added, again.accepted) == (0, 0, 2)
+
+
+def test_pulled_verdicts_are_saved_by_round_and_join_the_tree(tmp_path, fake_client, studio):
+    from testaug.adaptive.review_label_studio import push_suggestions
+    from testaug.steps.suggestion_review import pull_rounds
+
+    work, tree_path, items = rounds(tmp_path)
+    push_suggestions(studio, PROJECT, items)
+    answer(fake_client, items[2].id, 1, ACCEPT)
+    done = pull_rounds(work, tree_path, studio=studio, project=PROJECT)
+    assert (done.new_verdicts, done.latest_verdicts, done.added) == (1, 1, 1)
+    assert [r.labeler for r in read_tree(tree_path).tests if r.source == "suggestion"] == [
+        "ann@example.org"
+    ]
