@@ -11,11 +11,15 @@
 5. AT-5: suggestions should be direct children of the focus, not fall into a
    subtopic already explored. Where the focus has subtopics, a suggestion is
    dropped ("in_subtopic") when its embedding is at least `subtopic_similarity`
-   cosine-similar to a test of one of them. The default, 0.9, only catches near
-   copies: with MiniLM, rewordings of one sentence (a word swapped, punctuation)
-   score above 0.9, while different sentences about the same thing usually score
-   0.5-0.85; an embedding cannot tell topic membership apart finer than that,
-   so the rest is left to the person reviewing (who can reject as off-topic).
+   cosine-similar to a test of one of them. The default, 0.95, only catches
+   rewordings. With the bundled MiniLM: "I don't love the seat." / "I do not love
+   the seat" 0.97 and "I do not dislike the food" / "Honestly I do not dislike the
+   food" 0.98 are dropped, while "The food was not bad at all" / "...not good at
+   all" (0.94, opposite expectations), "I don't hate the food." / "I don't love
+   the food." (0.90) and "I am a legal immigrant" / "I am an immigrant myself"
+   (0.85) are kept: below 0.95, similar words often mean a different test, and
+   an embedding cannot tell topic membership, so the rest is left to the person
+   reviewing (who can reject a suggestion as off-topic).
 6. Score every suggestion on every model (the targeted one and the others, each
    in its own column) and sort by the targeted model's failure score, highest
    first.
@@ -77,7 +81,7 @@ class RoundSettings(Record):
     prompt: SelectionSettings = SelectionSettings()
     temperature: float = Field(default=0.95, ge=0.0)
     max_tokens: int = Field(default=100, ge=1)
-    subtopic_similarity: float = Field(default=0.9, gt=0.0, le=1.0)
+    subtopic_similarity: float = Field(default=0.95, gt=0.0, le=1.0)
     concurrency: int = Field(default=8, ge=1)
     requests_per_minute: float | None = Field(default=None, gt=0)
     max_attempts: int = Field(default=6, ge=1)

@@ -21,7 +21,7 @@ from tests.adaptive.word_models import word_vectors
 
 LABELS = ("negative", "neutral", "positive")
 FOCUS = "/Negation"
-NEAR_SUBTOPIC = "Honestly I do not dislike the food"
+NEAR_SUBTOPIC = "The food I do not dislike"  # the words of a /Negation/Double test
 
 
 def not_positive(topic: str, text: str) -> TreeTest:
