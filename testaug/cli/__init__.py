@@ -24,6 +24,7 @@ from testaug.cli.run import run_command
 from testaug.cli.suggestions import suggestions_app
 from testaug.cli.suite import suite_app
 from testaug.cli.templates import templates_app
+from testaug.cli.tree import tree_app
 from testaug.core.errors import TestAugError
 from testaug.core.secrets import redact_text
 
@@ -74,6 +75,7 @@ app.command("report")(report_command)
 app.add_typer(templates_app, name="templates")
 app.add_typer(flows_app, name="flows")
 app.add_typer(suggestions_app, name="suggestions")
+app.add_typer(tree_app, name="tree")
 
 
 def _version(value: bool) -> None:

@@ -1,0 +1,214 @@
+"""`testaug tree`: test trees built from suites, imported from and exported to AdaTest's CSV,
+scored on models, and re-tested to see which topics newly fail."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+from rich.table import Table
+
+from testaug.cli.console import console, err_console
+from testaug.core.errors import InputError, Problem
+
+tree_app = typer.Typer(
+    help="Test trees (AdaTest): topics of tests, scored on models and re-tested.",
+    no_args_is_help=True,
+)
+
+MODEL_HELP = "A model spec: vader, spacy:NAME, hf:PATH[?labels=..], py:mod:fn."
+TASK_HELP = "The task whose shipped suite gives the labels (sentiment, paraphrase, nli)."
+LABELS_HELP = "The task's labels, comma-separated (instead of --task)."
+
+
+@tree_app.command("from-suite")
+def from_suite_command(
+    suite: str = typer.Argument(
+        ...,
+        help="A suite YAML file, a folder holding suite.yaml, a shipped suite's name, "
+        "or test cases (JSONL).",
+    ),
+    output: Path = typer.Option(..., "-o", "--output", help="Where to write the tree (JSONL)."),
+    perturbed: Path | None = typer.Option(
+        None, "--perturbed", help="Perturbation cases (JSONL) to add as INV/DIR tests."
+    ),
+    per_template: int | None = typer.Option(
+        None, "--per-template", min=1, help="A suite: this many cases per template (default all)."
+    ),
+    seed: int = typer.Option(0, help="Seed of the per-template samples."),
+) -> None:
+    """Build a tree: one topic per capability and description, a test per case."""
+    from testaug.adaptive.from_suite import tree_from_cases, tree_from_suite
+    from testaug.adaptive.tree_files import write_tree
+    from testaug.core.bundled import resolve_suite
+    from testaug.core.jsonl import read_jsonl
+    from testaug.core.records import TestCase
+    from testaug.evaluation.perturbed_cases import PerturbedCase
+    from testaug.suites.load import load_suite
+    from testaug.suites.task_labels import checked
+
+    extra = list(read_jsonl(perturbed, PerturbedCase)) if perturbed is not None else []
+    if suite.lower().endswith((".jsonl", ".ndjson")):
+        cases = checked(read_jsonl(suite, TestCase), suite)
+        tree = tree_from_cases(cases, extra)
+    else:
+        tree = tree_from_suite(
+            load_suite(resolve_suite(suite)), extra, per_template=per_template, seed=seed
+        )
+    if not tree.tests:
+        raise InputError(Problem("no test cases to build a tree from", file=suite))
+    write_tree(output, tree)
+    console.print(
+        f"[green]wrote[/] {len(tree.tests):,} tests in {len(tree.topics()):,} topics to {output}",
+        highlight=False,
+    )
+
+
+@tree_app.command("import")
+def import_command(
+    source: Path = typer.Argument(..., metavar="ADATEST.csv", help="An AdaTest test tree (CSV)."),
+    output: Path = typer.Option(..., "-o", "--output", help="Where to write the tree (JSONL)."),
+) -> None:
+    """Import an AdaTest CSV tree (current or older columns)."""
+    from testaug.adaptive.adatest_csv import read_adatest_csv
+    from testaug.adaptive.tree_files import write_tree
+
+    imported = read_adatest_csv(source)
+    if not imported.tree.rows:
+        raise InputError(Problem("no tests or topics in the file", file=source))
+    write_tree(output, imported.tree)
+    tree = imported.tree
+    console.print(
+        f"[green]wrote[/] {len(tree.tests):,} tests in {len(tree.topics()):,} topics to {output} "
+        f"(AdaTest {imported.format} columns)",
+        highlight=False,
+    )
+    for row in imported.skipped:
+        err_console.print(f"[yellow]skipped[/] line {row.line}: {row.reason}", highlight=False)
+
+
+@tree_app.command("export")
+def export_command(
+    tree_path: Path = typer.Argument(..., metavar="TREE", help="A tree (JSONL)."),
+    output: Path = typer.Option(..., "-o", "--output", help="Where to write the CSV."),
+    format: str = typer.Option(
+        "label",
+        "--format",
+        help="AdaTest's columns: label (topic, input, output, label, ...; what AdaTest loads "
+        "today) or type (adatest 0.x; holds same-as and no-more-than tests too).",
+    ),
+) -> None:
+    """Export a tree as an AdaTest CSV; tests the format cannot hold are listed, not written."""
+    from testaug.adaptive.adatest_csv import write_adatest_csv
+    from testaug.adaptive.tree_files import read_tree
+
+    if format not in ("label", "type"):
+        raise InputError(Problem("expected label or type", field="--format"))
+    result = write_adatest_csv(output, read_tree(tree_path), format=format)  # type: ignore[arg-type]
+    console.print(f"[green]wrote[/] {result.rows:,} rows to {output}", highlight=False)
+    for note in result.notes:
+        what = "changed" if note.written else "left out"
+        err_console.print(
+            f"[yellow]{what}[/] {note.test_id} ({note.topic}): {note.reason}", highlight=False
+        )
+
+
+@tree_app.command("score")
+def score_command(
+    tree_path: Path = typer.Argument(..., metavar="TREE", help="A tree (JSONL)."),
+    model: list[str] = typer.Option(..., "--model", help=MODEL_HELP),
+    output: Path = typer.Option(..., "-o", "--output", help="Where to write the scored tree."),
+    task: str | None = typer.Option(None, "--task", help=TASK_HELP),
+    labels: str | None = typer.Option(None, "--labels", help=LABELS_HELP),
+    batch_size: int = typer.Option(32, min=1),
+) -> None:
+    """Score every test on every model (failure score: above 0 is a failing test)."""
+    from testaug.adaptive.tree_jobs import score_file
+
+    scored = score_file(tree_path, model, output, task=task, labels=labels, batch_size=batch_size)
+    table = Table(title_justify="left")
+    for column in ("model", "tests", "failing", "failure rate"):
+        table.add_column(column, justify="left" if column == "model" else "right")
+    names = list(dict.fromkeys(name for test in scored.tests for name in test.scores))
+    for name in names:
+        scores = [test.scores[name] for test in scored.tests if name in test.scores]
+        failing = sum(score > 0 for score in scores)
+        table.add_row(
+            name, f"{len(scores):,}", f"{failing:,}", f"{100 * failing / len(scores):.1f}%"
+        )
+    console.print(table)
+    console.print(f"[green]wrote[/] {output}", highlight=False)
+
+
+@tree_app.command("retest")
+def retest_command(
+    tree_path: Path = typer.Argument(..., metavar="TREE", help="A tree (JSONL)."),
+    model: str = typer.Option(..., "--model", help=MODEL_HELP),
+    output: Path = typer.Option(..., "-o", "--output", help="Where to write the report (JSON)."),
+    previous: Path | None = typer.Option(
+        None, "--previous", help="An earlier report of the tree, to see which topics got worse."
+    ),
+    threshold: float = typer.Option(
+        5.0, "--threshold", min=0.0, help="A topic is worse when its rate rose by more (points)."
+    ),
+    scored_tree: Path | None = typer.Option(
+        None, "--scored-tree", help="Also write the tree with this model's scores."
+    ),
+    task: str | None = typer.Option(None, "--task", help=TASK_HELP),
+    labels: str | None = typer.Option(None, "--labels", help=LABELS_HELP),
+    batch_size: int = typer.Option(32, min=1),
+) -> None:
+    """Apply a tree to a model: failure rates per topic, and the topics that newly fail."""
+    from testaug.adaptive.tree_jobs import retest_file
+
+    report = retest_file(
+        tree_path,
+        model,
+        output,
+        previous=previous,
+        threshold=threshold,
+        task=task,
+        labels=labels,
+        scored_tree=scored_tree,
+        batch_size=batch_size,
+    )
+    changed = {change.topic: change for change in report.changes}
+    title = f"{report.model} on {tree_path}"
+    if report.previous_model is not None:
+        title += f" (against {report.previous_model})"
+    table = Table(title=title, title_justify="left")
+    table.add_column("topic")
+    for column in ("tests", "failing", "failure rate", "direct", "change"):
+        table.add_column(column, justify="right")
+    for result in report.topics:
+        change = changed.get(result.topic)
+        style = "bold red" if change and change.kind == "newly failing" else None
+        style = style or ("yellow" if change else None)
+        direct = (
+            "" if result.direct_tests == 0 else f"{result.direct_failing}/{result.direct_tests}"
+        )
+        note = ""
+        if change is not None:
+            note = (
+                change.kind
+                if change.kind == "newly failing"
+                else f"+{change.after - change.before:.1f} pts"
+            )
+        table.add_row(
+            result.topic,
+            f"{result.tests:,}",
+            f"{result.failing:,}",
+            "-" if result.failure_rate is None else f"{result.failure_rate:.1f}%",
+            direct,
+            note,
+            style=style,
+        )
+    console.print(table)
+    newly = report.newly_failing
+    if newly:
+        console.print(
+            f"[bold red]{len(newly)} topic(s) newly failing[/]: "
+            + ", ".join(change.topic for change in newly),
+            highlight=False,
+        )
+    console.print(f"[green]wrote[/] {output}", highlight=False)

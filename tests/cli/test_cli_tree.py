@@ -1,0 +1,121 @@
+"""`testaug tree`: from-suite, import, export, score and retest, end to end in process."""
+
+from __future__ import annotations
+
+import json
+
+from testaug.adaptive.adatest_csv import read_adatest_csv
+from testaug.adaptive.retest import read_tree_report
+from testaug.adaptive.tree import TestTree, TreeTest
+from testaug.adaptive.tree_files import read_tree, write_tree
+from tests.cli_runner import run_testaug
+
+THREE = "py:tests.adaptive.fixed_models:three"
+THREE_V2 = "py:tests.adaptive.fixed_models:three_v2"
+
+
+def small_tree(path):
+    rows = (
+        TreeTest(kind="topic", topic="/Empty"),
+        TreeTest(topic="/Clear", input="clear win", output="positive"),
+        TreeTest(topic="/Clear/Close", input="close call", output="positive"),
+        TreeTest(topic="/Neg", input="negative one", output="negative"),
+    )
+    write_tree(path, TestTree(rows=rows))
+    return path
+
+
+def test_from_suite_writes_a_tree_with_a_topic_per_description(tmp_path, tiny_suite_path):
+    out = tmp_path / "tree.jsonl"
+    result = run_testaug(
+        tmp_path, "tree", "from-suite", str(tiny_suite_path), "-o", str(out), "--per-template", "2"
+    )
+    assert result.returncode == 0, result.stderr
+    tree = read_tree(out)
+    assert "4 topics" in result.stdout and f"{len(tree.tests)} tests" in result.stdout
+    assert "/Negation/A negative sentence with a negated positive verb." in tree.topics()
+
+
+def test_from_suite_reads_a_cases_file(tmp_path, tiny_suite_path):
+    cases = tmp_path / "cases.jsonl"
+    assert run_testaug(tmp_path, "expand", str(tiny_suite_path), "-o", str(cases)).returncode == 0
+    out = tmp_path / "tree.jsonl"
+    result = run_testaug(tmp_path, "tree", "from-suite", str(cases), "-o", str(out))
+    assert result.returncode == 0, result.stderr
+    assert len(read_tree(out).tests) == len(cases.read_text().splitlines())
+
+
+def test_import_and_export_go_through_adatest_csv(tmp_path):
+    tree_path = small_tree(tmp_path / "tree.jsonl")
+    csv_path = tmp_path / "tree.csv"
+    result = run_testaug(tmp_path, "tree", "export", str(tree_path), "-o", str(csv_path))
+    assert result.returncode == 0, result.stderr
+    assert "wrote 4 rows" in result.stdout
+    back = tmp_path / "back.jsonl"
+    result = run_testaug(tmp_path, "tree", "import", str(csv_path), "-o", str(back))
+    assert result.returncode == 0, result.stderr
+    assert [row.id for row in read_tree(back).rows] == [row.id for row in read_tree(tree_path).rows]
+    assert read_adatest_csv(csv_path).format == "label"
+
+
+def test_export_lists_the_tests_the_format_cannot_hold(tmp_path):
+    tree_path = tmp_path / "tree.jsonl"
+    same = TreeTest(topic="/Inv", input="a", comparator="should be the same as for", output="b")
+    write_tree(tree_path, [same])
+    result = run_testaug(tmp_path, "tree", "export", str(tree_path), "-o", str(tmp_path / "t.csv"))
+    assert result.returncode == 0
+    assert "left out" in result.stderr and same.id in result.stderr
+
+
+def test_score_fills_each_models_column(tmp_path):
+    tree_path = small_tree(tmp_path / "tree.jsonl")
+    out = tmp_path / "scored.jsonl"
+    result = run_testaug(
+        tmp_path, "tree", "score", str(tree_path), "--model", THREE, "--model", "vader",
+        "--task", "sentiment", "-o", str(out),
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    assert all(set(test.scores) == {THREE, "vader"} for test in read_tree(out).tests)
+
+
+def test_retest_highlights_topics_that_newly_fail(tmp_path):
+    tree_path = small_tree(tmp_path / "tree.jsonl")
+    before, after = tmp_path / "before.json", tmp_path / "after.json"
+    labels = ("--labels", "negative,neutral,positive")
+    result = run_testaug(
+        tmp_path, "tree", "retest", str(tree_path), "--model", THREE, *labels, "-o", str(before),
+        "--scored-tree", str(tmp_path / "scored.jsonl"),
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    assert all(THREE in test.scores for test in read_tree(tmp_path / "scored.jsonl").tests)
+    result = run_testaug(
+        tmp_path, "tree", "retest", str(tree_path), "--model", THREE_V2, *labels,
+        "--previous", str(before), "-o", str(after),
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    report = read_tree_report(after)
+    assert [c.topic for c in report.newly_failing] == ["/", "/Clear", "/Clear/Close"]
+    assert "3 topic(s) newly failing" in result.stdout
+    assert (
+        "│ /Clear/Close │     1 │       1 │       100.0% │    1/1 │ newly failing │"
+        in result.stdout
+    )
+    assert json.loads(after.read_text())["previous_model"] == THREE
+
+
+def test_missing_labels_and_empty_trees_are_one_line_errors(tmp_path):
+    tree_path = small_tree(tmp_path / "tree.jsonl")
+    out = tmp_path / "r.json"
+    result = run_testaug(
+        tmp_path, "tree", "retest", str(tree_path), "--model", THREE, "-o", str(out)
+    )
+    assert result.returncode == 1
+    assert "--labels" in result.stderr and "Traceback" not in result.stderr
+    empty = tmp_path / "empty.jsonl"
+    write_tree(empty, [TreeTest(kind="topic", topic="/x")])
+    result = run_testaug(
+        tmp_path, "tree", "score", str(empty), "--model", "vader", "--task", "sentiment",
+        "-o", str(out),
+    )  # fmt: skip
+    assert result.returncode == 1 and "no tests" in result.stderr
+    assert not out.exists()
