@@ -6,7 +6,7 @@ Files read (all optional): the stage outputs (cases.jsonl, candidates.jsonl, ran
 ranked.calibration.json, annotations.jsonl, verdicts.jsonl, accepted.jsonl,
 templates.induced.jsonl, expanded.jsonl), manifest.json, and the JSON summaries triage.json (`testaug rankers evaluate --json`),
 diversity.json (`testaug diversity --json`), evaluation.json (`testaug evaluate --json`)
-and patching.json (`testaug patch-eval --json`).
+and patching.json (`testaug patch-eval --json`), and tree_report.json (`testaug tree retest`).
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ from typing import TypeVar
 
 from pydantic import BaseModel
 
+from testaug.adaptive.retest import TREE_REPORT_FILE, TreeReport
 from testaug.core.errors import InputError, Problem
 from testaug.core.jsonl import open_input, read_json, read_jsonl
 from testaug.core.records import Annotation
@@ -29,6 +30,7 @@ from testaug.reports.blocks import Heading, Image, Report, Table, Text, render_h
 from testaug.reports.evaluation import evaluation_section
 from testaug.reports.patching import patching_section
 from testaug.reports.plots import acc_curves_png
+from testaug.reports.tree import tree_section
 from testaug.review.verdicts import Verdict, pairwise_agreement, status_counts
 
 SummaryT = TypeVar("SummaryT", bound=BaseModel)
@@ -57,6 +59,7 @@ RUN_FILES = (
     "diversity.json",
     "evaluation.json",
     "patching.json",
+    TREE_REPORT_FILE,
 )
 
 
@@ -98,6 +101,9 @@ def build_report(run_dir: Path) -> Report:
     patching = read_summary(run_dir / "patching.json", PatchingReport)
     if patching is not None:
         report.add(*patching_section(patching))
+    tree = read_summary(run_dir / TREE_REPORT_FILE, TreeReport)
+    if tree is not None:
+        report.add(*tree_section(tree))
     return report
 
 
