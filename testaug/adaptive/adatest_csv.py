@@ -6,8 +6,10 @@ unnamed in the header), then one of three column sets, all read here:
 - "label" (the current `adaptivetesting` package): topic, input, output, label,
   labeler, description. label "pass" says `output` is right for `input` (read as
   "should be"), "fail" that it is wrong ("should not be"), "topic_marker" declares
-  a topic. "off_topic" and unlabelled rows are skipped and reported. Spaces in
-  topics are written "%20".
+  a topic. "off_topic" and unlabelled ("", "Unknown") rows are skipped and
+  reported; a row with no label, input or output declares its topic (trees from
+  before topic markers, which also call the topic column "tags"). Spaces in topics
+  are written "%20".
 - "type" (adatest 0.x): topic, type, value1, value2, value3, author, description,
   with the types "{} should output {}", "{} should not output {}", "{} should have
   the same output as {}", "{} should not be more {} than {}" and "topic_marker".
@@ -58,7 +60,11 @@ TYPE_COMPARATORS = {
     "{} should not be more {} than {}": "should be no more than",
 }
 OLD_COMPARATORS = ("should be", "should not be", "should be the same as for")
-SKIPPED_LABELS = {"off_topic": "marked off-topic in AdaTest", "": "no pass/fail label"}
+SKIPPED_LABELS = {
+    "off_topic": "marked off-topic in AdaTest",
+    "": "no pass/fail label",
+    "unknown": "no pass/fail label",
+}
 SUGGESTIONS_TOPIC = "/__suggestions__"
 SCORE_SUFFIX = " score"
 SOURCE = "adatest"
@@ -224,7 +230,7 @@ def _tree_row(
     form: AdaTestFormat, row: dict[str, str], *, has_id: bool, first: str
 ) -> TreeTest | str:
     """One CSV row as a tree row, or the reason it is skipped."""
-    topic = row.get("topic", "").strip()
+    topic = row.get("topic", row.get("tags", "")).strip()
     if form == "label":
         topic = unquote(topic)
     if topic == SUGGESTIONS_TOPIC or topic.startswith(SUGGESTIONS_TOPIC + "/"):
@@ -235,12 +241,14 @@ def _tree_row(
         "labeler": row.get("author" if form == "type" else "labeler", ""),
         "description": row.get("description", ""),
         "source": SOURCE,
-        "scores": _scores(row),
+        "scores": {},
     }
     if form == "label":
-        label = row.get("label", "").strip()
-        if label == "topic_marker":
+        label = row.get("label", "").strip().lower()
+        declares = label == "" and not row.get("input", "").strip() and not row.get("output", "")
+        if label == "topic_marker" or declares:  # older trees declared topics by empty rows
             return TreeTest(kind="topic", **common)
+        common["scores"] = _scores(row)
         if label in SKIPPED_LABELS:
             return SKIPPED_LABELS[label]
         if label not in ("pass", "fail"):
@@ -258,6 +266,7 @@ def _tree_row(
         kind = row.get("type", "").strip()
         if kind == "topic_marker":
             return TreeTest(kind="topic", **common)
+        common["scores"] = _scores(row)
         if kind not in TYPE_COMPARATORS:
             known = ", ".join(repr(name) for name in (*TYPE_COMPARATORS, "topic_marker"))
             raise _RowError(f"unsupported test type {kind!r}; supported: {known}", "type")
@@ -277,6 +286,7 @@ def _tree_row(
             **common,
         )
     comparator = row.get("comparator", "").strip()
+    common["scores"] = _scores(row)
     if comparator not in OLD_COMPARATORS:
         known = ", ".join(repr(name) for name in OLD_COMPARATORS)
         raise _RowError(f"unsupported comparator {comparator!r}; supported: {known}", "comparator")
@@ -286,18 +296,21 @@ def _tree_row(
 
 
 def _scores(row: dict[str, str]) -> dict[str, float]:
-    """The "<model> score" columns with a number: the highest of "|"-joined parts."""
+    """The "<model> score" columns ("<model>%20score" too) holding numbers: the highest of
+    "|"-joined parts. Scores are a cache AdaTest recomputes, so other values (placeholders
+    such as "__TOEVAL__") are left out rather than refused."""
     scores = {}
     for column, value in row.items():
-        if not column.endswith(SCORE_SUFFIX) or not value.strip():
+        name = unquote(column)
+        if not name.endswith(SCORE_SUFFIX) or not value.strip():
             continue
         try:
             parts = [float(part) for part in value.split("|") if part.strip()]
-        except ValueError as exc:
-            raise _RowError(f"not a number: {value!r}", column) from exc
+        except ValueError:
+            continue
         parts = [part for part in parts if not math.isnan(part)]
         if parts:
-            scores[column[: -len(SCORE_SUFFIX)]] = max(parts)
+            scores[name[: -len(SCORE_SUFFIX)]] = max(parts)
     return scores
 
 

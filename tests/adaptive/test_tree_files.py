@@ -238,3 +238,51 @@ def test_csv_errors_name_line_and_column(tmp_path):
     path.write_text("a,b,c\n1,2,3\n")
     with pytest.raises(InputError, match=r"bad.csv:1: not an AdaTest tree"):
         read_adatest_csv(path)
+
+
+def test_adatest_placeholders_unknown_labels_and_tag_columns_are_read(tmp_path):
+    path = tmp_path / "practice.csv"
+    path.write_text(
+        ",topic,input,output,label,labeler,description,model score,author\n"
+        "d1,,Test at top level,POSITIVE,Unknown,imputed,,,\n"
+        "d2,/Spelling,,__TOOVERWRITE__,topic_marker,imputed,,__TOEVAL__,\n"
+        'd3,/Spelling,"you are doing grt\n",Acceptable,fail,anonymous,,__TOEVAL__,\n'
+    )
+    imported = read_adatest_csv(path)
+    assert [(row.kind, row.topic, row.scores) for row in imported.tree.rows] == [
+        ("topic", "/Spelling", {}),
+        ("test", "/Spelling", {}),
+    ]
+    assert imported.tree.rows[1].input == "you are doing grt\n"
+    assert [(s.line, s.reason) for s in imported.skipped] == [(2, "no pass/fail label")]
+    path.write_text(
+        ",tags,input,output,label,labeler,description,model%20score\n"
+        "e1,/Input/Fairness/Gender%20and%20sexuality,,,,adatest_default,,\n"
+        "e2,/Input/Logic,All cats are animals,positive,pass,me,,0.5\n"
+    )
+    rows = read_adatest_csv(path).tree.rows
+    assert [(row.kind, row.topic) for row in rows] == [
+        ("topic", "/Input/Fairness/Gender and sexuality"),
+        ("test", "/Input/Logic"),
+    ]
+    assert rows[1].scores == {"model": 0.5}
+
+
+def test_an_exported_tree_loads_the_way_adatest_loads_it(tmp_path):
+    pandas = pytest.importorskip("pandas")
+    path = tmp_path / "tree.csv"
+    tree = sample_tree()
+    write_adatest_csv(path, tree)
+    # adaptivetesting.TestTree reads a file exactly so.
+    frame = pandas.read_csv(path, index_col=0, dtype=str, keep_default_na=False)
+    assert list(frame.columns[:6]) == [
+        "topic",
+        "input",
+        "output",
+        "label",
+        "labeler",
+        "description",
+    ]
+    assert list(frame.index) == [row.id for row in tree.rows[:3]]
+    assert list(frame["label"]) == ["topic_marker", "fail", "pass"]
+    assert frame.loc[tree.rows[1].id, "vader score"] == "0.25"
