@@ -2,8 +2,9 @@
 
 A suite case becomes a "should be" test under `/<capability>/<description>` (a
 case allowing several labels: "should be a|b"); a perturbation case (INV or DIR,
-as `testaug evaluate` writes them) becomes the matching comparison under its
-original's topic, in a subtopic named for the perturbation:
+as `testaug evaluate` makes them) becomes the matching comparison under
+`/<test type>/<perturbation>` (e.g. `/INV/typos`), so that a perturbation's
+failure rate is one topic's, whichever descriptions its cases were drawn from:
 
 - INV: the perturbed input "should be the same as for" the original;
 - DIR monotonic, direction up / down: the perturbed input "should be no less /
@@ -15,10 +16,11 @@ A "/" inside a name would split the topic, so it becomes "-".
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 
 from testaug.adaptive.tree import TestTree, TreeTest, declared
 from testaug.core.records import Suite, TestCase, label_options
+from testaug.evaluation.battery import default_battery, run_battery
 from testaug.evaluation.perturbed_cases import PerturbedCase
 from testaug.suites.cases import expand_suite
 
@@ -30,9 +32,9 @@ def topic_part(name: str) -> str:
     return " ".join(name.replace("/", "-").split()) or "unnamed"
 
 
-def case_topic(capability: str, description: str, *more: str) -> str:
-    """The topic of a case: `/<capability>/<description>[/<more>...]`."""
-    return "/" + "/".join(topic_part(part) for part in (capability, description, *more))
+def case_topic(capability: str, description: str) -> str:
+    """The topic of a suite case: `/<capability>/<description>`."""
+    return "/" + "/".join(topic_part(part) for part in (capability, description))
 
 
 def test_from_case(case: TestCase) -> TreeTest:
@@ -51,7 +53,7 @@ def test_from_perturbed(case: PerturbedCase) -> TreeTest:
     """A perturbation case as the comparison its expectation states."""
     expectation = case.expectation
     common = {
-        "topic": case_topic(case.capability, case.description, case.perturbation),
+        "topic": "/" + "/".join(topic_part(part) for part in (case.test_type, case.perturbation)),
         "input": case.text,
         "input_pair": case.text_pair,
         "source": SOURCE,
@@ -89,15 +91,33 @@ def tree_from_cases(
     return TestTree(rows=(*rows.values(), *markers))
 
 
+def battery_cases(
+    cases: Sequence[TestCase],
+    labels: Sequence[str],
+    lexicons: Mapping[str, Sequence[str]],
+    *,
+    per_test: int,
+    seed: int = 0,
+) -> list[PerturbedCase]:
+    """The perturbation cases `testaug evaluate` runs by default (CheckList's INV and DIR
+    tests for the task's labels), each test perturbing a seeded sample of `per_test` cases."""
+    if per_test <= 0:
+        return []
+    return run_battery(cases, default_battery(labels, lexicons), per_test=per_test, seed=seed)
+
+
 def tree_from_suite(
     suite: Suite,
     perturbed: Iterable[PerturbedCase] = (),
     *,
     per_template: int | None = None,
+    per_test: int = 0,
     seed: int = 0,
 ) -> TestTree:
-    """The tree of a suite's expanded cases (every fill, or a seeded sample per template);
+    """The tree of a suite's expanded cases (every fill, or a seeded sample per template),
+    with `perturbed` and, when `per_test` > 0, the default perturbation battery on them;
     every description is a topic, declared by a marker when it has no case."""
     topics = [case_topic(d.capability, d.text) for d in suite.descriptions()]
-    cases = expand_suite(suite, per_template=per_template, seed=seed)
-    return tree_from_cases(cases, perturbed, topics=topics)
+    cases = list(expand_suite(suite, per_template=per_template, seed=seed))
+    extra = battery_cases(cases, suite.labels, suite.words(), per_test=per_test, seed=seed)
+    return tree_from_cases(cases, [*perturbed, *extra], topics=topics)

@@ -35,25 +35,42 @@ def from_suite_command(
     per_template: int | None = typer.Option(
         None, "--per-template", min=1, help="A suite: this many cases per template (default all)."
     ),
-    seed: int = typer.Option(0, help="Seed of the per-template samples."),
+    perturb: int = typer.Option(
+        0,
+        "--perturb",
+        min=0,
+        help="Also CheckList's INV/DIR tests, as testaug evaluate runs them: cases each "
+        "perturbation perturbs (0: none).",
+    ),
+    labels: str | None = typer.Option(
+        None, "--labels", help="Cases: the task's labels, comma-separated (default: shipped)."
+    ),
+    seed: int = typer.Option(0, help="Seed of the per-template and perturbation samples."),
 ) -> None:
     """Build a tree: one topic per capability and description, a test per case."""
-    from testaug.adaptive.from_suite import tree_from_cases, tree_from_suite
+    from testaug.adaptive.from_suite import battery_cases, tree_from_cases, tree_from_suite
     from testaug.adaptive.tree_files import write_tree
     from testaug.core.bundled import resolve_suite
     from testaug.core.jsonl import read_jsonl
     from testaug.core.records import TestCase
     from testaug.evaluation.perturbed_cases import PerturbedCase
     from testaug.suites.load import load_suite
-    from testaug.suites.task_labels import checked
+    from testaug.suites.task_labels import check_labels, task_labels_and_lexicons
 
     extra = list(read_jsonl(perturbed, PerturbedCase)) if perturbed is not None else []
     if suite.lower().endswith((".jsonl", ".ndjson")):
-        cases = checked(read_jsonl(suite, TestCase), suite)
+        cases = list(read_jsonl(suite, TestCase))
+        if not cases:
+            raise InputError(Problem("no test cases in the file", file=suite))
+        given = [name.strip() for name in labels.split(",")] if labels else None
+        check_labels(cases, known=given, file=suite)
+        task_labels, lexicons = task_labels_and_lexicons(cases, labels)
+        extra += battery_cases(cases, task_labels, lexicons, per_test=perturb, seed=seed)
         tree = tree_from_cases(cases, extra)
     else:
+        loaded = load_suite(resolve_suite(suite))
         tree = tree_from_suite(
-            load_suite(resolve_suite(suite)), extra, per_template=per_template, seed=seed
+            loaded, extra, per_template=per_template, per_test=perturb, seed=seed
         )
     if not tree.tests:
         raise InputError(Problem("no test cases to build a tree from", file=suite))

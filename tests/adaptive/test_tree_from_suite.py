@@ -44,6 +44,14 @@ def test_a_slash_in_a_name_does_not_split_the_topic():
     assert case_topic("Cap/ability", " a  / b ") == "/Cap-ability/a - b"
 
 
+def test_the_default_battery_adds_a_topic_per_perturbation(tiny_suite_path):
+    tree = tree_from_suite(load_suite(tiny_suite_path), per_template=2, per_test=2)
+    perturbation_topics = [t for t in tree.topics() if t.startswith(("/INV", "/DIR"))]
+    assert "/INV/typos" in perturbation_topics and "/DIR/add_phrase" in perturbation_topics
+    comparators = {t.comparator for t in tree.tests_in("/DIR")}
+    assert comparators == {"should be no less than", "should be no more than"}
+
+
 def test_descriptions_without_cases_are_declared_topics():
     tree = tree_from_cases([case("good", "positive")], topics=["/Cap-ability/desc", "/Empty/one"])
     assert [(row.kind, row.topic) for row in tree.rows] == [
@@ -73,11 +81,11 @@ def test_perturbation_cases_become_the_matching_comparisons():
         "positive",
         "I love the crew .",
     )
-    assert dir_down.topic == "/Cap-ability/desc/add_phrase"
+    assert dir_down.topic == "/DIR/add_phrase"
     assert (inv.comparator, inv.tolerance, inv.output) == (
         "should be the same as for",
         0.2,
         "I love the crew .",
     )
-    assert inv.topic == "/Cap-ability/desc/typos"
+    assert inv.topic == "/INV/typos"
     assert (target.comparator, target.output) == ("should be", "negative")
