@@ -12,6 +12,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from testaug.core.errors import InputError, Problem
+from testaug.core.secrets import redact_text
 from testaug.core.yaml_source import load_yaml
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
@@ -58,7 +59,43 @@ def read_deployments(path: Path = PREFECT_YAML) -> list[DeploymentSpec]:
                     for e in exc.errors()
                 ]
             ) from None
+        credentials = credential_fields(specs[-1].parameters)
+        if credentials:
+            raise InputError(
+                [
+                    document.problem(
+                        ("deployments", index, "parameters", *where),
+                        "a credential, which Prefect would store: set it in the "
+                        "worker's environment (e.g. TESTAUG_BASE_URL_USERINFO)",
+                    )
+                    for where in credentials
+                ]
+            )
     return specs
+
+
+def credential_fields(value: Any, where: tuple[str | int, ...] = ()) -> list[tuple[str | int, ...]]:
+    """Where in a parameters tree a string holds something credential-shaped (a key name
+    with a value, user info in a URL, a key-like token): those must not reach Prefect."""
+    if isinstance(value, dict):
+        found = []
+        for key, item in value.items():
+            if isinstance(item, str) and item and _is_key_name(str(key)):
+                found.append((*where, key))
+            else:
+                found += credential_fields(item, (*where, key))
+        return found
+    if isinstance(value, list):
+        return [w for i, item in enumerate(value) for w in credential_fields(item, (*where, i))]
+    if isinstance(value, str) and redact_text(value) != value:
+        return [where]
+    return []
+
+
+def _is_key_name(name: str) -> bool:
+    """A parameter named like a secret (api_key, token, password, secret)."""
+    lowered = name.lower().replace("-", "_")
+    return any(word in lowered for word in ("api_key", "apikey", "token", "password", "secret"))
 
 
 def choose(specs: Sequence[DeploymentSpec], names: Sequence[str]) -> list[DeploymentSpec]:

@@ -12,6 +12,7 @@ from rich.table import Table
 from testaug.cli.console import console, err_console
 from testaug.cli.run import prepare_prefect_environment
 from testaug.core.errors import InputError, Problem
+from testaug.core.fault_logs import quiet_expected_faults
 
 flows_app = typer.Typer(
     help="Prefect deployments of the flows (prefect.yaml): list, serve, deploy.",
@@ -53,6 +54,7 @@ def serve_command(names: list[str] | None = NAMES, file: Path | None = FILE) -> 
     from flows.deployments import serve
 
     _require_server()
+    quiet_expected_faults()
     specs = _specs(file, names)
     err_console.print(f"serving {', '.join(s.name for s in specs)}; Ctrl-C stops", highlight=False)
     serve(specs)

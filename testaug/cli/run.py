@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import logging
 import os
 import time
 from pathlib import Path
@@ -13,6 +12,7 @@ from rich.table import Table
 
 from testaug.cli.console import console, err_console
 from testaug.core.errors import TestAugError
+from testaug.core.fault_logs import quiet_expected_faults
 from testaug.core.run_sizes import SIZES
 from testaug.core.secrets import split_userinfo
 from testaug.core.settings import Settings
@@ -43,26 +43,6 @@ def prepare_prefect_environment() -> None:
     prefect_home = os.environ.get("PREFECT_HOME") or "~/.prefect"  # before Prefect's import
     check_folder(Path(prefect_home), "Prefect's home", "PREFECT_HOME")
     check_folder(Settings().cache_dir, "testaug's cache", "TESTAUG_CACHE_DIR")
-
-
-class NoTracebackForExpectedFaults(logging.Filter):
-    """Drops the traceback from a Prefect run log record about a TestAugError: the record's
-    message names the fault already, and the CLI ends with it as one line."""
-
-    def filter(self, record: logging.LogRecord) -> bool:
-        if record.exc_info and isinstance(record.exc_info[1], TestAugError):
-            record.exc_info = None
-            record.exc_text = None
-        return True
-
-
-def quiet_expected_faults() -> None:
-    """Prefect logs each failed task and flow run with its traceback; for faults testaug
-    expects (its own errors) one line each is enough."""
-    for name in ("prefect.task_runs", "prefect.flow_runs"):
-        logger = logging.getLogger(name)
-        if not any(isinstance(f, NoTracebackForExpectedFaults) for f in logger.filters):
-            logger.addFilter(NoTracebackForExpectedFaults())
 
 
 def check_folder(folder: Path, what: str, variable: str) -> None:

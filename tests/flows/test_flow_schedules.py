@@ -156,3 +156,87 @@ def test_prefect_yaml_deployments_point_at_flows_that_load(tmp_path):
         module, _, name = deployment.entrypoint.rpartition(".")
         assert getattr(importlib.import_module(module), name).name == deployment.flow_name
         assert [s.schedule.cron for s in deployment.schedules] == [c.cron for c in spec.schedules]
+
+
+def test_a_deployment_with_a_credential_in_its_parameters_is_refused_before_prefect_sees_it(
+    tmp_path,
+):
+    risky = tmp_path / "prefect.yaml"
+    risky.write_text(
+        "deployments:\n"
+        "  - name: leaky\n"
+        "    entrypoint: flows/pipeline.py:pipeline\n"
+        "    parameters:\n"
+        "      config:\n"
+        "        generator: {kind: openai, base_url: 'http://alice:s3cret@host/v1'}\n"
+        "        api_key: hunter2\n"
+    )
+    # An unreachable server: reaching it would fail differently, after the credential.
+    env = {**PREFECT_ENV, "PREFECT_API_URL": "http://127.0.0.1:9/api"}
+    for command in (("deploy", "--file", str(risky)), ("list", "--file", str(risky))):
+        done = spawn_testaug(tmp_path, "flows", *command, env=env)
+        assert done.returncode == 1, done.stderr
+        assert f"{risky}:6" in done.stderr and "credential" in done.stderr
+        assert "parameters.config.generator.base_url" in done.stderr
+        assert "1 more problem" in done.stderr  # config.api_key
+        assert "s3cret" not in done.stderr + done.stdout and "hunter2" not in done.stderr
+        assert "Traceback" not in done.stderr
+
+
+def test_a_served_run_that_fails_on_bad_input_logs_one_line_and_no_traceback(
+    prefect_server, tmp_path
+):
+    from prefect.client.orchestration import get_client
+    from prefect.settings import PREFECT_API_URL, temporary_settings
+
+    broken = tmp_path / "prefect.yaml"
+    broken.write_text(
+        "deployments:\n"
+        "  - name: broken-pipeline\n"
+        "    entrypoint: flows/pipeline.py:pipeline\n"
+        "    parameters:\n"
+        "      config: {suite: no-such-suite.yaml, run_dir: runs/broken}\n"
+    )
+    env = {
+        **os.environ,
+        **PREFECT_ENV,
+        "PREFECT_API_URL": prefect_server,
+        "PREFECT_HOME": str(tmp_path),
+        "TESTAUG_CACHE_DIR": str(tmp_path / "cache"),
+    }
+    log = tmp_path / "serve.log"
+    with open(log, "w") as sink:
+        serving = subprocess.Popen(
+            [sys.executable, "-m", "testaug", "flows", "serve", "--file", str(broken)],
+            cwd=tmp_path,
+            env=env,
+            stdout=sink,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+    try:
+        deadline = time.monotonic() + 120
+        with (
+            temporary_settings({PREFECT_API_URL: prefect_server}),
+            get_client(sync_client=True) as client,
+        ):
+            while True:
+                try:
+                    deployment = client.read_deployment_by_name("pipeline/broken-pipeline")
+                    break
+                except Exception:
+                    assert serving.poll() is None, log.read_text()[-2000:]
+                    assert time.monotonic() < deadline, log.read_text()[-2000:]
+                    time.sleep(1)
+            run = client.create_flow_run_from_deployment(deployment.id)
+            while not client.read_flow_run(run.id).state.is_final():
+                assert time.monotonic() < deadline, log.read_text()[-2000:]
+                time.sleep(1)
+            assert client.read_flow_run(run.id).state.is_failed()
+        time.sleep(2)  # the runner's last log lines
+    finally:
+        os.killpg(serving.pid, signal.SIGTERM)
+        serving.wait(timeout=30)
+    output = log.read_text()
+    assert "no-such-suite" in output, output[-3000:]
+    assert "Traceback" not in output, output[-3000:]
