@@ -13,6 +13,7 @@ from testaug.reports.blocks import Block, Heading, Image, Table, Text
 from testaug.reports.plots import _png, _pyplot
 
 PLOTTED_TOPICS = 40
+LABEL_WIDTH = 48
 NEW_COLOUR, WORSE_COLOUR, COLOUR = "#c0392b", "#e67e22", "#4c72b0"
 
 
@@ -88,7 +89,8 @@ def topic_rates_png(
     red, worse ones in orange, the previous rate of a changed topic as a black tick."""
     plt = _pyplot()
     topics = list(rates)
-    figure, axes = plt.subplots(figsize=(7.5, max(2.8, 1.4 + 0.32 * len(topics))), dpi=120)
+    height = max(2.8, 1.4 + 0.3 * len(topics))
+    figure, axes = plt.subplots(figsize=(8, height), dpi=120)
     colours = [NEW_COLOUR if t in newly else WORSE_COLOUR if t in worse else COLOUR for t in topics]
     axes.barh(range(len(topics)), [rates[t] for t in topics], color=colours)
     before = previous or {}
@@ -104,8 +106,8 @@ def topic_rates_png(
             zorder=3,
         )
     axes.set_yticks(range(len(topics)))
-    axes.set_yticklabels(topics, fontsize=8)
-    axes.invert_yaxis()
+    axes.set_yticklabels([short_label(topic) for topic in topics], fontsize=8)
+    axes.set_ylim(len(topics) - 0.4, -0.6)  # the first topic at the top, no empty rows
     axes.set_xlim(0, 100)
     axes.set_xlabel("failure rate (%)")
     axes.set_title(title or "Failure rate per topic")
@@ -122,11 +124,20 @@ def topic_rates_png(
         handles=[*handles, *extra],
         fontsize=8,
         loc="upper center",
-        bbox_to_anchor=(0.5, -0.18 - 1.2 / (3 + len(topics))),
+        bbox_to_anchor=(0.5, -0.6 / (height - 1.0)),  # under the axis label
         ncol=4,
         frameon=False,
     )
     return _png(figure)
+
+
+def short_label(topic: str, width: int = LABEL_WIDTH) -> str:
+    """A topic path cut in the middle to at most `width` characters (its start and its end,
+    where descriptions differ, stay)."""
+    if len(topic) <= width:
+        return topic
+    head = (width - 1) // 2
+    return topic[:head] + "…" + topic[len(topic) - (width - 1 - head) :]
 
 
 def _row(result: TopicResult) -> list[str]:
