@@ -114,14 +114,20 @@ def export_command(
         help="AdaTest's columns: label (topic, input, output, label, ...; what AdaTest loads "
         "today) or type (adatest 0.x; holds same-as and no-more-than tests too).",
     ),
+    task: str | None = typer.Option(None, "--task", help=TASK_HELP),
+    labels: str | None = typer.Option(None, "--labels", help=LABELS_HELP),
 ) -> None:
-    """Export a tree as an AdaTest CSV; tests the format cannot hold are listed, not written."""
+    """Export a tree as an AdaTest CSV; tests the format cannot hold are listed, not written.
+    With the task's labels, "should be a|b" is written as "should not be" each other label."""
     from testaug.adaptive.adatest_csv import write_adatest_csv
     from testaug.adaptive.tree_files import read_tree
+    from testaug.adaptive.tree_jobs import tree_task_labels
 
     if format not in ("label", "type"):
         raise InputError(Problem("expected label or type", field="--format"))
-    result = write_adatest_csv(output, read_tree(tree_path), format=format)  # type: ignore[arg-type]
+    task_labels = tree_task_labels(task, labels) if task or labels else None
+    tree = read_tree(tree_path)
+    result = write_adatest_csv(output, tree, format=format, labels=task_labels)  # type: ignore[arg-type]
     console.print(f"[green]wrote[/] {result.rows:,} rows to {output}", highlight=False)
     for note in result.notes:
         what = "changed" if note.written else "left out"

@@ -286,3 +286,23 @@ def test_an_exported_tree_loads_the_way_adatest_loads_it(tmp_path):
     assert list(frame.index) == [row.id for row in tree.rows[:3]]
     assert list(frame["label"]) == ["topic_marker", "fail", "pass"]
     assert frame.loc[tree.rows[1].id, "vader score"] == "0.25"
+
+
+def test_several_expected_labels_are_written_as_one_should_not_be_each(tmp_path):
+    both = TreeTest(topic="/N", input="not bad", output="positive|neutral", source="adatest")
+    neither = TreeTest(
+        topic="/N", input="so-so", comparator="should not be", output="negative|positive"
+    )
+    tree = TestTree(rows=(both, neither))
+    _, result = adatest_csv_text(tree)
+    assert result.rows == 2 and [n.written for n in result.notes] == [False, True]
+    assert "give the task's labels" in result.notes[0].reason
+    path = tmp_path / "tree.csv"
+    write_adatest_csv(path, tree, labels=["negative", "neutral", "positive"])
+    rows = read_adatest_csv(path).tree.rows
+    assert [(r.input, r.comparator, r.output) for r in rows] == [
+        ("not bad", "should not be", "negative"),
+        ("so-so", "should not be", "negative"),
+        ("so-so", "should not be", "positive"),
+    ]
+    assert rows[0].id == TreeTest(**rows[0].model_dump(exclude={"id"})).id
