@@ -176,6 +176,7 @@ class RoundsUpdate(Record):
     rounds: int
     verdicts: int  # verdicts in the rounds' files after gathering
     new_verdicts: int  # of which new or changed in this gathering
+    latest_suggestions: int  # suggestions of the latest round
     latest_verdicts: int  # verdicts on the latest round's suggestions
     accepted: int
     added: int
@@ -193,7 +194,7 @@ def gather_rounds(
     then add what every round's verdicts accept to the tree."""
     folders = round_folders(work_dir)
     pending = list(incoming)
-    total = new = latest = 0
+    total = new = latest = latest_suggestions = 0
     suggestions: list[Suggestion] = []
     verdicts: list[SuggestionVerdict] = []
     for folder in folders:
@@ -206,7 +207,7 @@ def gather_rounds(
             new += update.added + update.changed
         round_verdicts = read_verdicts(path)
         total += len(round_verdicts)
-        latest = len(round_verdicts)
+        latest, latest_suggestions = len(round_verdicts), len(round_suggestions)
         suggestions += round_suggestions
         verdicts += round_verdicts
     tree = add_to_tree(tree_path, suggestions, verdicts)
@@ -214,6 +215,7 @@ def gather_rounds(
         rounds=len(folders),
         verdicts=total,
         new_verdicts=new,
+        latest_suggestions=latest_suggestions,
         latest_verdicts=latest,
         accepted=tree.accepted,
         added=tree.added,
