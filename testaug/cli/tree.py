@@ -19,6 +19,7 @@ tree_app = typer.Typer(
 MODEL_HELP = "A model spec: vader, spacy:NAME, hf:PATH[?labels=..], py:mod:fn."
 TASK_HELP = "The task whose shipped suite gives the labels (sentiment, paraphrase, nli)."
 LABELS_HELP = "The task's labels, comma-separated (instead of --task)."
+SHOWN_NOTES = 10
 
 
 @tree_app.command("from-suite")
@@ -129,11 +130,19 @@ def export_command(
     tree = read_tree(tree_path)
     result = write_adatest_csv(output, tree, format=format, labels=task_labels)  # type: ignore[arg-type]
     console.print(f"[green]wrote[/] {result.rows:,} rows to {output}", highlight=False)
-    for note in result.notes:
-        what = "changed" if note.written else "left out"
+    changed = sum(note.written for note in result.notes)
+    left_out = len(result.notes) - changed
+    if result.notes:
         err_console.print(
-            f"[yellow]{what}[/] {note.test_id} ({note.topic}): {note.reason}", highlight=False
+            f"[yellow]{changed:,} tests written changed, {left_out:,} left out[/] "
+            "(AdaTest's format cannot hold them as they are):",
+            highlight=False,
         )
+    for note in result.notes[:SHOWN_NOTES]:
+        what = "changed" if note.written else "left out"
+        err_console.print(f"  {what} {note.test_id} ({note.topic}): {note.reason}", highlight=False)
+    if len(result.notes) > SHOWN_NOTES:
+        err_console.print(f"  ... and {len(result.notes) - SHOWN_NOTES:,} more", highlight=False)
 
 
 @tree_app.command("score")
