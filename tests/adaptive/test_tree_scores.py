@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import importlib.util
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -153,6 +155,7 @@ def test_vader_fails_a_negated_positive_and_passes_a_clear_one():
         assert (outcome.score > 0) == (not outcome.passed)
 
 
+@pytest.mark.slow
 def test_tiny_hf_classifier_scores_agree_with_its_checks(tmp_path):
     from tests.models_fixture import build_tiny_classifier
 
@@ -166,6 +169,28 @@ def test_tiny_hf_classifier_scores_agree_with_its_checks(tmp_path):
     outcomes = apply_tests(model, tests)
     for outcome in outcomes:
         assert (outcome.score > 0) == (not outcome.passed)
+
+
+@pytest.mark.slow
+@pytest.mark.filterwarnings("ignore::UserWarning")
+def test_the_spacy_sentiment_model_scores_agree_with_its_checks():
+    if importlib.util.find_spec("eng_spacysentiment") is None:
+        pytest.skip("eng_spacysentiment is not installed")
+    model = load_model("spacy:eng_spacysentiment", task_labels=SENTIMENT)
+    tests = [
+        mft("I love this airline, the crew was wonderful.", "should be", "positive"),
+        mft("The seat was not comfortable.", "should not be", "positive"),
+        pair("I lvoe this airline.", "should be the same as for", "I love this airline."),
+        pair(
+            "The crew was fine. I hate you.",
+            "should be no more than",
+            "The crew was fine.",
+            watched="positive",
+        ),
+    ]
+    outcomes = apply_tests(model, tests)
+    assert all((o.score > 0) == (not o.passed) for o in outcomes)
+    assert outcomes[0].output == "positive" and outcomes[0].score < 0
 
 
 class RowsModel:
