@@ -10,6 +10,7 @@ from rich.logging import RichHandler
 from typer.core import TyperGroup
 
 from testaug import __version__
+from testaug.cli.adapt import adapt_command
 from testaug.cli.annotate import annotate_app
 from testaug.cli.console import err_console
 from testaug.cli.diversity import diversity_command
@@ -76,6 +77,7 @@ app.add_typer(templates_app, name="templates")
 app.add_typer(flows_app, name="flows")
 app.add_typer(suggestions_app, name="suggestions")
 app.add_typer(tree_app, name="tree")
+app.command("adapt")(adapt_command)
 
 
 def _version(value: bool) -> None:

@@ -1,0 +1,163 @@
+"""`testaug adapt`: one round of AdaTest suggestions for a topic of a test tree, steered by
+where the model under test fails."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+from pydantic import SecretStr
+from rich.table import Table
+
+from testaug.cli.console import console, progress
+from testaug.cli.generate import BASE_URL, CACHE, ENDPOINTS, _choice
+from testaug.cli.tree import LABELS_HELP, MODEL_HELP, TASK_HELP
+from testaug.core.secrets import split_userinfo
+from testaug.core.settings import Settings
+from testaug.generation.backends import BACKEND_KINDS, BACKENDS
+
+SELECTIONS = ("adaptive", "random")
+
+
+def adapt_command(
+    tree: Path = typer.Argument(
+        ..., metavar="TREE", help="The test tree (JSONL, as `testaug tree` writes it)."
+    ),
+    topic: str = typer.Option(..., "--topic", help="The focus topic, e.g. /Negation."),
+    model: list[str] = typer.Option(
+        ..., "--model", help=MODEL_HELP + " Repeat for several; the first is targeted."
+    ),
+    suggestions: int = typer.Option(
+        100, "--suggestions", "-k", min=1, help="K: 10 prompts x floor(K/10) completions."
+    ),
+    output: Path = typer.Option(..., "-o", "--output", help="Where to write suggestions (JSONL)."),
+    task: str | None = typer.Option(None, "--task", help=TASK_HELP),
+    labels: str | None = typer.Option(None, "--labels", help=LABELS_HELP),
+    rankers: str | None = typer.Option(
+        None,
+        help="A trained ensemble folder, or a config (offline, paper, a YAML file) trained on "
+        "data/validity at first use, to set each suggestion's P(valid).",
+    ),
+    seed: int = typer.Option(0, help="Seed of the prompt selection."),
+    selection: str = typer.Option(
+        "adaptive", help="adaptive (AdaTest's, by failure) or random (for comparison)."
+    ),
+    round_number: int = typer.Option(0, "--round", min=0, help="The round's number, recorded."),
+    show: int = typer.Option(20, min=0, help="Rows of the table printed."),
+    backend: str = typer.Option("local", help=f"LLM backend: {' or '.join(BACKENDS)}."),
+    base_url: str | None = BASE_URL,
+    generator_model: str | None = typer.Option(
+        None,
+        "--generator-model",
+        help="The LLM's model id (openai), or a model path (local; default: the embedded one).",
+    ),
+    endpoint: str = typer.Option("completions", help="openai endpoint: completions or chat."),
+    temperature: float = typer.Option(0.95, min=0.0),
+    max_tokens: int = typer.Option(100, min=1),
+    concurrency: int = typer.Option(8, min=1, help="Requests in flight at once."),
+    rpm: float | None = typer.Option(None, min=0.001, help="At most this many requests a minute."),
+    timeout: float = typer.Option(60.0, min=0.1, help="Seconds before a request times out."),
+    max_attempts: int = typer.Option(6, min=1, help="Tries per request on timeouts, 429, 5xx."),
+    cache: Path | None = CACHE,
+) -> None:
+    """Suggest new tests for a topic: prompts from the tests the first model fails most,
+    completions scored on every model and sorted by the first one's failure score."""
+    from testaug.adaptive.suggestions import RoundSettings
+    from testaug.steps.adapt import adapt_round
+    from testaug.steps.augment import BackendSpec, connect_backend
+
+    settings = Settings()
+    url, userinfo = split_userinfo(base_url or settings.base_url or "")
+    spec = BackendSpec(
+        kind=_choice(backend, BACKEND_KINDS.names(), "--backend"),
+        model=generator_model,
+        base_url=url or None,
+        endpoint=_choice(endpoint, ENDPOINTS, "--endpoint"),  # type: ignore[arg-type]
+        timeout=timeout,
+    )
+    round_settings = RoundSettings(
+        suggestions=suggestions,
+        selection=_choice(selection, SELECTIONS, "--selection"),  # type: ignore[arg-type]
+        temperature=temperature,
+        max_tokens=max_tokens,
+        concurrency=concurrency,
+        requests_per_minute=rpm,
+        max_attempts=max_attempts,
+        seed=seed,
+    )
+    ensemble = _ensemble(rankers, settings) if rankers else None
+    llm = connect_backend(
+        spec,
+        api_key=settings.openai_api_key,
+        cache_dir=settings.cache_dir,
+        userinfo=SecretStr(userinfo) if userinfo else settings.base_url_userinfo,
+    )
+    with progress() as bar:
+        ticks = bar.add_task(
+            f"suggesting ({llm.name}: {llm.model})", total=round_settings.prompt.prompts
+        )
+        done = adapt_round(
+            tree,
+            topic,
+            model,
+            output,
+            backend=llm,
+            cache_path=cache or settings.response_cache_path,
+            settings=round_settings,
+            task=task,
+            labels=labels,
+            rankers=ensemble,
+            round=round_number,
+            on_prompt_done=lambda: bar.advance(ticks),
+        )
+    _print_round(done, show)
+
+
+def _ensemble(rankers: str, settings: Settings) -> Path:
+    """The trained ensemble folder: as given, or trained from a config at first use."""
+    from testaug.steps.rankers import default_training, prepare_rankers
+
+    trained = prepare_rankers(rankers, default_training(), settings.cache_dir / "rankers")
+    return trained.path.parent
+
+
+def _print_round(done, show: int) -> None:
+    """The suggestions as a table, most failing first, and what the round dropped."""
+    summary = done.summary
+    table = Table(
+        title=f"{summary.topic}: suggestions by {summary.target}'s failure score",
+        title_justify="left",
+    )
+    table.add_column("input")
+    table.add_column("expectation")
+    for name in summary.models:
+        table.add_column(name, justify="right")
+    table.add_column("P(valid)", justify="right")
+    for item in done.suggestions[:show]:
+        test = item.test
+        text = test.input if test.input_pair is None else f"{test.input} / {test.input_pair}"
+        cells = []
+        for name in summary.models:
+            score = test.scores.get(name, float("nan"))
+            colour = "red" if score > 0 else "green"
+            cells.append(f"[{colour}]{score:+.2f}[/] {item.outputs.get(name, '')}")
+        p_valid = "" if item.p_valid is None else f"{item.p_valid:.2f}"
+        table.add_row(text, f"{test.comparator} {test.output}", *cells, p_valid)
+    console.print(table)
+    counts = summary.counts
+    malformed = ", ".join(
+        f"{n} {reason.replace('_', ' ')}" for reason, n in counts.malformed.items()
+    )
+    console.print(
+        f"[green]wrote[/] {counts.kept:,} suggestions ({summary.failing:,} failing on "
+        f"{summary.target}) to {done.path}",
+        highlight=False,
+    )
+    console.print(
+        f"{counts.prompts} prompts x {counts.per_prompt} completions: "
+        f"{sum(counts.malformed.values()):,} malformed{f' ({malformed})' if malformed else ''}, "
+        f"{counts.in_tree:,} already in the tree, {counts.duplicates:,} repeated, "
+        f"{counts.in_subtopic:,} in a subtopic; {counts.generation.get('requests', 0):,} "
+        f"requests, {counts.generation.get('cached_samples', 0):,} samples from the cache",
+        highlight=False,
+    )

@@ -1,0 +1,210 @@
+"""A round of AdaTest suggestions as a step, from a tree file to a suggestions file, for
+`testaug adapt` and the adapt flow.
+
+It loads the models by spec (the first one targeted), embeds tests with the bundled
+MiniLM, runs `adaptive.suggestions.suggestion_round`, and, given a ranker ensemble,
+sets each suggestion's P(valid) from it (the tree topic plays the test-case
+description). It writes the suggestions (one `Suggestion` a line, sorted by the
+targeted model's failure score), the completions it dropped with their reasons
+(`<out>.dropped.jsonl`), the prompts (`<out>.prompts.jsonl`) and a summary
+(`<out>.summary.json`).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Literal
+
+import numpy as np
+
+from testaug.adaptive.suggestion import Suggestion
+from testaug.adaptive.suggestions import Embedder, RoundCounts, RoundSettings, suggestion_round
+from testaug.adaptive.tree import INPUT_COMPARATORS, normalize_topic
+from testaug.adaptive.tree_jobs import load_models, read_tree_with_tests
+from testaug.core.jsonl import write_jsonl
+from testaug.core.records import Candidate, Record, content_id, description_id
+from testaug.core.runs import sibling, write_text_atomic
+from testaug.generation.backends import Backend
+from testaug.generation.cache import ResponseCache
+from testaug.steps import StepSummary
+
+logger = logging.getLogger(__name__)
+
+EMBEDDING_MODEL = "minilm"  # the bundled all-MiniLM-L6-v2
+
+
+class AdaptSummary(StepSummary):
+    """What a round asked for and kept, on which models and LM, and the triage."""
+
+    kind: Literal["adapt"] = "adapt"
+    topic: str
+    target: str
+    models: list[str]
+    backend: str
+    model: str
+    round: int
+    settings: RoundSettings
+    counts: RoundCounts
+    ensemble: str | None = None  # the ranker ensemble's version, when triaged
+    failing: int  # suggestions the targeted model fails (score > 0)
+
+
+class AdaptRound(Record):
+    """The files a round wrote, its summary and its suggestions (sorted)."""
+
+    path: Path
+    files: dict[str, Path]
+    summary: AdaptSummary
+    suggestions: tuple[Suggestion, ...]
+
+
+def minilm_embedder(texts: Sequence[str]) -> np.ndarray:
+    """The bundled MiniLM's unit embeddings of `texts`, one row each."""
+    from rankers.embedding import embeddings
+
+    if not texts:
+        return np.zeros((0, 384))
+    vectors = embeddings(EMBEDDING_MODEL, list(texts))
+    return np.stack([vectors[text] for text in texts])
+
+
+def adapt_round(
+    tree_path: Path,
+    topic: str,
+    model_specs: Sequence[str],
+    out: Path,
+    *,
+    backend: Backend,
+    cache_path: Path | None,
+    settings: RoundSettings = RoundSettings(),  # noqa: B008  (a frozen record)
+    task: str | None = None,
+    labels: str | None = None,
+    rankers: Path | None = None,
+    embed: Embedder | None = None,
+    round: int = 0,
+    on_prompt_done: Callable[[], None] | None = None,
+) -> AdaptRound:
+    """One round of suggestions for `topic` of the tree file, steered by the first model's
+    failures and scored on all of them; see the module docstring. `rankers` is a trained
+    ensemble folder; without it P(valid) stays unset."""
+    if not model_specs:
+        raise ValueError("a round needs at least one model spec")
+    tree = read_tree_with_tests(tree_path)
+    target, *others = load_models(model_specs, task=task, labels=labels)
+    cache = ResponseCache(cache_path)
+    try:
+        result = suggestion_round(
+            tree,
+            topic,
+            target,
+            backend,
+            cache,
+            embed or minilm_embedder,
+            others=others,
+            settings=settings,
+            round=round,
+            on_prompt_done=on_prompt_done,
+        )
+    finally:
+        cache.close()
+    suggestions = list(result.suggestions)
+    version = None
+    if rankers is not None and suggestions:
+        suggestions, version = triage(suggestions, rankers, task=task, labels=target.labels, backend=backend, temperature=settings.temperature)  # fmt: skip
+    summary = AdaptSummary(
+        topic=normalize_topic(topic),
+        target=target.name,
+        models=[target.name, *(m.name for m in others)],
+        backend=backend.name,
+        model=backend.model,
+        round=round,
+        settings=settings,
+        counts=result.counts,
+        ensemble=version,
+        failing=sum(s.failure_score > 0 for s in suggestions),
+    )
+    files = {
+        "dropped": sibling(out, "dropped"),
+        "prompts": sibling(out, "prompts"),
+        "summary": sibling(out, "summary", ".json"),
+    }
+    write_jsonl(files["dropped"], result.dropped)
+    write_jsonl(files["prompts"], result.prompts)
+    write_jsonl(out, suggestions)
+    write_text_atomic(files["summary"], summary.model_dump_json(indent=1) + "\n")
+    logger.info(
+        "round %d on %s: %d suggestions (%d failing) written to %s",
+        round, summary.topic, len(suggestions), summary.failing, out,
+    )  # fmt: skip
+    return AdaptRound(path=out, files=files, summary=summary, suggestions=tuple(suggestions))
+
+
+def as_candidate(
+    suggestion: Suggestion,
+    *,
+    task: str,
+    labels: Sequence[str],
+    backend: Backend,
+    temperature: float | None,
+) -> Candidate:
+    """A suggestion as the ranker ensemble judges it: the topic path (and the test's own
+    description, when it has one) plays the test-case description; "should not be Y" expects
+    any other label; a comparison expects any label."""
+    test = suggestion.test
+    parts = [part for part in test.topic.split("/") if part]
+    capability = parts[0] if parts else "root"
+    description = test.description or (" / ".join(parts) if parts else "any test")
+    if test.comparator == "should be":
+        label: str | tuple[str, ...] = test.expected_labels
+    elif test.comparator == "should not be":
+        label = tuple(name for name in labels if name not in test.expected_labels)
+    else:
+        label = tuple(labels)
+    test_type = "MFT"
+    if test.comparator in INPUT_COMPARATORS:
+        test_type = "INV" if test.comparator == "should be the same as for" else "DIR"
+    return Candidate(
+        task=task,
+        capability=capability,
+        description_id=description_id(task, capability, description),
+        description=description,
+        text=test.input,
+        text_pair=test.input_pair,
+        label=list(label) or list(labels),
+        test_type=test_type,
+        prompt_id=content_id("adapt-prompt", suggestion.round, suggestion.prompt_index),
+        seed_case_ids=(),
+        backend=backend.name,
+        model=backend.model,
+        temperature=temperature,
+    )
+
+
+def triage(
+    suggestions: Sequence[Suggestion],
+    rankers: Path,
+    *,
+    task: str | None,
+    labels: Sequence[str],
+    backend: Backend,
+    temperature: float | None,
+) -> tuple[list[Suggestion], str]:
+    """The suggestions (order kept) with P(valid) from the trained ensemble in `rankers`,
+    and the ensemble's version."""
+    from rankers.ensemble import Ensemble
+
+    ensemble = Ensemble.load(rankers)
+    candidates = [
+        as_candidate(
+            s, task=task or "tree", labels=labels, backend=backend, temperature=temperature
+        )
+        for s in suggestions
+    ]
+    ranked = ensemble.rank(candidates)
+    p_valid = {item.candidate.id: item.p_valid for item in ranked}
+    return [
+        s.model_copy(update={"p_valid": p_valid.get(c.id)})
+        for s, c in zip(suggestions, candidates, strict=True)
+    ], ensemble.version
