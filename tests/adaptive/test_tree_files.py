@@ -6,6 +6,8 @@ import csv
 import json
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from testaug.adaptive.adatest_csv import (
     adatest_csv_text,
@@ -306,3 +308,64 @@ def test_several_expected_labels_are_written_as_one_should_not_be_each(tmp_path)
         ("so-so", "should not be", "positive"),
     ]
     assert rows[0].id == TreeTest(**rows[0].model_dump(exclude={"id"})).id
+
+
+def test_a_tree_file_that_is_not_utf8_names_its_line(tmp_path):
+    path = tmp_path / "tree.jsonl"
+    path.write_bytes(sample_tree().rows[1].model_dump_json().encode() + b'\n{"topic": "\xff"}\n')
+    with pytest.raises(InputError, match=r"tree.jsonl:2: not UTF-8"):
+        read_tree(path)
+
+
+texts = st.text(
+    alphabet=st.characters(blacklist_categories=("Cs", "Cc"), blacklist_characters="\r")
+    | st.sampled_from(',"%\n '),
+    min_size=1,
+    max_size=12,
+).filter(lambda text: text.strip() and text == text.strip())
+topics = st.lists(texts.map(lambda t: t.replace("/", "-")), min_size=1, max_size=3).map(
+    lambda parts: "/" + "/".join(parts)
+)
+
+
+@st.composite
+def trees(draw):
+    rows = []
+    for _ in range(draw(st.integers(1, 5))):
+        topic = draw(topics)
+        comparator = draw(
+            st.sampled_from(
+                [
+                    "should be",
+                    "should not be",
+                    "should be the same as for",
+                    "should be no more than",
+                ]
+            )
+        )
+        rows.append(
+            TreeTest(
+                topic=topic,
+                input=draw(texts),
+                comparator=comparator,
+                output=draw(texts) if "for" in comparator or "than" in comparator else "positive",
+                watched="positive" if "than" in comparator else None,
+                labeler=draw(st.sampled_from(["", "ann", "imputed"])),
+                description=draw(st.sampled_from(["", 'a, "quoted" note'])),
+                source="adatest",
+                scores=draw(st.dictionaries(st.sampled_from(["vader", "m"]), st.floats(-1, 1))),
+            )
+        )
+    rows.append(TreeTest(kind="topic", topic=draw(topics), source="adatest"))
+    unique = {row.id: row for row in rows}
+    return TestTree(rows=tuple(unique.values()))
+
+
+@settings(max_examples=60, deadline=None)
+@given(tree=trees(), format=st.sampled_from(["label", "type"]))
+def test_import_of_export_gives_back_what_the_format_holds(tree, format, tmp_path_factory):
+    path = tmp_path_factory.mktemp("csv") / "tree.csv"
+    result = write_adatest_csv(path, tree, format=format)
+    left_out = {note.test_id for note in result.left_out}
+    kept = TestTree(rows=tuple(row for row in tree.rows if row.id not in left_out))
+    assert read_adatest_csv(path).tree == kept
