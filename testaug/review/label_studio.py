@@ -274,15 +274,24 @@ class LabelStudio:
             )
         return project_id
 
-    def create_project(self, name: str, labels: Sequence[str]) -> int:
-        """A new project with testaug's labeling interface and guidelines."""
+    def create_project(
+        self,
+        name: str,
+        labels: Sequence[str],
+        *,
+        label_config: str | None = None,
+        description: str = "Validity of generated test cases (testaug)",
+        instructions: str | None = None,
+    ) -> int:
+        """A new project with testaug's labeling interface and guidelines, or with the
+        interface and guidelines given (other kinds of review, such as suggestions)."""
         project = self.call(
             "create project",
             lambda: self._client.projects.create(
                 title=name,
-                description="Validity of generated test cases (testaug)",
-                label_config=labeling_config(labels),
-                expert_instruction=instructions_html(),
+                description=description,
+                label_config=label_config or labeling_config(labels),
+                expert_instruction=instructions or instructions_html(),
                 show_instruction=True,
                 show_skip_button=True,
             ),
