@@ -1,4 +1,4 @@
-"""AdaTest's CSV test trees (microsoft/adaptive-testing), read and written.
+"""AdaTest's CSV test trees (microsoft/adaptive-testing) read into test trees.
 
 AdaTest saved its trees with pandas: the first column is the row id (a uuid hex,
 unnamed in the header), then one of three column sets, all read here:
@@ -18,20 +18,13 @@ unnamed in the header), then one of three column sets, all read here:
 
 Columns named "<model> score" hold failure scores ("|"-joined scores of template
 expansions: the highest counts, as in AdaTest). Other columns are ignored.
-Any other label, type or comparator is an error naming the line.
-
-Writing uses the "label" columns (what AdaTest loads today) or the "type" columns.
-What a format cannot hold is left out and reported, never written wrongly:
-pair inputs and (in "label") every comparison test. A test naming several labels
-becomes one "should not be" test per label it rules out (reported as changed). The "type" columns have no tolerance (AdaTest has none) and no "no less
-than": that test is written as the other input "should not be more L than" this
-one, which reads back as the equivalent "should be no more than" test.
+Any other label, type or comparator is an error naming the line. Writing is
+`adatest_export`'s.
 """
 
 from __future__ import annotations
 
 import csv
-import io
 import math
 from collections.abc import Sequence
 from pathlib import Path
@@ -44,7 +37,6 @@ from testaug.adaptive.tree import ROOT, TestTree, TreeTest
 from testaug.core.errors import InputError, Problem, format_path
 from testaug.core.jsonl import open_input
 from testaug.core.records import Record
-from testaug.core.runs import write_text_atomic
 from testaug.suites.tables import CSV_FIELD_LIMIT
 
 AdaTestFormat = Literal["label", "type", "comparator"]
@@ -83,28 +75,6 @@ class AdaTestImport(Record):
     tree: TestTree
     format: AdaTestFormat
     skipped: tuple[SkippedRow, ...] = ()
-
-
-class ExportNote(Record):
-    """A test the chosen format could not hold as it is: left out, or written changed."""
-
-    test_id: str
-    topic: str
-    reason: str
-    written: bool = False
-
-
-class AdaTestExport(Record):
-    """What an export wrote: the format, the rows, and the tests left out or changed."""
-
-    format: AdaTestFormat
-    rows: int
-    notes: tuple[ExportNote, ...] = ()
-
-    @property
-    def left_out(self) -> list[ExportNote]:
-        """The tests that were not written."""
-        return [note for note in self.notes if not note.written]
 
 
 def read_adatest_csv(path: Path | str) -> AdaTestImport:
@@ -160,52 +130,6 @@ def detect_format(header: Sequence[str], path: Path | str | None = None) -> AdaT
             1,
         )
     )
-
-
-def write_adatest_csv(
-    path: Path | str,
-    tree: TestTree,
-    *,
-    format: AdaTestFormat = "label",
-    labels: Sequence[str] | None = None,
-) -> AdaTestExport:
-    """Write the tree as an AdaTest CSV, atomically; reports what the format could not hold."""
-    text, result = adatest_csv_text(tree, format=format, labels=labels)
-    write_text_atomic(Path(path), text)
-    return result
-
-
-def adatest_csv_text(
-    tree: TestTree, *, format: AdaTestFormat = "label", labels: Sequence[str] | None = None
-) -> tuple[str, AdaTestExport]:
-    """The CSV text of a tree in AdaTest's `format` columns, and what it left out or changed.
-
-    AdaTest tests name one output. A test naming several labels is written as one "should
-    not be" test per label it rules out: "should not be a|b" as "not a" and "not b";
-    "should be a|b" as "not" each other label of the task (`labels`; without them it is
-    left out). Those rows carry no scores (the split tests were not scored)."""
-    if format == "comparator":
-        raise ValueError("writing is supported in the 'label' and 'type' column sets")
-    models = list(dict.fromkeys(name for row in tree.rows for name in row.scores))
-    buffer = io.StringIO()
-    writer = csv.writer(buffer, lineterminator="\n")
-    writer.writerow(["", *FORMATS[format], *(name + SCORE_SUFFIX for name in models)])
-    notes: list[ExportNote] = []
-    count = 0
-    for original in tree.rows:
-        split, split_note = _one_label_each(original, labels)
-        if split_note is not None:
-            notes.append(split_note)
-        for row in split:
-            cells, note = _csv_cells(row, format)
-            if note is not None:
-                notes.append(note)
-            if cells is None:
-                continue
-            scores = [repr(row.scores[name]) if name in row.scores else "" for name in models]
-            writer.writerow([*cells, *scores])
-            count += 1
-    return buffer.getvalue(), AdaTestExport(format=format, rows=count, notes=tuple(notes))
 
 
 class _RowError(Exception):
@@ -339,87 +263,3 @@ def _field(form: AdaTestFormat, field: str, message: str) -> str | None:
     if "watched" in message:
         return "value2"
     return None
-
-
-def _topic_cell(topic: str, format: AdaTestFormat) -> str:
-    """A topic as AdaTest writes it: "" for the root; "%20" for spaces in the label format."""
-    if topic == ROOT:
-        return ""
-    return topic.replace("%", "%25").replace(" ", "%20") if format == "label" else topic
-
-
-def _one_label_each(
-    row: TreeTest, labels: Sequence[str] | None
-) -> tuple[list[TreeTest], ExportNote | None]:
-    """A label test naming several labels as "should not be" tests of one label each (see
-    `adatest_csv_text`), with a note; any other row as it is."""
-    expected = row.expected_labels
-    if row.kind != "test" or row.comparator not in ("should be", "should not be"):
-        return [row], None
-    if len(expected) <= 1:
-        return [row], None
-
-    def note(reason: str, written: bool) -> ExportNote:
-        return ExportNote(test_id=row.id, topic=row.topic, reason=reason, written=written)
-
-    if row.comparator == "should not be":
-        ruled_out = list(expected)
-    elif labels is None:
-        hint = "give the task's labels to write it as 'should not be' each other label"
-        return [], note(f"several expected labels ({row.output}); {hint}", False)
-    else:
-        ruled_out = [label for label in labels if label not in expected]
-        if not ruled_out:
-            return [], note(f"every label is expected ({row.output}): nothing to test", False)
-    fields = row.model_dump(exclude={"id", "scores"})
-    split = [
-        TreeTest(**{**fields, "comparator": "should not be", "output": label})
-        for label in ruled_out
-    ]
-    written = " and ".join(f"'should not be {label}'" for label in ruled_out)
-    return split, note(f"{row.comparator} {row.output}: written as {written}", True)
-
-
-def _csv_cells(row: TreeTest, format: AdaTestFormat) -> tuple[list[str] | None, ExportNote | None]:
-    """The id and format columns of one tree row (None when it cannot be written), with a note."""
-    topic = _topic_cell(row.topic, format)
-
-    def note(reason: str, written: bool = False) -> ExportNote:
-        return ExportNote(test_id=row.id, topic=row.topic, reason=reason, written=written)
-
-    if row.kind == "topic":
-        if format == "label":
-            return [row.id, topic, "", "", "topic_marker", row.labeler, row.description], None
-        return [row.id, topic, "topic_marker", "", "", "", row.labeler, row.description], None
-    if row.input_pair is not None or row.output_pair is not None:
-        return None, note("pair inputs: AdaTest tests have one input")
-    if format == "label":
-        if row.comparator not in ("should be", "should not be"):
-            return None, note(f"{row.comparator!r}: the label format holds label tests only")
-        label = "pass" if row.comparator == "should be" else "fail"
-        return [row.id, topic, row.input, row.output, label, row.labeler, row.description], None
-    changed = None
-    if row.comparator in ("should be the same as for", "should be no less than",
-                          "should be no more than") and row.tolerance != 0.1:  # fmt: skip
-        changed = note(f"tolerance {row.tolerance:g} not kept (AdaTest has none)", True)
-    if row.comparator == "should be no less than":
-        swapped = TreeTest(
-            **{
-                **row.model_dump(exclude={"id"}),
-                "input": row.output,
-                "output": row.input,
-                "comparator": "should be no more than",
-            }
-        )
-        cells = [swapped.id, topic, "{} should not be more {} than {}", row.output,
-                 row.watched or "", row.input, row.labeler, row.description]  # fmt: skip
-        return cells, changed or note("written as the other input 'no more than' this one", True)
-    kind = next(
-        name for name, comparator in TYPE_COMPARATORS.items() if comparator == row.comparator
-    )
-    if row.comparator == "should be no more than":
-        cells = [row.id, topic, kind, row.input, row.watched or "", row.output, row.labeler,
-                 row.description]  # fmt: skip
-    else:
-        cells = [row.id, topic, kind, row.input, row.output, "", row.labeler, row.description]
-    return cells, changed

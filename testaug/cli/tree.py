@@ -120,7 +120,7 @@ def export_command(
 ) -> None:
     """Export a tree as an AdaTest CSV; tests the format cannot hold are listed, not written.
     With the task's labels, "should be a|b" is written as "should not be" each other label."""
-    from testaug.adaptive.adatest_csv import write_adatest_csv
+    from testaug.adaptive.adatest_export import write_adatest_csv
     from testaug.adaptive.tree_files import read_tree
     from testaug.adaptive.tree_jobs import tree_task_labels
 

@@ -9,11 +9,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from testaug.adaptive.adatest_csv import (
-    adatest_csv_text,
-    read_adatest_csv,
-    write_adatest_csv,
-)
+from testaug.adaptive.adatest_csv import read_adatest_csv
+from testaug.adaptive.adatest_export import adatest_csv_text, write_adatest_csv
 from testaug.adaptive.tree import TestTree, TreeTest
 from testaug.adaptive.tree_files import read_tree, write_tree
 from testaug.core.errors import InputError
