@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import sys
 import uuid
 from collections.abc import Iterable, Iterator
 from pathlib import Path
@@ -100,10 +101,42 @@ def json_lines(handle: TextIO) -> Iterator[tuple[int, Any]]:
     for number, line in enumerate(handle, start=1):
         if not line.strip():
             continue
-        try:
-            yield number, json.loads(line)
-        except json.JSONDecodeError as exc:
-            yield number, exc
+        yield number, parse_json(line)
+
+
+_LONG_NUMBER = re.compile(rf"\d{{{sys.get_int_max_str_digits() + 1},}}")
+_SURROGATE = re.compile(r"\\u[dD][89a-fA-F][0-9a-fA-F]{2}")
+
+
+def parse_json(text: str) -> Any:
+    """The JSON value of `text`, or a json.JSONDecodeError saying why it is none: also for
+    nesting deeper than Python parses, a number longer than it converts, and an escaped
+    lone surrogate (which is no text: it cannot be written back as UTF-8)."""
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError as exc:
+        return exc
+    except RecursionError:
+        return json.JSONDecodeError("nested too deeply", text, 0)
+    except ValueError:  # int() refuses more than sys.get_int_max_str_digits() digits
+        found = _LONG_NUMBER.search(text)
+        limit = sys.get_int_max_str_digits()
+        return json.JSONDecodeError(
+            f"a number of more than {limit:,} digits", text, found.start() if found else 0
+        )
+    found = _SURROGATE.search(text)
+    if found and _has_lone_surrogate(value):
+        return json.JSONDecodeError("a lone surrogate escape, not text", text, found.start())
+    return value
+
+
+def _has_lone_surrogate(value: Any) -> bool:
+    """Whether a string in the JSON value holds a lone surrogate (no UTF-8 for it)."""
+    try:
+        json.dumps(value, ensure_ascii=False).encode("utf-8")
+    except UnicodeEncodeError:
+        return True
+    return False
 
 
 def read_jsonl(path: Path | str, model: type[RecordT]) -> Iterator[RecordT]:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -71,6 +72,39 @@ class _GuardedLoader(yaml.SafeLoader):
             )
         return node
 
+    def construct_object(self, node: yaml.Node, deep: bool = False) -> Any:
+        """The value of a node; a scalar Python cannot hold (a number of more digits than
+        it converts, a date that does not exist, a lone surrogate escape) is refused at
+        its line."""
+        try:
+            value = super().construct_object(node, deep=deep)
+        except (ValueError, OverflowError) as exc:
+            raise _HostileYaml(_unreadable(node, exc), node.start_mark.line + 1) from None
+        if isinstance(value, str) and not value.isascii():
+            try:
+                value.encode("utf-8")
+            except UnicodeEncodeError:
+                raise _HostileYaml(
+                    f"{_excerpt(node)} holds a lone surrogate escape, not text",
+                    node.start_mark.line + 1,
+                ) from None
+        return value
+
+
+def _excerpt(node: yaml.Node) -> str:
+    text = str(node.value)
+    return repr(text if len(text) <= 40 else text[:40] + "...")
+
+
+def _unreadable(node: yaml.Node, error: Exception) -> str:
+    """Why the value of a scalar node cannot be read."""
+    if node.tag == "tag:yaml.org,2002:int":
+        limit = sys.get_int_max_str_digits()
+        reason = f"a number of more than {limit:,} digits"
+    else:
+        reason = str(error).splitlines()[0]
+    return f"cannot read the value {_excerpt(node)}: {reason}"
+
 
 @dataclass
 class YamlDocument:
@@ -102,7 +136,12 @@ def load_yaml(path: Path) -> YamlDocument:
         raise InputError(Problem("file not found", path)) from exc
     except (OSError, UnicodeDecodeError) as exc:
         raise InputError(Problem(f"cannot read: {exc}", path)) from exc
-    loader = _GuardedLoader(text)
+    try:
+        loader = _GuardedLoader(text)
+    except yaml.reader.ReaderError as exc:  # a character YAML does not allow
+        line = text.count("\n", 0, exc.position) + 1
+        message = f"invalid YAML: character {exc.character:#06x} is not allowed in YAML"
+        raise InputError(Problem(message, path, line)) from None
     try:
         node = loader.get_single_node()
         data = loader.construct_document(node) if node is not None else None

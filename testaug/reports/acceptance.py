@@ -10,13 +10,12 @@ latest plan's) or else manifest.json.
 
 from __future__ import annotations
 
-import json
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from testaug.core.jsonl import read_jsonl
+from testaug.core.jsonl import parse_json, read_jsonl
 from testaug.core.records import Annotation, Calibration, RankedCandidate
 from testaug.reports.blocks import Block, Heading, Table, Text
 from testaug.review.acceptance import (
@@ -104,8 +103,8 @@ def _json_object(path: Path) -> dict[str, object]:
     if not path.exists():
         return {}
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (json.JSONDecodeError, UnicodeDecodeError):
+        data = parse_json(path.read_text(encoding="utf-8"))
+    except UnicodeDecodeError:
         return {}
     return data if isinstance(data, dict) else {}
 

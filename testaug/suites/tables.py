@@ -11,7 +11,7 @@ from typing import Any, TextIO
 from pydantic import BaseModel, ValidationError
 
 from testaug.core.errors import InputError, Problem, format_path
-from testaug.core.jsonl import json_lines, open_input
+from testaug.core.jsonl import json_lines, open_input, parse_json
 from testaug.core.records import TestCase, description_id
 
 # Column names accepted for each field, the first being ours.
@@ -161,10 +161,10 @@ def _case(
             )
         fields["source"] = _SOURCES[source]
     if isinstance(fields.get("fills"), str):
-        try:
-            fields["fills"] = json.loads(fields["fills"])
-        except json.JSONDecodeError as exc:
-            raise ValueError(f"fills is not a JSON object ({exc.msg})") from exc
+        fills = parse_json(fields["fills"])
+        if isinstance(fills, json.JSONDecodeError):
+            raise ValueError(f"fills is not a JSON object ({fills.msg})")
+        fields["fills"] = fills
     fields["description_id"] = description_id(
         fields["task"], fields["capability"], fields["description"]
     )

@@ -1,0 +1,180 @@
+"""What the reader fuzzing of issue 17 found, kept as plain tests: JSON that Python's parser
+gives up on (deep nesting, a 5,000-digit number), escaped lone surrogates, YAML with NUL
+bytes, unreadable numbers or dates, a duplicated seed case, a corrupt lexical.json, member
+names that are no folder names, and an empty training file."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+from pydantic import BaseModel
+
+from testaug.core.errors import InputError
+from testaug.core.jsonl import read_jsonl, write_jsonl
+from testaug.core.yaml_source import load_yaml
+from tests.cli_runner import run_testaug
+
+DATA = Path(__file__).parent.parent / "data"
+
+
+class Row(BaseModel):
+    text: object
+
+
+@pytest.mark.parametrize(
+    ("line", "message"),
+    [
+        ('{"text": ' + "[" * 100_000 + "}", r":2: not valid JSON \(nested too deeply, column 1\)"),
+        ('{"text": ' + "9" * 5_000 + "}", r":2: not valid JSON \(a number of more than 4,300 digits, column 10\)"),
+        ('{"text": "a\\ud800b"}', r":2: not valid JSON \(a lone surrogate escape, not text, column 12\)"),
+    ],
+    ids=["deep nesting", "huge number", "lone surrogate"],
+)  # fmt: skip
+def test_jsonl_that_python_cannot_hold_is_an_input_error_naming_file_and_line(
+    tmp_path, line, message
+):
+    path = tmp_path / "rows.jsonl"
+    path.write_text('{"text": "ok"}\n' + line + "\n")
+    with pytest.raises(InputError, match=f"^{path}{message}"):
+        list(read_jsonl(path, Row))
+
+
+def test_an_escaped_surrogate_pair_is_text(tmp_path):
+    path = tmp_path / "rows.jsonl"
+    path.write_text('{"text": "\\ud83d\\ude00"}\n')
+    assert [row.text for row in read_jsonl(path, Row)] == ["\U0001f600"]
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("a: 1\nb: x\x00y\n", r":2: invalid YAML: character 0x0000 is not allowed in YAML"),
+        ("a: 1\nb: " + "9" * 5_000 + "\n", r":2: cannot read the value '9999.*': a number of more than 4,300 digits"),
+        ("a: 1\nb: 2020-13-45\n", r":2: cannot read the value '2020-13-45': month must be in 1..12"),
+        ('a: 1\nb: "x\\ud800"\n', r":2: 'x\\ud800' holds a lone surrogate escape, not text"),
+    ],
+    ids=["NUL", "huge number", "no such date", "lone surrogate"],
+)  # fmt: skip
+def test_yaml_values_python_cannot_hold_are_input_errors_naming_file_and_line(
+    tmp_path, text, message
+):
+    path = tmp_path / "lexicons.yaml"
+    path.write_text(text)
+    with pytest.raises(InputError, match=f"^{path}{message}"):
+        load_yaml(path)
+
+
+def test_suite_validate_of_a_lexicons_file_with_a_nul_byte_is_a_clean_error(tmp_path):
+    for name in ("suite.yaml", "lexicons.yaml"):
+        shutil.copy(DATA / "tiny" / name, tmp_path / name)
+    (tmp_path / "lexicons.yaml").write_bytes(b"adj: [usual, \x00honest]\n")
+    result = run_testaug(tmp_path, "suite", "validate", "suite.yaml")
+    assert result.returncode == 1 and "Traceback" not in result.stderr
+    assert "lexicons.yaml:1: invalid YAML: character 0x0000" in result.stderr
+
+
+def test_report_reads_past_a_manifest_json_nested_too_deeply(tmp_path):
+    run = tmp_path / "run"
+    run.mkdir()
+    shutil.copy(Path(__file__).parent.parent / "reports" / "data" / "triage.json", run)
+    (run / "manifest.json").write_text("[" * 100_000)
+    result = run_testaug(tmp_path, "report", "run")
+    assert result.returncode == 0, result.stderr
+    assert (run / "report.md").exists()
+
+
+def test_generate_from_a_cases_file_listing_a_case_twice_counts_it_once(tmp_path):
+    shutil.copytree(DATA / "tiny", tmp_path / "suite")
+    done = run_testaug(
+        tmp_path, "expand", "suite/suite.yaml", "--per-template", "2", "-o", "cases.jsonl"
+    )
+    assert done.returncode == 0, done.stderr
+    cases = tmp_path / "cases.jsonl"
+    cases.write_text(cases.read_text() * 2)
+    result = run_testaug(tmp_path, "generate", "cases.jsonl", "-o", "c.jsonl", "--dry-run")
+    assert result.returncode == 0, result.stderr
+    assert "dry run: 6 prompts" in result.stderr + result.stdout
+
+
+@pytest.fixture(scope="module")
+def lexical_ensemble(tmp_path_factory) -> Path:
+    from rankers.ensemble import load_config, train_ensemble
+    from tests.tiny_models import make_labelled
+
+    root = tmp_path_factory.mktemp("ensemble")
+    config = root / "lexical.yaml"
+    config.write_text(
+        "name: lexical\nmembers:\n  - {name: lexical, kind: lexical, min_count: 1, "
+        "iterations: 50}\n"
+    )
+    good = ["the seat was great .", "i love the crew .", "good service .", "they love it ."]
+    bad = ["i hate the crew .", "awful flight !", "the food was bad ."]
+    train_ensemble(make_labelled(good, bad), load_config(config), root / "rankers")
+    return root / "rankers"
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        (lambda saved: saved.pop("weights"), "weights: Field required"),
+        (lambda saved: saved.update(weights=saved["weights"][1:]), "vocabulary entries but"),
+        (lambda saved: saved.update(bias="high"), "bias: Input should be a valid number"),
+    ],
+    ids=["missing", "wrong length", "wrong type"],
+)
+def test_rank_with_a_corrupt_lexical_member_names_its_file(
+    tmp_path, lexical_ensemble, change, message
+):
+    from tests.tiny_models import make_candidate
+
+    rankers = tmp_path / "rankers"
+    shutil.copytree(lexical_ensemble, rankers)
+    member = rankers / "lexical" / "fold-1" / "lexical.json"
+    saved = json.loads(member.read_text())
+    change(saved)
+    member.write_text(json.dumps(saved))
+    write_jsonl(tmp_path / "candidates.jsonl", [make_candidate("i love the seat .")])
+    result = run_testaug(
+        tmp_path, "rank", "candidates.jsonl", "--rankers", "rankers", "-o", "ranked.jsonl"
+    )
+    assert result.returncode == 1 and "Traceback" not in result.stderr
+    assert (
+        result.stderr.strip().splitlines()[-1].startswith(f"error: {member.relative_to(tmp_path)}")
+    )
+    assert message in result.stderr
+    assert not (tmp_path / "ranked.jsonl").exists()
+
+
+@pytest.mark.parametrize("name", ["../outside", "so " * 40, ".hidden", ""])
+def test_an_ensemble_config_refuses_a_member_name_that_is_no_folder_name(tmp_path, name):
+    from rankers.config import load_config
+
+    config = tmp_path / "config.yaml"
+    config.write_text(f"name: x\nmembers:\n  - {{name: {json.dumps(name)}, kind: lexical}}\n")
+    with pytest.raises(
+        InputError, match=rf"^{config}:2: members: \[0\]\.name .* is not a member name"
+    ):
+        load_config(config)
+
+
+def test_an_ensemble_config_refuses_a_member_name_used_twice(tmp_path):
+    from rankers.config import load_config
+
+    config = tmp_path / "config.yaml"
+    member = "  - {name: lex, kind: lexical}\n"
+    config.write_text("name: x\nmembers:\n" + member * 2)
+    with pytest.raises(InputError, match=r":2: members: \[1\]\.name 'lex' is used twice$"):
+        load_config(config)
+
+
+def test_rankers_train_on_an_empty_file_names_it(tmp_path):
+    (tmp_path / "labelled.jsonl").write_text("")
+    result = run_testaug(
+        tmp_path, "rankers", "train", "labelled.jsonl", "--config", "offline", "-o", "out"
+    )
+    assert result.returncode == 1 and "Traceback" not in result.stderr
+    assert "error: labelled.jsonl: no labelled candidates to train on" in result.stderr
+    assert not (tmp_path / "out").exists()
