@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic_core import PydanticCustomError
 
 from rankers.calibration import CalibrationMethod
 from rankers.cross_encoder import CrossEncoderConfig, RankerError
@@ -16,6 +18,7 @@ from testaug.core.errors import InputError
 from testaug.core.yaml_source import load_yaml
 
 CONFIG_DIR = Path(__file__).parent / "configs"
+MEMBER_NAME = re.compile(r"[A-Za-z0-9_-][A-Za-z0-9_.-]{0,63}")
 
 MemberConfig = Annotated[
     CrossEncoderConfig | LexicalConfig | EmbeddingConfig | NeighbourConfig,
@@ -51,6 +54,26 @@ class EnsembleConfig(BaseModel):
         description="out-of-fold labels a generator needs for its own calibration",
     )
     reference: ReferenceSettings = ReferenceSettings()
+
+    @field_validator("members")
+    @classmethod
+    def _folder_names(cls, members: tuple[MemberConfig, ...]) -> tuple[MemberConfig, ...]:
+        """Member names name the members' folders: plain, short and distinct."""
+        seen: set[str] = set()
+        for index, member in enumerate(members):
+            if not MEMBER_NAME.fullmatch(member.name):
+                shown = member.name if len(member.name) <= 40 else member.name[:40] + "..."
+                raise PydanticCustomError(
+                    "member_name",
+                    f"[{index}].name {shown!r} is not a member name (letters, digits, '-', "
+                    "'_' and '.', at most 64, not starting with '.'): it names a folder",
+                )
+            if member.name in seen:
+                raise PydanticCustomError(
+                    "member_name", f"[{index}].name {member.name!r} is used twice"
+                )
+            seen.add(member.name)
+        return members
 
 
 def shipped_configs() -> list[str]:

@@ -19,7 +19,8 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
 from rankers.lexical_features import FeatureSet, features
-from testaug.core.jsonl import read_input_text
+from testaug.core.errors import InputError, Problem
+from testaug.core.jsonl import read_json
 from testaug.core.records import Candidate, LabelledCandidate, TestCase
 
 SCORE_CHUNK = 512  # candidates per dense feature matrix when scoring
@@ -37,6 +38,19 @@ class LexicalConfig(BaseModel):
     l2: float = Field(default=1.0, ge=0.0)
     iterations: int = Field(default=400, ge=1)
     learning_rate: float = Field(default=0.5, gt=0)
+
+
+class LexicalFile(BaseModel):
+    """What lexical.json holds: a trained lexical ranker."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    name: str
+    features: FeatureSet = "surface"  # saved before feature sets existed
+    vocabulary: dict[str, int]
+    idf: list[float]
+    weights: list[float]
+    bias: float
 
 
 class LexicalRanker:
@@ -103,14 +117,25 @@ class LexicalRanker:
 
     @classmethod
     def load(cls, path: Path) -> LexicalRanker:
-        payload = json.loads(read_input_text(path / "lexical.json"))
+        """The ranker saved in `path`; InputError naming lexical.json when it is not one."""
+        file = path / "lexical.json"
+        saved = read_json(file, LexicalFile)
+        size = len(saved.vocabulary)
+        if len(saved.idf) != size or len(saved.weights) != size:
+            message = (
+                f"{size} vocabulary entries but {len(saved.idf)} idf values and "
+                f"{len(saved.weights)} weights; train the ensemble again"
+            )
+            raise InputError(Problem(message, file))
+        if any(not 0 <= column < size for column in saved.vocabulary.values()):
+            raise InputError(Problem(f"a vocabulary column outside 0..{size - 1}", file))
         return cls(
-            payload["name"],
-            payload.get("features", "surface"),  # saved before feature sets existed
-            payload["vocabulary"],
-            np.asarray(payload["idf"]),
-            np.asarray(payload["weights"]),
-            float(payload["bias"]),
+            saved.name,
+            saved.features,
+            saved.vocabulary,
+            np.asarray(saved.idf, dtype=np.float64),
+            np.asarray(saved.weights, dtype=np.float64),
+            saved.bias,
         )
 
 

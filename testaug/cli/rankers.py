@@ -31,6 +31,8 @@ def train_command(
 
     ensemble_config = load_config(config)
     items = list(read_jsonl(labelled, LabelledCandidate))
+    if not items:
+        raise InputError(Problem("no labelled candidates to train on", file=labelled))
     steps = len(ensemble_config.members) * ensemble_config.folds
     with progress() as bar:
         task = bar.add_task("training", total=steps)

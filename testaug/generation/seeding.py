@@ -33,12 +33,15 @@ def seed_groups(cases: Iterable[TestCase]) -> list[SeedGroup]:
     """Cases grouped by description and label, in first-seen order.
 
     A case with no template (imported or generated) counts as a template of its own.
-    Cases with a bracket in their text are left out: they would break the list format.
+    Cases with a bracket in their text are left out: they would break the list format;
+    a case listed twice counts once.
     """
     groups: dict[tuple[str, Label], SeedGroup] = {}
+    seen: set[str] = set()
     for case in cases:
-        if any(b in (case.text + (case.text_pair or "")) for b in "{}"):
+        if case.id in seen or any(b in (case.text + (case.text_pair or "")) for b in "{}"):
             continue
+        seen.add(case.id)
         key = (case.description_id, case.label)
         group = groups.get(key)
         if group is None:
