@@ -56,3 +56,21 @@ def test_a_first_report_has_no_comparison(tmp_path):
     markdown = write_report(tmp_path).markdown.read_text()
     assert "previous report" not in markdown
     assert "**[" not in markdown
+
+
+def test_a_tree_with_many_topics_plots_the_changed_and_the_worst(tmp_path):
+    from testaug.adaptive.retest import TopicResult, TreeReport
+    from testaug.reports.blocks import Image
+    from testaug.reports.tree import short_label, tree_section
+
+    def result(topic: str, rate: float) -> TopicResult:
+        return TopicResult(
+            topic=topic, tests=10, failing=int(rate / 10), failure_rate=rate,
+            direct_tests=10, direct_failing=int(rate / 10), direct_failure_rate=rate,
+        )  # fmt: skip
+
+    topics = [result("/", 20.0)] + [result(f"/T{i:02d}", float(i)) for i in range(50)]
+    report = TreeReport(model="m", tree_file="t", created_at=WHEN, topics=tuple(topics))
+    (image,) = [block for block in tree_section(report) if isinstance(block, Image)]
+    assert image.alt == ("Failure rate per topic (40 of 50 topics: changed ones, then the highest)")
+    assert short_label("/A/" + "x" * 100) == "/A/" + "x" * 20 + "…" + "x" * 24
