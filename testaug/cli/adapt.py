@@ -132,7 +132,9 @@ def _print_round(done, show: int) -> None:
     table.add_column("expectation")
     for name in summary.models:
         table.add_column(name, justify="right")
-    table.add_column("P(valid)", justify="right")
+    triaged = summary.ensemble is not None
+    if triaged:
+        table.add_column("P(valid)", justify="right")
     for item in done.suggestions[:show]:
         test = item.test
         text = test.input if test.input_pair is None else f"{test.input} / {test.input_pair}"
@@ -141,8 +143,8 @@ def _print_round(done, show: int) -> None:
             score = test.scores.get(name, float("nan"))
             colour = "red" if score > 0 else "green"
             cells.append(f"[{colour}]{score:+.2f}[/] {item.outputs.get(name, '')}")
-        p_valid = "" if item.p_valid is None else f"{item.p_valid:.2f}"
-        table.add_row(text, f"{test.comparator} {test.output}", *cells, p_valid)
+        p_valid = ["" if item.p_valid is None else f"{item.p_valid:.2f}"] if triaged else []
+        table.add_row(text, f"{test.comparator} {test.output}", *cells, *p_valid)
     console.print(table)
     counts = summary.counts
     malformed = ", ".join(
