@@ -45,7 +45,7 @@ MalformedReason = Literal[
     "truncated", "empty", "wrong_arity", "unknown_comparator", "unknown_label", "invalid"
 ]
 MALFORMED_REASONS: tuple[str, ...] = MalformedReason.__args__  # type: ignore[attr-defined]
-_DIRECTIONAL = re.compile(r"^should be no (less|more) (.+) than$")
+_DIRECTIONAL = re.compile(r"^should be no (less|more) (.+) than$", re.IGNORECASE)
 
 
 class PromptLayout(Record):
@@ -98,14 +98,16 @@ def comparator_text(test: TreeTest) -> str:
 
 def read_comparator(text: str) -> tuple[Comparator, str | None] | None:
     """A comparator as a line shows it, read back as (comparator, watched label)."""
-    text = " ".join(text.split()).lower()
+    text = " ".join(text.split())
     for comparator in (*LABEL_COMPARATORS, "should be the same as for"):
-        if text == comparator:
+        if text.lower() == comparator:
             return comparator, None
     found = _DIRECTIONAL.match(text)
-    if found:
-        return f"should be no {found.group(1)} than", found.group(2).strip()  # type: ignore[return-value]
-    return None
+    if found is None:
+        return None
+    direction = found.group(1).lower()
+    comparator = "should be no less than" if direction == "less" else "should be no more than"
+    return comparator, found.group(2).strip()
 
 
 def test_fields(test: TreeTest) -> dict[FieldName, str]:

@@ -195,10 +195,15 @@ def suggestion_round(
                 else _repeats(parsed, in_tree, seen)
             )
             if why is not None:
-                dropped.append(DroppedCompletion(
-                    prompt_index=p, sample_index=s, text=completion.text,
-                    reason=why[0], detail=why[1],
-                ))  # fmt: skip
+                dropped.append(
+                    DroppedCompletion(
+                        prompt_index=p,
+                        sample_index=s,
+                        text=completion.text,
+                        reason=why[0],
+                        detail=why[1],
+                    )
+                )
                 continue
             assert isinstance(parsed, TreeTest)
             seen.add(input_key(parsed))
@@ -224,8 +229,12 @@ def suggestion_round(
     )
     logger.info(
         "round %d on %s: %d prompts, %d completions, %d suggestions kept",
-        round, topic, counts.prompts, counts.completions, counts.kept,
-    )  # fmt: skip
+        round,
+        topic,
+        counts.prompts,
+        counts.completions,
+        counts.kept,
+    )
     return RoundResult(
         suggestions=tuple(suggestions),
         dropped=tuple(dropped),
@@ -325,10 +334,17 @@ def _outside_subtopics(
     for i, (test, p) in enumerate(kept):
         j = int(np.argmax(similarity[i]))
         if similarity[i, j] >= threshold:
-            dropped.append(DroppedCompletion(
-                prompt_index=p, sample_index=-1, text=test.input, reason="in_subtopic",
-                detail=f"{similarity[i, j]:.2f} cosine to {inside[j].input!r} in {inside[j].topic}",
-            ))  # fmt: skip
+            dropped.append(
+                DroppedCompletion(
+                    prompt_index=p,
+                    sample_index=-1,
+                    text=test.input,
+                    reason="in_subtopic",
+                    detail=(
+                        f"{similarity[i, j]:.2f} cosine to {inside[j].input!r} in {inside[j].topic}"
+                    ),
+                )
+            )
         else:
             out.append((test, p))
     return out, dropped

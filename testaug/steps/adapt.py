@@ -112,7 +112,14 @@ def adapt_round(
     suggestions = list(result.suggestions)
     version = None
     if rankers is not None and suggestions:
-        suggestions, version = triage(suggestions, rankers, task=task, labels=target.labels, backend=backend, temperature=settings.temperature)  # fmt: skip
+        suggestions, version = triage(
+            suggestions,
+            rankers,
+            task=task,
+            labels=target.labels,
+            backend=backend,
+            temperature=settings.temperature,
+        )
     summary = AdaptSummary(
         topic=normalize_topic(topic),
         target=target.name,
@@ -136,8 +143,12 @@ def adapt_round(
     write_text_atomic(files["summary"], summary.model_dump_json(indent=1) + "\n")
     logger.info(
         "round %d on %s: %d suggestions (%d failing) written to %s",
-        round, summary.topic, len(suggestions), summary.failing, out,
-    )  # fmt: skip
+        round,
+        summary.topic,
+        len(suggestions),
+        summary.failing,
+        out,
+    )
     return AdaptRound(path=out, files=files, summary=summary, suggestions=tuple(suggestions))
 
 

@@ -90,8 +90,12 @@ def test_a_topic_without_direct_tests_is_prompted_from_its_subtopics():
     # subtopic diversity: a prompt visits both subtopics early rather than one exhaustively
     firsts = {prompt[-1].topic for prompt in prompts} | {prompt[-2].topic for prompt in prompts}
     assert firsts == {"/A/One", "/A/Two"}
-    assert all({t.topic for t in prompt[-2:]} == {"/A/One", "/A/Two"} for prompt in
-               select_prompts(sub, [0.0] * 8, "/A", distinct_embeddings(8), np.random.default_rng(0), GREEDY))  # fmt: skip
+    assert all(
+        {t.topic for t in prompt[-2:]} == {"/A/One", "/A/Two"}
+        for prompt in select_prompts(
+            sub, [0.0] * 8, "/A", distinct_embeddings(8), np.random.default_rng(0), GREEDY
+        )
+    )
 
 
 def test_a_topic_with_fewer_than_three_tests_borrows_the_closest_outside_tests():
@@ -105,7 +109,14 @@ def test_a_topic_with_fewer_than_three_tests_borrows_the_closest_outside_tests()
     weights = topic_weights(tests, "/A/B")
     assert weights[0] == 1.0
     assert 0 < weights[3] < weights[1] < 0.01  # a sibling is closer than another branch
-    prompts = select_prompts(tests, [0.0] * 5, "/A/B", distinct_embeddings(5), np.random.default_rng(0), GREEDY.model_copy(update={"prompt_size": 3}))  # fmt: skip
+    prompts = select_prompts(
+        tests,
+        [0.0] * 5,
+        "/A/B",
+        distinct_embeddings(5),
+        np.random.default_rng(0),
+        GREEDY.model_copy(update={"prompt_size": 3}),
+    )
     picked = [t.input for t in prompts[0]]
     assert picked[-1] == "the only one"
     assert set(picked[:2]) == {"a sibling topic", "another sibling"}
@@ -130,7 +141,9 @@ def test_an_exact_duplicate_of_a_picked_test_is_not_picked_but_a_distinct_one_is
 def test_the_highest_priority_test_comes_last():
     tests = [make("/A", f"t{i}") for i in range(7)]
     scores = [0.3, -0.2, 0.9, 0.1, 0.5, -0.6, 0.0]
-    prompt = select_prompts(tests, scores, "/A", distinct_embeddings(7), np.random.default_rng(0), GREEDY)[0]  # fmt: skip
+    prompt = select_prompts(
+        tests, scores, "/A", distinct_embeddings(7), np.random.default_rng(0), GREEDY
+    )[0]
     assert [t.input for t in prompt] == ["t5", "t1", "t6", "t3", "t0", "t4", "t2"]
 
 
@@ -138,13 +151,19 @@ def test_skips_sometimes_leave_out_the_top_test_and_random_slots_bring_in_low_on
     tests = [make("/A", f"t{i}") for i in range(30)]
     scores = list(np.linspace(1.0, -1.0, 30))
     no_noise = SelectionSettings(score_randomization=0.0, slot_randomization=0.0)
-    prompts = select_prompts(tests, scores, "/A", distinct_embeddings(30), np.random.default_rng(3), no_noise)  # fmt: skip
+    prompts = select_prompts(
+        tests, scores, "/A", distinct_embeddings(30), np.random.default_rng(3), no_noise
+    )
     assert sum("t0" not in {t.input for t in p} for p in prompts) >= 1
     low = {f"t{i}" for i in range(20, 30)}
-    greedy = select_prompts(tests, scores, "/A", distinct_embeddings(30), np.random.default_rng(3), GREEDY)  # fmt: skip
+    greedy = select_prompts(
+        tests, scores, "/A", distinct_embeddings(30), np.random.default_rng(3), GREEDY
+    )
     assert not any(t.input in low for p in greedy for t in p)
     slots = GREEDY.model_copy(update={"slot_randomization": 1.0})
-    mixed = select_prompts(tests, scores, "/A", distinct_embeddings(30), np.random.default_rng(3), slots)  # fmt: skip
+    mixed = select_prompts(
+        tests, scores, "/A", distinct_embeddings(30), np.random.default_rng(3), slots
+    )
     assert any(t.input in low for p in mixed for t in p)
 
 
@@ -163,8 +182,17 @@ def test_the_same_seed_gives_the_same_prompts_and_another_seed_others():
 
 def test_a_prompt_holds_tests_of_one_shape():
     labels = [make("/A", f"label {i}") for i in range(5)]
-    same = [make("/A", f"inv {i}", output=f"orig {i}", comparator="should be the same as for") for i in range(5)]  # fmt: skip
-    prompts = select_prompts(labels + same, [0.0] * 5 + [0.9] * 5, "/A", distinct_embeddings(10), np.random.default_rng(0))  # fmt: skip
+    same = [
+        make("/A", f"inv {i}", output=f"orig {i}", comparator="should be the same as for")
+        for i in range(5)
+    ]
+    prompts = select_prompts(
+        labels + same,
+        [0.0] * 5 + [0.9] * 5,
+        "/A",
+        distinct_embeddings(10),
+        np.random.default_rng(0),
+    )
     assert all(t.comparator == "should be the same as for" for p in prompts for t in p)
 
 

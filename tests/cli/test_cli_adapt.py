@@ -106,8 +106,10 @@ def test_adapt_writes_suggestions_sorted_by_the_targets_failure_score(first_roun
     assert scores == sorted(scores, reverse=True)
     assert len(suggestions) == 20  # 30 completions less the ten copies of a tree test
     assert all(s.target_model == "vader" for s in suggestions)
-    assert all(set(s.test.scores) == {"vader", "py:tests.adaptive.word_models:keyword"}
-               for s in suggestions)  # fmt: skip
+    assert all(
+        set(s.test.scores) == {"vader", "py:tests.adaptive.word_models:keyword"}
+        for s in suggestions
+    )
     assert all(s.p_valid is not None and 0 <= s.p_valid <= 1 for s in suggestions)
     failing = [s for s in suggestions if s.failure_score > 0]
     assert len(failing) == 10 and all("not terrible" in s.test.input for s in failing)

@@ -52,7 +52,10 @@ def test_comparisons_expect_any_label_and_keep_their_test_type():
             item, task="sentiment", labels=LABELS, backend=BACKEND, temperature=None
         )
         assert candidate.label == LABELS and candidate.test_type == kind
-    assert as_candidate(less, task="t", labels=LABELS, backend=BACKEND, temperature=None).description == "d"  # fmt: skip
+    assert (
+        as_candidate(less, task="t", labels=LABELS, backend=BACKEND, temperature=None).description
+        == "d"
+    )
 
 
 def reply(prompt: str, index: int) -> str:
@@ -72,9 +75,11 @@ def tree_file(tmp_path):
 def test_a_round_writes_suggestions_with_p_valid_and_its_files(tmp_path, tree_file):
     folder = trained_ensemble(
         load_config(lexical_config(tmp_path)),
-        make_labelled([f"i love it {i} ." for i in range(10)], [f"i hate it {i}" for i in range(10)]),
+        make_labelled(
+            [f"i love it {i} ." for i in range(10)], [f"i hate it {i}" for i in range(10)]
+        ),
         tmp_path / "rankers",
-    )  # fmt: skip
+    )
     out = tmp_path / "round" / "suggestions.jsonl"
     with ScriptedOpenAIServer(reply) as server:
         done = adapt_round(
