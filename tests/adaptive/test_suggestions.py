@@ -209,3 +209,51 @@ def test_a_topic_with_one_test_borrows_close_tests_for_its_prompt(server, models
     prompts = [inputs_of(r.body["prompt"]) for r in server.requests[-10:]]
     assert all(p[-1] == "Not a lovely day." and len(p) >= 3 for p in prompts)
     assert not any("Other topic" in text for p in prompts for text in p)
+
+
+def test_at_the_root_prompts_visit_the_subtopics_and_near_copies_of_their_tests_are_dropped(
+    server, models
+):
+    root = suggestion_round(
+        TREE,
+        "/",
+        models[0],
+        backend(server),
+        ResponseCache(None),
+        word_vectors,
+        settings=RoundSettings(suggestions=40, seed=4),
+    )
+    prompts = [inputs_of(p.text) for p in root.prompts]
+    topics = {t.input: t.topic for t in TREE.tests}
+    assert all(len(p) == 7 for p in prompts)
+    assert any({topics[text] for text in p} >= {FOCUS, "/Other"} for p in prompts)
+    assert root.counts.in_subtopic == 1
+    assert all(s.test.topic == "/" for s in root.suggestions)
+
+
+def pair_reply(prompt: str, index: int) -> str:
+    tag = hashlib.sha256(prompt.encode()).hexdigest()[:4]
+    return f'How do I cook {tag} {index}?" "What is the way to cook {tag} {index}?{STOP}'
+
+
+def test_a_pair_task_round_reads_both_texts_back(models):
+    pairs = TestTree(
+        rows=tuple(
+            TreeTest(topic="/Synonyms", input=f"How do I {verb}?", input_pair=f"How can I {verb}?",
+                     output="duplicate")
+            for verb in ("swim", "run", "cook", "drive")
+        )
+    )  # fmt: skip
+    labels = ("duplicate", "not_duplicate")
+    target = load_model("py:tests.adaptive.word_models:same_words", task_labels=labels)
+    with ScriptedOpenAIServer(pair_reply) as server:
+        result = suggestion_round(
+            pairs, "/Synonyms", target, backend(server), ResponseCache(None), word_vectors,
+            settings=RoundSettings(suggestions=20),
+        )  # fmt: skip
+        prompt = server.requests[0].body["prompt"]
+    assert prompt.splitlines()[0].count('" "') == 1  # both texts, the label shared
+    assert result.counts.kept == 20
+    first = result.suggestions[0].test
+    assert first.input.startswith("How do I cook") and first.output == "duplicate"
+    assert (first.input_pair or "").startswith("What is the way to cook")
