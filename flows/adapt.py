@@ -1,0 +1,238 @@
+"""The `adapt` flow: AdaTest's testing loop (AT-4) in rounds, one round per flow run.
+
+People are not waited for inside a run. A run
+
+1. gathers the verdicts given so far on every earlier round (pulled from the work folder's
+   Label Studio project, or read from each round's verdicts.jsonl, which
+   `testaug suggestions review` writes, plus a verdicts file the run is given), and adds
+   what they accept to the tree;
+2. stops there while the latest round has no verdict yet (unless told not to wait), so a
+   schedule can run it often without piling up unread rounds;
+3. otherwise suggests the next round from the grown tree into
+   `<work folder>/round-NNN/suggestions.jsonl` (steered by the first model's failures)
+   and, in Label Studio mode, pushes it there; in file mode it logs the command that
+   reviews it in the terminal.
+
+The next run picks up what people did in between.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Literal
+
+from prefect import flow, get_run_logger, task
+from prefect.artifacts import create_table_artifact
+from pydantic import BaseModel, ConfigDict, Field
+
+from flows.tasks import LABEL_STUDIO_RETRIES, transient_fault
+from testaug.adaptive.review_label_studio import SuggestionPush
+from testaug.adaptive.suggestions import RoundSettings
+from testaug.adaptive.verdicts import read_verdicts
+from testaug.core.settings import Settings
+from testaug.steps import annotate
+from testaug.steps.adapt import AdaptRound, adapt_round
+from testaug.steps.augment import BackendSpec, connect_backend
+from testaug.steps.suggestion_review import (
+    SUGGESTIONS_FILE,
+    RoundsUpdate,
+    gather_rounds,
+    pull_rounds,
+    push_suggestions_file,
+    round_folder,
+    round_folders,
+    round_number,
+)
+
+
+class AdaptConfig(BaseModel):
+    """One testing loop: the tree and focus topic, the models (the first is targeted), the
+    LLM, how people review (Label Studio or files), and where the rounds go."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    tree: Path
+    topic: str
+    models: tuple[str, ...] = Field(min_length=1)
+    work_dir: Path | None = None  # default: <tree name>.adapt/ beside the tree
+    suggestions: int = Field(default=100, ge=1)  # K per round
+    generator: BackendSpec = BackendSpec()
+    review: Literal["label-studio", "file"] = "label-studio"
+    project: str | None = None  # default: testaug adapt <work folder name>
+    verdicts: Path | None = None  # file mode: a verdicts file to take in as well
+    task: str | None = "sentiment"
+    labels: str | None = None
+    rankers: str | None = None  # an ensemble folder or config, for P(valid)
+    selection: Literal["adaptive", "random"] = "adaptive"
+    seed: int = 0
+    wait_for_verdicts: bool = True
+
+    def folder(self) -> Path:
+        """The work folder of the rounds."""
+        return self.work_dir or self.tree.with_name(f"{self.tree.stem}.adapt")
+
+    def project_name(self) -> str:
+        """The Label Studio project of the rounds."""
+        return self.project or f"testaug adapt {self.folder().resolve().name}"
+
+
+class AdaptRun(BaseModel):
+    """What one run did: the verdicts gathered, and the round it suggested (if any)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    gathered: RoundsUpdate | None
+    round: int | None  # the round suggested by this run; None when it waited
+    suggestions: Path | None
+    suggested: int = 0
+    failing: int = 0
+    pushed: int = 0
+
+
+@task(name="gather verdicts", **LABEL_STUDIO_RETRIES)
+def gather_verdicts(config: AdaptConfig) -> RoundsUpdate:
+    """People's verdicts on every round so far, saved by round, and the accepted
+    suggestions added to the tree."""
+    folder = config.folder()
+    if config.review == "label-studio":
+        studio = annotate.connect_label_studio()
+        return pull_rounds(folder, config.tree, studio=studio, project=config.project_name())
+    incoming = read_verdicts(config.verdicts) if config.verdicts else []
+    return gather_rounds(folder, config.tree, incoming=incoming)
+
+
+@task(
+    name="suggest",
+    task_run_name="suggest round {number}",
+    retries=2,
+    retry_delay_seconds=10,
+    retry_condition_fn=transient_fault,
+)
+def suggest(config: AdaptConfig, number: int) -> AdaptRound:
+    """Round `number` of suggestions for the focus topic from the tree as it is now."""
+    settings = Settings()
+    backend = connect_backend(
+        config.generator,
+        api_key=settings.openai_api_key,
+        cache_dir=settings.cache_dir,
+        userinfo=settings.base_url_userinfo,
+    )
+    rankers = None
+    if config.rankers:
+        from testaug.steps.rankers import default_training, prepare_rankers
+
+        trained = prepare_rankers(
+            config.rankers, default_training(), settings.cache_dir / "rankers"
+        )
+        rankers = trained.path.parent
+    return adapt_round(
+        config.tree,
+        config.topic,
+        config.models,
+        round_folder(config.folder(), number) / SUGGESTIONS_FILE,
+        backend=backend,
+        cache_path=settings.response_cache_path,
+        settings=RoundSettings(
+            suggestions=config.suggestions,
+            selection=config.selection,
+            seed=config.seed + number,
+        ),
+        task=config.task,
+        labels=config.labels,
+        rankers=rankers,
+        round=number,
+    )
+
+
+@task(name="push suggestions", **LABEL_STUDIO_RETRIES)
+def push(config: AdaptConfig, suggestions: Path) -> SuggestionPush:
+    """A round's suggestions into the loop's Label Studio project."""
+    studio = annotate.connect_label_studio()
+    return push_suggestions_file(suggestions, studio=studio, project=config.project_name())
+
+
+@flow(name="adapt")
+def adapt(config: AdaptConfig) -> AdaptRun:
+    """Gather the verdicts on earlier rounds into the tree, then suggest (and push) the
+    next round unless the latest one waits for its first verdict; see the module docstring."""
+    logger = get_run_logger()
+    folder = config.folder()
+    rounds = round_folders(folder)
+    gathered = gather_verdicts(config) if rounds else None
+    if gathered is not None:
+        logger.info(
+            "%d verdicts on %d rounds (%d new); %d accepted, %d new tests in %s",
+            gathered.verdicts,
+            gathered.rounds,
+            gathered.new_verdicts,
+            gathered.accepted,
+            gathered.added,
+            config.tree,
+        )
+    if config.wait_for_verdicts and gathered is not None and _unread(gathered):
+        logger.info(
+            "%s has no verdict yet: no new round; %s, then run again",
+            rounds[-1].name,
+            _how_to_review(config, rounds[-1] / SUGGESTIONS_FILE),
+        )
+        run = AdaptRun(gathered=gathered, round=None, suggestions=None)
+        _publish(config, run)
+        return run
+    number = round_number(rounds[-1]) + 1 if rounds else 1
+    suggested = suggest(config, number)
+    pushed = push(config, suggested.path) if config.review == "label-studio" else None
+    logger.info(
+        "round %d: %d suggestions (%d failing on %s) in %s; %s",
+        number,
+        len(suggested.suggestions),
+        suggested.summary.failing,
+        suggested.summary.target,
+        suggested.path,
+        _how_to_review(config, suggested.path),
+    )
+    run = AdaptRun(
+        gathered=gathered,
+        round=number,
+        suggestions=suggested.path,
+        suggested=len(suggested.suggestions),
+        failing=suggested.summary.failing,
+        pushed=pushed.imported if pushed is not None else 0,
+    )
+    _publish(config, run)
+    return run
+
+
+def _unread(gathered: RoundsUpdate) -> bool:
+    """The latest round has suggestions and no verdict on any of them."""
+    return gathered.latest_suggestions > 0 and gathered.latest_verdicts == 0
+
+
+def _how_to_review(config: AdaptConfig, suggestions: Path) -> str:
+    """What people do next with a round's suggestions."""
+    if config.review == "label-studio":
+        return f"judge them in Label Studio project {config.project_name()!r}"
+    return (
+        f"judge them with `testaug suggestions review {suggestions} --tree {config.tree}` "
+        f"(or write {suggestions.with_name('verdicts.jsonl')})"
+    )
+
+
+def _publish(config: AdaptConfig, run: AdaptRun) -> None:
+    """A table artifact of what the run gathered and suggested."""
+    gathered = run.gathered
+    row = {
+        "tree": str(config.tree),
+        "topic": config.topic,
+        "verdicts": str(gathered.verdicts if gathered else 0),
+        "new verdicts": str(gathered.new_verdicts if gathered else 0),
+        "tests added": str(gathered.added if gathered else 0),
+        "round": "waiting" if run.round is None else str(run.round),
+        "suggestions": str(run.suggested),
+        "failing": str(run.failing),
+        "pushed": str(run.pushed),
+    }
+    create_table_artifact(
+        table=[row],
+        key="testaug-adapt-summary",
+        description=f"testaug adapt: {config.topic} of {config.tree}",
+    )
