@@ -13,7 +13,7 @@ targeted model's failure score), the completions it dropped with their reasons
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Literal
 
@@ -159,14 +159,20 @@ def as_candidate(
     labels: Sequence[str],
     backend: Backend,
     temperature: float | None,
+    descriptions: Mapping[str, tuple[str, str]] | None = None,
 ) -> Candidate:
-    """A suggestion as the ranker ensemble judges it: the topic path (and the test's own
-    description, when it has one) plays the test-case description; "should not be Y" expects
-    any other label; a comparison expects any label."""
+    """A suggestion as the ranker ensemble judges it: the suite description its topic came
+    from (`descriptions`: `/capability/description` topic -> capability and description, as
+    `tree from-suite` names topics), else the test's own description, else the topic path,
+    plays the test-case description; "should not be Y" expects any other label; a
+    comparison expects any label."""
     test = suggestion.test
     parts = [part for part in test.topic.split("/") if part]
     capability = parts[0] if parts else "root"
     description = test.description or (" / ".join(parts) if parts else "any test")
+    origin = (descriptions or {}).get("/" + "/".join(parts[:2]))
+    if origin is not None:
+        capability, description = origin
     if test.comparator == "should be":
         label: str | tuple[str, ...] = test.expected_labels
     elif test.comparator == "should not be":
@@ -193,6 +199,19 @@ def as_candidate(
     )
 
 
+def suite_topics(task: str | None) -> dict[str, tuple[str, str]]:
+    """The `/capability/description` topics of the task's shipped suite, with the capability
+    and description each came from (empty for a task without a shipped suite)."""
+    from testaug.adaptive.from_suite import case_topic
+    from testaug.core.bundled import bundled_suites, resolve_suite
+    from testaug.suites.load import load_suite
+
+    if task is None or task not in bundled_suites():
+        return {}
+    suite = load_suite(resolve_suite(task))
+    return {case_topic(d.capability, d.text): (d.capability, d.text) for d in suite.descriptions()}
+
+
 def triage(
     suggestions: Sequence[Suggestion],
     rankers: Path,
@@ -207,9 +226,15 @@ def triage(
     from rankers.ensemble import Ensemble
 
     ensemble = Ensemble.load(rankers)
+    descriptions = suite_topics(task)
     candidates = [
         as_candidate(
-            s, task=task or "tree", labels=labels, backend=backend, temperature=temperature
+            s,
+            task=task or "tree",
+            labels=labels,
+            backend=backend,
+            temperature=temperature,
+            descriptions=descriptions,
         )
         for s in suggestions
     ]

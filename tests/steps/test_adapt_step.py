@@ -58,6 +58,25 @@ def test_comparisons_expect_any_label_and_keep_their_test_type():
     )
 
 
+def test_a_topic_made_from_a_suite_description_is_judged_as_that_description():
+    from testaug.adaptive.from_suite import case_topic
+    from testaug.steps.adapt import suite_topics
+
+    topics = suite_topics("sentiment")
+    capability, description = next(iter(topics.values()))
+    item = suggestion(topic=case_topic(capability, description) + "/Found in round 2")
+    candidate = as_candidate(
+        item,
+        task="sentiment",
+        labels=LABELS,
+        backend=BACKEND,
+        temperature=None,
+        descriptions=topics,
+    )
+    assert (candidate.capability, candidate.description) == (capability, description)
+    assert suite_topics("no-such-task") == {} and suite_topics(None) == {}
+
+
 def reply(prompt: str, index: int) -> str:
     return f'The soup {abs(hash(prompt)) % 1000} was not terrible, take {index}."\n'
 
