@@ -194,7 +194,13 @@ def push_suggestions(
     project_id = studio.find_project(project)
     created = project_id is None
     if project_id is None:
-        project_id = _create_project(studio, project)
+        project_id = studio.create_project(
+            project,
+            (),
+            label_config=suggestion_labeling_config(),
+            description="Suggested tests for a test tree (testaug)",
+            instructions=INSTRUCTIONS,
+        )
     present = {(task.get("data") or {}).get("suggestion_id") for task in studio.export(project_id)}
     ordered = failure_order(suggestions)
     tasks = [
@@ -202,25 +208,6 @@ def push_suggestions(
     ]
     imported = studio.import_tasks(project_id, tasks)
     return SuggestionPush(project_id, created, imported, len(ordered) - len(tasks))
-
-
-def _create_project(studio: LabelStudio, name: str) -> int:
-    """A new project with the suggestions' interface and instructions.
-
-    LabelStudio.create_project builds the candidates' interface; until it takes another one,
-    the project is created through the connection's client, with its retries and errors."""
-    project = studio.call(
-        "create project",
-        lambda: studio._client.projects.create(  # see the docstring
-            title=name,
-            description="Suggested tests for a test tree (testaug)",
-            label_config=suggestion_labeling_config(),
-            expert_instruction=INSTRUCTIONS,
-            show_instruction=True,
-            show_skip_button=True,
-        ),
-    )
-    return int(project.id)
 
 
 def pull_suggestion_verdicts(studio: LabelStudio, project: str) -> SuggestionReading:

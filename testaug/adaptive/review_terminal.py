@@ -104,7 +104,7 @@ def review_suggestions(
             known.append(outcome.topic)
         save(outcome)
         verdicts.append(outcome)
-    console.print(f"\nEnd of the suggestions ({len(queue)} shown).")
+    console.print(f"\nEnd of the suggestions ({len(queue)} shown).", highlight=False)
     return _summary(verdicts, skipped, len(queue), quit=False)
 
 
@@ -232,7 +232,8 @@ def read_line(read_key: KeyReader, console: Console) -> str | None:
         if key in BACKSPACES:
             if chars:
                 chars.pop()
-                console.print("\b \b", end="")
+                console.file.write("\b \b")  # rich drops control characters
+                console.file.flush()
             continue
         chars.append(key)
         console.print(escape(key), end="", highlight=False)
