@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Literal
 
 import numpy as np
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, FiniteFloat
 
 from rankers.lexical_features import FeatureSet, features
 from testaug.core.errors import InputError, Problem
@@ -48,9 +48,9 @@ class LexicalFile(BaseModel):
     name: str
     features: FeatureSet = "surface"  # saved before feature sets existed
     vocabulary: dict[str, int]
-    idf: list[float]
-    weights: list[float]
-    bias: float
+    idf: list[FiniteFloat]
+    weights: list[FiniteFloat]
+    bias: FiniteFloat
 
 
 class LexicalRanker:

@@ -8,10 +8,25 @@ from pathlib import Path
 from typing import Any, ClassVar, Self
 
 import numpy as np
+from pydantic import BaseModel, ConfigDict, FiniteFloat
 
 from rankers.cross_encoder import RankerError
-from testaug.core.jsonl import read_input_text
+from testaug.core.errors import InputError, Problem
+from testaug.core.jsonl import read_json
 from testaug.core.records import Candidate, TestCase
+
+
+class LinearHeadFile(BaseModel):
+    """What a linear-head member's JSON file holds: its name, model and head."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    name: str
+    model: str
+    mean: list[FiniteFloat]
+    scale: list[FiniteFloat]
+    weights: list[FiniteFloat]
+    bias: FiniteFloat
 
 
 class LinearHead:
@@ -98,5 +113,16 @@ class LinearRanker:
 
     @classmethod
     def load(cls, path: Path) -> Self:
-        payload = json.loads(read_input_text(path / cls.file_name))
-        return cls(payload["name"], payload["model"], LinearHead.from_json(payload))
+        """The ranker saved in `path`; InputError naming its file when it is not one."""
+        file = path / cls.file_name
+        saved = read_json(file, LinearHeadFile)
+        sizes = {len(saved.mean), len(saved.scale), len(saved.weights)}
+        if len(sizes) != 1:
+            message = (
+                f"{len(saved.mean)} means, {len(saved.scale)} scales and "
+                f"{len(saved.weights)} weights; train the ensemble again"
+            )
+            raise InputError(Problem(message, file))
+        if any(value == 0 for value in saved.scale):
+            raise InputError(Problem("a scale of 0; train the ensemble again", file))
+        return cls(saved.name, saved.model, LinearHead.from_json(saved.model_dump()))

@@ -6,6 +6,7 @@ names that are no folder names, and an empty training file."""
 from __future__ import annotations
 
 import json
+import re
 import shutil
 from pathlib import Path
 
@@ -122,8 +123,9 @@ def lexical_ensemble(tmp_path_factory) -> Path:
         (lambda saved: saved.pop("weights"), "weights: Field required"),
         (lambda saved: saved.update(weights=saved["weights"][1:]), "vocabulary entries but"),
         (lambda saved: saved.update(bias="high"), "bias: Input should be a valid number"),
+        (lambda saved: saved.update(bias=float("nan")), "bias: Input should be a finite number"),
     ],
-    ids=["missing", "wrong length", "wrong type"],
+    ids=["missing", "wrong length", "wrong type", "NaN"],
 )
 def test_rank_with_a_corrupt_lexical_member_names_its_file(
     tmp_path, lexical_ensemble, change, message
@@ -178,3 +180,46 @@ def test_rankers_train_on_an_empty_file_names_it(tmp_path):
     assert result.returncode == 1 and "Traceback" not in result.stderr
     assert "error: labelled.jsonl: no labelled candidates to train on" in result.stderr
     assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        (lambda saved: saved.update(scale=saved["scale"][:1]), "2 means, 1 scales and 2 weights"),
+        (lambda saved: saved.update(scale=[0.0, 1.0]), "a scale of 0"),
+        (lambda saved: saved.update(bias=float("inf")), "bias: Input should be a finite number"),
+        (lambda saved: saved.pop("model"), "model: Field required"),
+    ],
+    ids=["wrong length", "zero scale", "infinite", "missing"],
+)
+def test_a_corrupt_linear_head_member_file_names_it(tmp_path, change, message):
+    import numpy as np
+
+    from rankers.linear_head import LinearHead, LinearRanker
+
+    class Member(LinearRanker):
+        file_name = "member.json"
+
+    head = LinearHead(np.zeros(2), np.ones(2), np.array([0.5, -0.5]), 0.1)
+    Member("m", "model", head).save(tmp_path)
+    path = tmp_path / "member.json"
+    saved = json.loads(path.read_text())
+    change(saved)
+    path.write_text(json.dumps(saved))
+    with pytest.raises(InputError, match=f"^{path}: .*{re.escape(message)}"):
+        Member.load(tmp_path)
+
+
+def test_a_saved_linear_head_member_loads_back(tmp_path):
+    import numpy as np
+
+    from rankers.linear_head import LinearHead, LinearRanker
+
+    class Member(LinearRanker):
+        file_name = "member.json"
+
+    head = LinearHead(np.zeros(2), np.ones(2), np.array([0.5, -0.5]), 0.1)
+    Member("m", "model", head).save(tmp_path)
+    loaded = Member.load(tmp_path)
+    assert (loaded.name, loaded.model, loaded.head.bias) == ("m", "model", 0.1)
+    assert np.allclose(loaded.head.weights, head.weights)
