@@ -23,9 +23,10 @@ from typing import Literal
 
 from prefect import flow, get_run_logger, task
 from prefect.artifacts import create_table_artifact
+from prefect.cache_policies import NO_CACHE
 from pydantic import BaseModel, ConfigDict, Field
 
-from flows.tasks import LABEL_STUDIO_RETRIES, transient_fault
+from flows.tasks import LABEL_STUDIO_RETRIES, retry_delays, transient_fault
 from testaug.adaptive.review_label_studio import SuggestionPush
 from testaug.adaptive.suggestions import RoundSettings
 from testaug.adaptive.verdicts import read_verdicts
@@ -89,7 +90,8 @@ class AdaptRun(BaseModel):
     pushed: int = 0
 
 
-@task(name="gather verdicts", **LABEL_STUDIO_RETRIES)
+# The tasks read what people did since the last run: never cached.
+@task(name="gather verdicts", cache_policy=NO_CACHE, **LABEL_STUDIO_RETRIES)
 def gather_verdicts(config: AdaptConfig) -> RoundsUpdate:
     """People's verdicts on every round so far, saved by round, and the accepted
     suggestions added to the tree."""
@@ -104,8 +106,9 @@ def gather_verdicts(config: AdaptConfig) -> RoundsUpdate:
 @task(
     name="suggest",
     task_run_name="suggest round {number}",
+    cache_policy=NO_CACHE,
     retries=2,
-    retry_delay_seconds=10,
+    retry_delay_seconds=retry_delays(),
     retry_condition_fn=transient_fault,
 )
 def suggest(config: AdaptConfig, number: int) -> AdaptRound:
@@ -144,7 +147,7 @@ def suggest(config: AdaptConfig, number: int) -> AdaptRound:
     )
 
 
-@task(name="push suggestions", **LABEL_STUDIO_RETRIES)
+@task(name="push suggestions", cache_policy=NO_CACHE, **LABEL_STUDIO_RETRIES)
 def push(config: AdaptConfig, suggestions: Path) -> SuggestionPush:
     """A round's suggestions into the loop's Label Studio project."""
     studio = annotate.connect_label_studio()
@@ -170,6 +173,8 @@ def adapt(config: AdaptConfig) -> AdaptRun:
             config.tree,
         )
     if config.wait_for_verdicts and gathered is not None and _unread(gathered):
+        if config.review == "label-studio":  # again, in case an earlier push failed
+            push(config, rounds[-1] / SUGGESTIONS_FILE)
         logger.info(
             "%s has no verdict yet: no new round; %s, then run again",
             rounds[-1].name,

@@ -10,6 +10,7 @@ from pathlib import Path
 
 from prefect import flow, get_run_logger, task
 from prefect.artifacts import create_markdown_artifact, create_table_artifact
+from prefect.cache_policies import NO_CACHE
 from pydantic import BaseModel, ConfigDict
 
 from flows import tasks
@@ -57,7 +58,7 @@ def latest_report(folder: Path) -> Path | None:
     return found[-1] if found else None
 
 
-@task(name="retest tree", task_run_name="retest on {spec}")
+@task(name="retest tree", task_run_name="retest on {spec}", cache_policy=NO_CACHE)
 def retest_tree_file(
     tree: Path,
     spec: str,

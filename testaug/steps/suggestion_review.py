@@ -4,6 +4,7 @@ suggestions added to the test tree (rewritten atomically)."""
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -27,6 +28,8 @@ from testaug.adaptive.verdicts import (
     save_verdicts,
 )
 from testaug.core.records import Record
+
+logger = logging.getLogger(__name__)
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -227,6 +230,10 @@ def pull_rounds(
     work_dir: Path, tree_path: Path, *, studio: LabelStudio, project: str
 ) -> RoundsUpdate:
     """People's verdicts so far from the work folder's Label Studio project, saved by round,
-    and the accepted suggestions of every round added to the tree."""
+    and the accepted suggestions of every round added to the tree. A project not there (yet:
+    no push got through) holds no verdict."""
+    if studio.find_project(project) is None:
+        logger.warning("no Label Studio project %r at %s yet: no verdicts", project, studio.url)
+        return gather_rounds(work_dir, tree_path)
     reading = pull_suggestion_verdicts(studio, project)
     return gather_rounds(work_dir, tree_path, incoming=reading.verdicts)

@@ -114,7 +114,9 @@ def test_a_given_verdicts_file_is_taken_in_by_round(tree, server, tmp_path):
     assert read_verdicts(first.suggestions.with_name("verdicts.jsonl"))[0].annotator == "bob"
 
 
-def test_label_studio_rounds_push_then_pull_what_people_accepted(tree, server, monkeypatch):
+def test_label_studio_rounds_push_then_pull_what_people_accepted_and_push_again_while_waiting(
+    tree, server, monkeypatch
+):
     from flows.adapt import adapt
 
     client = FakeLabelStudioClient()
@@ -124,6 +126,12 @@ def test_label_studio_rounds_push_then_pull_what_people_accepted(tree, server, m
     assert first.pushed == first.suggested > 0
     tasks = client.project_named("loop").tasks
     assert [t["data"]["round"] for t in tasks] == [1] * first.suggested
+
+    client.store.clear()  # as if the push had failed: a waiting run pushes the round again
+    waiting = adapt(loop)
+    assert waiting.round is None
+    tasks = client.project_named("loop").tasks
+    assert len(tasks) == first.suggested
 
     task = tasks[0]
     task["annotations"].append(

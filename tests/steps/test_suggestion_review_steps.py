@@ -138,3 +138,11 @@ def test_pulled_verdicts_are_saved_by_round_and_join_the_tree(tmp_path, fake_cli
     assert [r.labeler for r in read_tree(tree_path).tests if r.source == "suggestion"] == [
         "ann@example.org"
     ]
+
+
+def test_pulling_rounds_from_a_project_not_created_yet_finds_no_verdicts(tmp_path, studio):
+    from testaug.steps.suggestion_review import pull_rounds
+
+    work, tree_path, _ = rounds(tmp_path)
+    done = pull_rounds(work, tree_path, studio=studio, project="never pushed")
+    assert (done.rounds, done.verdicts, done.added) == (2, 0, 0)
