@@ -42,8 +42,9 @@ def label_options(label: Label) -> tuple[str, ...]:
 
 
 def normalize_label(value: Any) -> Any:
-    """A list of one label becomes the label; a list of several a tuple without repeats."""
-    if isinstance(value, list | tuple):
+    """A list of one label becomes the label; a list of several a tuple without repeats
+    (a list holding anything but strings is left for validation to refuse)."""
+    if isinstance(value, list | tuple) and all(isinstance(item, str) for item in value):
         unique = tuple(dict.fromkeys(value))
         return unique[0] if len(unique) == 1 else unique
     return value

@@ -77,6 +77,20 @@ def test_suite_validate_of_a_lexicons_file_with_a_nul_byte_is_a_clean_error(tmp_
     assert "lexicons.yaml:1: invalid YAML: character 0x0000" in result.stderr
 
 
+def test_expand_of_a_suite_with_a_label_that_is_a_list_of_lists_names_the_field(tmp_path):
+    for name in ("suite.yaml", "lexicons.yaml"):
+        shutil.copy(DATA / "tiny" / name, tmp_path / name)
+    suite = tmp_path / "suite.yaml"
+    suite.write_text(suite.read_text().replace("label: neutral", "label: [[]]"))
+    result = run_testaug(tmp_path, "expand", "suite.yaml", "-o", "cases.jsonl")
+    assert result.returncode == 1 and "Traceback" not in result.stderr
+    assert (
+        "suite.yaml:22: capabilities[1].descriptions[0].templates[1].label: expected a label"
+        in (result.stderr)
+    )
+    assert not (tmp_path / "cases.jsonl").exists()
+
+
 def test_report_reads_past_a_manifest_json_nested_too_deeply(tmp_path):
     run = tmp_path / "run"
     run.mkdir()
