@@ -1,0 +1,96 @@
+"""The fixed table of bad-input trials (issue 17): every reader of tests/core/reliability_trials.py
+with every damage of its DAMAGES, run through the command. Every trial must hold, and
+README.md's reliability section states the counts these tests compute, and how many secret
+scenarios the secrets tests check; a changed count fails here saying what the README
+should say."""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.core.reliability_trials import DAMAGES, READERS, build_workspace, run_trial
+
+ROOT = Path(__file__).parent.parent.parent
+SECRET_TESTS = {
+    "end to end": "tests/flows/test_flow_secrets.py",
+    "redaction": "tests/core/test_secrets.py",
+}
+
+
+@pytest.fixture(scope="module")
+def outcomes(tmp_path_factory) -> dict[str, list[str]]:
+    """What broke in each trial ("reader / damage"), nothing where the property held."""
+    workspace = build_workspace(tmp_path_factory.mktemp("reliability"))
+    scratch = tmp_path_factory.mktemp("trials")
+    found = {}
+    for number, (reader, (name, damage)) in enumerate(
+        (reader, item) for reader in READERS for item in DAMAGES.items()
+    ):
+        folder = scratch / f"t{number}"
+        found[f"{reader.name} / {name}"] = run_trial(workspace, folder, reader, damage)
+        shutil.rmtree(folder, ignore_errors=True)
+    return found
+
+
+def reliability_section() -> str:
+    """README.md from "## Reliability" to the next "## " heading."""
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    start = text.index("\n## Reliability")
+    end = text.find("\n## ", start + 1)
+    return text[start : end if end != -1 else len(text)]
+
+
+def sentence(text: str) -> str:
+    """`text` without Markdown backticks, its line breaks and runs of spaces as single
+    spaces."""
+    return re.sub(r"\s+", " ", text.replace("`", ""))
+
+
+def test_every_bad_input_trial_succeeds_or_fails_cleanly(outcomes):
+    failed = {trial: broken for trial, broken in outcomes.items() if broken}
+    assert not failed, "\n".join(f"{t}: {'; '.join(b)}" for t, b in failed.items())
+
+
+def test_the_readme_states_the_bad_input_trial_counts(outcomes):
+    tried = len(outcomes)
+    passed = sum(not broken for broken in outcomes.values())
+    expected = (
+        f"Bad-input trials: {tried:,} tried, {passed:,} passed ({len(READERS)} readers "
+        f"x {len(DAMAGES)} damages, tests/core/test_reliability_counts.py)"
+    )
+    assert expected in sentence(reliability_section()), (
+        f"README.md's reliability section should say: {expected}"
+    )
+
+
+def collected(paths: list[str]) -> dict[str, int]:
+    """How many tests (parametrized cases counted one by one) pytest collects from each
+    of `paths`."""
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest", "--collect-only", "-q", "-p", "no:cacheprovider", *paths],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+    lines = done.stdout.splitlines()
+    return {path: sum(line.startswith(f"{path}::") for line in lines) for path in paths}
+
+
+def test_the_readme_states_how_many_secret_scenarios_the_tests_check():
+    counts = collected(list(SECRET_TESTS.values()))
+    end_to_end, redaction = SECRET_TESTS["end to end"], SECRET_TESTS["redaction"]
+    expected = (
+        f"Secret scenarios: {counts[end_to_end]} end to end ({end_to_end}) and "
+        f"{counts[redaction]} redaction cases ({redaction})"
+    )
+    assert expected in sentence(reliability_section()), (
+        f"README.md's reliability section should say: {expected}"
+    )
