@@ -92,7 +92,7 @@ def induce_templates_file(
         else:
             skipped["unknown_lexicon"] += 1
     if accepted and not templates:
-        _no_template(accepted_path, len(accepted), skipped, allow_empty)
+        _no_template(accepted_path, len(accepted), skipped, allow_empty, cases_path)
 
     files = {"lexicons": sibling(out, "lexicons", ".yaml"), "induced": sibling(out, "induced")}
     used = lexicons_used(templates)
@@ -124,10 +124,15 @@ def induce_templates_file(
     )
 
 
-def _no_template(path: Path, cases: int, skipped: Counter, allow_empty: bool) -> None:
-    """An error (a warning with `allow_empty`) saying that no template came of the cases."""
+def _no_template(
+    path: Path, cases: int, skipped: Counter, allow_empty: bool, seeds_path: Path
+) -> None:
+    """An error (a warning with `allow_empty`) saying that no template came of the cases;
+    where seeds gave no slot words, it names the seed cases' file too."""
     reasons = ", ".join(f"{n} {reason}" for reason, n in sorted(skipped.items()))
     message = f"no template induced from its {cases:,} accepted cases (skipped: {reasons})"
+    if skipped.get("no_seed_fills"):
+        message += f"; no_seed_fills: their seed cases in {seeds_path} are missing or have no fills"
     if not allow_empty:
         raise InputError(Problem(message + "; earlier outputs left as they were", file=path))
     logger.warning("%s: %s; writing an empty suite", path, message)

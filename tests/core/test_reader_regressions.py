@@ -237,3 +237,24 @@ def test_a_saved_linear_head_member_loads_back(tmp_path):
     loaded = Member.load(tmp_path)
     assert (loaded.name, loaded.model, loaded.head.bias) == ("m", "model", 0.1)
     assert np.allclose(loaded.head.weights, head.weights)
+
+
+def test_induce_from_seeds_without_fills_names_the_seed_cases_file(tmp_path):
+    from testaug.core.records import TestCase
+
+    fields = {"task": "sentiment", "capability": "Vocabulary", "description_id": "d"}
+    seed = TestCase(**fields, description="D.", text="The seat was great.", label="positive")
+    accepted = TestCase(
+        **fields, description="D.", text="The seat was nice.", label="positive",
+        source="llm", meta={"seed_case_ids": [seed.id]},
+    )  # fmt: skip
+    write_jsonl(tmp_path / "cases.jsonl", [seed])
+    write_jsonl(tmp_path / "accepted.jsonl", [accepted])
+    result = run_testaug(
+        tmp_path, "templates", "induce", "accepted.jsonl", "--cases", "cases.jsonl",
+        "-o", "templates.yaml",
+    )  # fmt: skip
+    assert result.returncode == 1 and "Traceback" not in result.stderr
+    assert "error: accepted.jsonl: no template induced" in result.stderr
+    assert "their seed cases in cases.jsonl are missing or have no fills" in result.stderr
+    assert not (tmp_path / "templates.yaml").exists()
