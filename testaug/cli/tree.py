@@ -11,6 +11,9 @@ from rich.table import Table
 from testaug.cli.console import console, err_console
 from testaug.core.errors import InputError, Problem
 
+# AdaTest trees are read by people: a few cases per template, not every fill.
+DEFAULT_PER_TEMPLATE = 10
+
 tree_app = typer.Typer(
     help="Test trees (AdaTest): topics of tests, scored on models and re-tested.",
     no_args_is_help=True,
@@ -33,8 +36,12 @@ def from_suite_command(
     perturbed: Path | None = typer.Option(
         None, "--perturbed", help="Perturbation cases (JSONL) to add as INV/DIR tests."
     ),
-    per_template: int | None = typer.Option(
-        None, "--per-template", min=1, help="A suite: this many cases per template (default all)."
+    per_template: int = typer.Option(
+        DEFAULT_PER_TEMPLATE,
+        "--per-template",
+        min=0,
+        help="A suite: a seeded sample of this many cases per template (0: every fill; a "
+        "whole suite is hundreds of thousands of tests).",
     ),
     perturb: int = typer.Option(
         0,
@@ -71,7 +78,7 @@ def from_suite_command(
     else:
         loaded = load_suite(resolve_suite(suite))
         tree = tree_from_suite(
-            loaded, extra, per_template=per_template, per_test=perturb, seed=seed
+            loaded, extra, per_template=per_template or None, per_test=perturb, seed=seed
         )
     if not tree.tests:
         raise InputError(Problem("no test cases to build a tree from", file=suite))

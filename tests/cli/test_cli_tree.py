@@ -36,6 +36,24 @@ def test_from_suite_writes_a_tree_with_a_topic_per_description(tmp_path, tiny_su
     assert "/Negation/A negative sentence with a negated positive verb." in tree.topics()
 
 
+def test_from_suite_samples_ten_cases_per_template_unless_told_to_take_every_fill(
+    tmp_path, tiny_suite_path
+):
+    from testaug.suites.cases import expand_suite
+    from testaug.suites.load import load_suite
+
+    suite = load_suite(tiny_suite_path)
+    every = len(list(expand_suite(suite, per_template=None, seed=0)))
+    sampled = len(list(expand_suite(suite, per_template=10, seed=0)))
+    sizes = {}
+    for option in ((), ("--per-template", "0")):
+        out = tmp_path / f"tree{len(option)}.jsonl"
+        args = ("tree", "from-suite", str(tiny_suite_path), "-o", str(out), *option)
+        assert run_testaug(tmp_path, *args).returncode == 0
+        sizes[option] = len(read_tree(out).tests)
+    assert sizes[()] == sampled and sizes[("--per-template", "0")] == every
+
+
 def test_from_suite_reads_a_cases_file(tmp_path, tiny_suite_path):
     cases = tmp_path / "cases.jsonl"
     assert run_testaug(tmp_path, "expand", str(tiny_suite_path), "-o", str(cases)).returncode == 0
