@@ -79,6 +79,7 @@ def induce_templates_file(
         raise InputError(Problem("no seed cases in the file", file=cases_path))
     _check_parse_lengths(accepted, accepted_path)
     _check_parse_lengths(seed_list, cases_path)
+    _check_fill_names(seed_list, cases_path)
     seeds = {case.id: case for case in seed_list}
     if suite is None and not accepted:
         suite = next(iter(seeds.values())).task
@@ -146,6 +147,19 @@ def _check_parse_lengths(cases: Sequence[TestCase], path: Path) -> None:
         for field in ("text", "text_pair"):
             if value := getattr(case, field):
                 check_parse_length(value, path, line, field)
+
+
+def _check_fill_names(cases: Sequence[TestCase], path: Path) -> None:
+    """An error naming file, line and field of the first fill whose name is no slot name."""
+    from testaug.suites.templates import TemplateSyntaxError, parse
+
+    for line, case in enumerate(cases, 1):
+        for name in case.fills:
+            try:
+                parse(f"{{{name}}}")
+            except TemplateSyntaxError:
+                message = f"{name!r} is not a slot name (a letter or _, then letters, digits, _)"
+                raise InputError(Problem(message, path, line, "fills")) from None
 
 
 def _validated_fills(
