@@ -8,8 +8,10 @@ command in process and returns what broke the property (nothing when it held):
 
 - exit 0 (the damage was harmless, e.g. a BOM), or
 - exit 1 with one line on stderr starting with "error:", the last, that names the damaged
-  file (progress and log lines may come before it; `suite validate` lists one problem a
-  line before its "error:" line, by design, and names the file in one of them),
+  file, or the file it is read through (a suite for its lexicons: a renamed lexicon is
+  an unknown slot of the suite); progress and log lines may come before it, and
+  `suite validate` lists one problem a line before its "error:" line, by design, and
+  names the file in one of them,
 - no "Traceback" anywhere, and every file the workspace held before (earlier outputs
   included) byte-identical after a failure, with no new file left beside them.
 """
@@ -48,6 +50,8 @@ class Reader:
     outputs: tuple[str, ...] = ()
     lists_problems: bool = False  # `suite validate`: one problem a line, then "error:"
     drop: tuple[str, ...] = ()  # files of the workspace this run goes without (for speed)
+    input: str | None = None  # what is typed on stdin
+    read_through: str | None = None  # the file the target is read through, named instead
 
 
 def _words(command: str) -> tuple[str, ...]:
@@ -73,6 +77,15 @@ def _merge(target: str) -> Reader:
             "--suite review/cases.jsonl"
         ),
         ("review/verdicts.jsonl", "review/accepted.jsonl", "review/suite.jsonl"),
+    )
+
+
+def _terminal(target: str) -> Reader:
+    return Reader(
+        f"annotate terminal: {target}",
+        target,
+        _words("annotate terminal review/ranked.jsonl --top 0.5 --annotator ann"),
+        input="\nnq",
     )
 
 
@@ -109,6 +122,7 @@ def _expand(target: str, *extra: str) -> Reader:
         target,
         ("expand", "suite/suite.yaml", "-o", "expanded.jsonl", *extra),
         ("expanded.jsonl",),
+        read_through="suite/suite.yaml",
     )
 
 
@@ -118,6 +132,7 @@ def _validate(target: str) -> Reader:
         target,
         ("suite", "validate", "suite/suite.yaml"),
         lists_problems=True,
+        read_through="suite/suite.yaml",
     )
 
 
@@ -180,6 +195,9 @@ READERS: tuple[Reader, ...] = (
     _merge("review/annotations.jsonl"),
     _merge("review/ranked.jsonl"),
     _merge("review/cases.jsonl"),
+    _terminal("review/ranked.jsonl"),
+    _terminal("review/ranked.calibration.json"),
+    _terminal("review/annotations.jsonl"),
     _report("run/evaluation.json"),
     _report("run/diversity.json"),
     _report("run/triage.json"),
@@ -259,7 +277,6 @@ def build_workspace(root: Path) -> Path:
     texts = [f"Case {i} is nice." for i in range(6)]
     p_valid = [0.2, 0.4, 0.6, 0.9, 0.92, 0.95]
     write_ranked_run(review, texts, p_valid=p_valid, calibration=make_calibration(m=VOUCHED_CURVE))
-    (review / "ranked.calibration.json").unlink()
     ranked = [json.loads(line) for line in (review / "ranked.jsonl").read_text().splitlines()]
     people = [
         Annotation(candidate_id=item["candidate"]["id"], valid=valid, annotator="ann",
@@ -593,7 +610,7 @@ def run_trial(workspace: Path, folder: Path, reader: Reader, damage: Damage) -> 
     damaged; returns what broke the property (empty when it held)."""
     copy = prepare(workspace, folder, reader, damage)
     before = snapshot(copy)
-    result = run_testaug(copy, *reader.args)
+    result = run_testaug(copy, *reader.args, input=reader.input)
     return check_outcome(result, reader, before, snapshot(copy))
 
 
@@ -613,7 +630,11 @@ def check_outcome(
     last = lines[-1] if lines else ""
     if len(errors) != 1 or errors[0] != last:
         broken.append(f"not one error line, last: {result.stderr[-600:]!r}")
-    named = any(reader.target in line for line in (lines if reader.lists_problems else [last]))
+    named = any(
+        name in line
+        for name in (reader.target, reader.read_through or reader.target)
+        for line in (lines if reader.lists_problems else [last])
+    )
     if not named:
         broken.append(f"{reader.target} not named: {last[:300]!r}")
     changed = sorted(name for name in before if after.get(name) != before[name])

@@ -14,7 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.core.reliability_trials import DAMAGES, READERS, build_workspace, run_trial
+from tests.cli_runner import run_testaug
+from tests.core.reliability_trials import DAMAGES, READERS, build_workspace, prepare, run_trial
 
 ROOT = Path(__file__).parent.parent.parent
 SECRET_TESTS = {
@@ -24,9 +25,20 @@ SECRET_TESTS = {
 
 
 @pytest.fixture(scope="module")
-def outcomes(tmp_path_factory) -> dict[str, list[str]]:
+def workspace(tmp_path_factory) -> Path:
+    return build_workspace(tmp_path_factory.mktemp("reliability"))
+
+
+@pytest.mark.parametrize("reader", READERS, ids=[r.name for r in READERS])
+def test_each_reader_succeeds_on_its_valid_input(workspace, tmp_path, reader):
+    copy = prepare(workspace, tmp_path / "copy", reader, lambda data, suffix: data)
+    result = run_testaug(copy, *reader.args, input=reader.input)
+    assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-2000:]
+
+
+@pytest.fixture(scope="module")
+def outcomes(workspace, tmp_path_factory) -> dict[str, list[str]]:
     """What broke in each trial ("reader / damage"), nothing where the property held."""
-    workspace = build_workspace(tmp_path_factory.mktemp("reliability"))
     scratch = tmp_path_factory.mktemp("trials")
     found = {}
     for number, (reader, (name, damage)) in enumerate(
