@@ -134,11 +134,6 @@ def _no_template(
     message = f"no template induced from its {cases:,} accepted cases (skipped: {reasons})"
     if skipped.get("no_seed_fills"):
         message += f"; no_seed_fills: their seed cases in {seeds_path} are missing or have no fills"
-    if skipped.get("unknown_lexicon"):
-        message += (
-            f"; unknown_lexicon: their seed cases in {seeds_path} fill slots that the suite "
-            "has no lexicon for"
-        )
     if not allow_empty:
         raise InputError(Problem(message + "; earlier outputs left as they were", file=path))
     logger.warning("%s: %s; writing an empty suite", path, message)

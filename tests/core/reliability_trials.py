@@ -3,15 +3,16 @@ the property that the command either succeeds or stops cleanly.
 
 A *reader* is a command and the one input file of a valid workspace it damages (`READERS`).
 A *damage* turns the file's bytes into bad ones (`DAMAGES` for the fixed trial table,
-`damages()` for hypothesis). `run_trial` copies the workspace, damages the file, runs the
+tests/core/test_reader_fuzz.py draws them at random). `run_trial` copies the workspace, damages the file, runs the
 command in process and returns what broke the property (nothing when it held):
 
 - exit 0 (the damage was harmless, e.g. a BOM), or
 - exit 1 with one line on stderr starting with "error:", the last, that names the damaged
-  file, or the file it is read through (a suite for its lexicons: a renamed lexicon is
-  an unknown slot of the suite); progress and log lines may come before it, and
-  `suite validate` lists one problem a line before its "error:" line, by design, and
-  names the file in one of them,
+  file or the file it is read through (the suite for its lexicons: a renamed lexicon is
+  an unknown slot of the suite; the accepted cases for induce's seed cases: seed fills
+  naming no lexicon of the suite leave the accepted cases without a template). Progress
+  and log lines may come before it; `suite validate` lists one problem a line before its
+  "error:" line, by design, and names the file in one of them;
 - no "Traceback" anywhere, and every file the workspace held before (earlier outputs
   included) byte-identical after a failure, with no new file left beside them.
 """
@@ -113,6 +114,8 @@ def _induce(target: str) -> Reader:
             "induce/templates.lexicons.yaml",
             "induce/templates.induced.jsonl",
         ),
+        # Seed fills naming slots the suite lacks: the accepted cases get no template.
+        read_through="induce/accepted.jsonl",
     )
 
 

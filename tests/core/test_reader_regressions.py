@@ -281,29 +281,3 @@ def test_induce_from_a_seed_whose_fill_name_is_no_slot_name_names_file_line_and_
     assert result.returncode == 1 and "Traceback" not in result.stderr
     assert "error: cases.jsonl:1: fills: 'pos_verb_ 3sg' is not a slot name" in result.stderr
     assert not (tmp_path / "templates.yaml").exists()
-
-
-def test_induce_from_seeds_filling_a_slot_the_suite_lacks_names_the_seed_cases_file(tmp_path):
-    from testaug.core.records import TestCase
-
-    shutil.copytree(DATA / "tiny", tmp_path / "suite")
-    fields = {"task": "sentiment", "capability": "Negation", "description_id": "d"}
-    seed = TestCase(
-        **fields, description="D.", text="No one likes the seat.", label="negative",
-        fills={"verb": "likes", "noun": "seat"},
-    )  # fmt: skip
-    accepted = TestCase(
-        **fields, description="D.", text="Nobody likes that seat.", label="negative",
-        source="llm", meta={"seed_case_ids": [seed.id]},
-    )  # fmt: skip
-    write_jsonl(tmp_path / "cases.jsonl", [seed])
-    write_jsonl(tmp_path / "accepted.jsonl", [accepted])
-    result = run_testaug(
-        tmp_path, "templates", "induce", "accepted.jsonl", "--cases", "cases.jsonl",
-        "--suite", "suite/suite.yaml", "-o", "templates.yaml",
-    )  # fmt: skip
-    assert result.returncode == 1 and "Traceback" not in result.stderr
-    assert "(skipped: 1 unknown_lexicon)" in result.stderr
-    assert "their seed cases in cases.jsonl fill slots that the suite has no lexicon for" in (
-        result.stderr
-    )
