@@ -80,6 +80,7 @@ def induce_templates_file(
     _check_parse_lengths(accepted, accepted_path)
     _check_parse_lengths(seed_list, cases_path)
     _check_fill_names(seed_list, cases_path)
+    _check_seed_ids(accepted, accepted_path)
     seeds = {case.id: case for case in seed_list}
     if suite is None and not accepted:
         suite = next(iter(seeds.values())).task
@@ -147,6 +148,17 @@ def _check_parse_lengths(cases: Sequence[TestCase], path: Path) -> None:
         for field in ("text", "text_pair"):
             if value := getattr(case, field):
                 check_parse_length(value, path, line, field)
+
+
+def _check_seed_ids(cases: Sequence[TestCase], path: Path) -> None:
+    """An error naming file, line and field of the first accepted case whose seed case ids
+    (`meta.seed_case_ids`) are not a list of ids."""
+    for line, case in enumerate(cases, 1):
+        ids = case.meta.get("seed_case_ids", [])
+        if not isinstance(ids, list) or not all(isinstance(i, str) for i in ids):
+            shown = repr(ids) if len(repr(ids)) <= 40 else repr(ids)[:40] + "..."
+            message = f"expected a list of seed case ids, got {shown}"
+            raise InputError(Problem(message, path, line, "meta.seed_case_ids"))
 
 
 def _check_fill_names(cases: Sequence[TestCase], path: Path) -> None:

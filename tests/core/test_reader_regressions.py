@@ -281,3 +281,27 @@ def test_induce_from_a_seed_whose_fill_name_is_no_slot_name_names_file_line_and_
     assert result.returncode == 1 and "Traceback" not in result.stderr
     assert "error: cases.jsonl:1: fills: 'pos_verb_ 3sg' is not a slot name" in result.stderr
     assert not (tmp_path / "templates.yaml").exists()
+
+
+@pytest.mark.parametrize("ids", [float("nan"), "abc", [1, 2]])
+def test_induce_of_an_accepted_case_whose_seed_ids_are_no_list_names_file_line_and_field(
+    tmp_path, ids
+):
+    from testaug.core.records import TestCase
+
+    fields = {"task": "sentiment", "capability": "Vocabulary", "description_id": "d"}
+    seed = TestCase(**fields, description="D.", text="The seat was great.", label="positive")
+    accepted = TestCase(
+        **fields, description="D.", text="The seat was nice.", label="positive",
+        source="llm", meta={"seed_case_ids": ids},
+    )  # fmt: skip
+    write_jsonl(tmp_path / "cases.jsonl", [seed])
+    write_jsonl(tmp_path / "accepted.jsonl", [accepted])
+    result = run_testaug(
+        tmp_path, "templates", "induce", "accepted.jsonl", "--cases", "cases.jsonl",
+        "-o", "templates.yaml",
+    )  # fmt: skip
+    assert result.returncode == 1 and "Traceback" not in result.stderr
+    assert "error: accepted.jsonl:1: meta.seed_case_ids: expected a list of seed case ids" in (
+        result.stderr
+    )
