@@ -88,14 +88,19 @@ def _target(
     """The precision target of the latest plan; else of the latest rule the ranker accepted
     under; else the run's `accept_precision` argument; else the default."""
     target, confidence = plan.get("accept_precision"), plan.get("confidence")
-    if isinstance(target, float | int) and isinstance(confidence, float | int):
-        return float(target), float(confidence)
+    if _fraction(target) and _fraction(confidence):
+        return float(target), float(confidence)  # type: ignore[arg-type]
     rules = [a.acceptance for a in sorted(annotations, key=lambda a: a.created_at) if a.acceptance]
     if rules:
         return rules[-1].target, rules[-1].confidence
     argued = _manifest_argument(run_dir, "accept_precision")
-    target = float(argued) if isinstance(argued, float | int) else DEFAULT_TARGET
+    target = float(argued) if _fraction(argued) else DEFAULT_TARGET  # type: ignore[arg-type]
     return target, DEFAULT_CONFIDENCE
+
+
+def _fraction(value: object) -> bool:
+    """Whether a value read from a lenient file is a number in (0, 1] (not NaN)."""
+    return isinstance(value, float | int) and not isinstance(value, bool) and 0 < value <= 1
 
 
 def _json_object(path: Path) -> dict[str, object]:

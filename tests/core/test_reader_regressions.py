@@ -101,6 +101,23 @@ def test_report_reads_past_a_manifest_json_nested_too_deeply(tmp_path):
     assert (run / "report.md").exists()
 
 
+@pytest.mark.parametrize("value", ["NaN", "-1", "7", "true", '"0.9"'])
+def test_report_ignores_a_manifest_precision_that_is_no_fraction(tmp_path, value):
+    from tests.tiny_models import VOUCHED_CURVE, make_calibration, write_ranked_run
+
+    run = write_ranked_run(
+        tmp_path / "run",
+        ["Case 0 is nice.", "Case 1 is nice."],
+        p_valid=[0.3, 0.95],
+        calibration=make_calibration(m=VOUCHED_CURVE),
+    )
+    (run / "verdicts.jsonl").write_text("")
+    (run / "manifest.json").write_text(f'{{"arguments": {{"accept_precision": {value}}}}}')
+    result = run_testaug(tmp_path, "report", "run")
+    assert result.returncode == 0, result.stderr
+    assert (run / "report.md").exists()
+
+
 def test_generate_from_a_cases_file_listing_a_case_twice_counts_it_once(tmp_path):
     shutil.copytree(DATA / "tiny", tmp_path / "suite")
     done = run_testaug(
