@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import textwrap
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -64,3 +64,12 @@ def prefect_harness():
 
     with prefect_test_harness(server_startup_timeout=180):
         yield
+
+
+@pytest.fixture(scope="session")
+def label_studio_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[object]:
+    """One real Label Studio server on 127.0.0.1 for the whole session (tests that use it
+    are marked `label_studio`); skipped, or failed in CI, when it is not installed."""
+    from tests.label_studio_live import running_label_studio
+
+    yield from running_label_studio(tmp_path_factory.mktemp("label-studio"))

@@ -9,49 +9,26 @@ two people, pull and merge, push and pull again.
 from __future__ import annotations
 
 import json
-import os
 import subprocess
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from pydantic import SecretStr
 
 from testaug.core.jsonl import read_jsonl
 from testaug.core.records import Annotation, TestCase
-from testaug.core.settings import Settings
 from tests.cli_runner import run_testaug
+from tests.label_studio_live import API_KEY
 from tests.tiny_models import VOUCHED_CURVE, make_calibration, write_ranked_run
 
 pytestmark = [pytest.mark.label_studio, pytest.mark.slow]
 
-API_KEY = "0123456789abcdef0123456789abcdef01234567"
 PROJECT = "validity of tiny candidates"
 
 
 @pytest.fixture(scope="module")
-def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[object]:
-    from testaug.review.label_studio_server import (
-        LocalServer,
-        free_port,
-        server_executable,
-        server_venv,
-    )
-
-    executable = server_executable(server_venv(Settings().cache_dir))
-    if not executable.exists():
-        message = f"Label Studio is not installed ({executable}): testaug annotate install-server"
-        if os.environ.get("CI"):
-            pytest.fail(message)
-        pytest.skip(message)
-    data_dir = tmp_path_factory.mktemp("label-studio")
-    running = LocalServer(executable, data_dir, api_key=SecretStr(API_KEY), port=free_port())
-    running.start()
-    try:
-        running.wait_ready(timeout=240)
-        yield running
-    finally:
-        running.stop()
+def server(label_studio_server) -> object:
+    """The session's Label Studio server (tests/conftest.py), shared by every module."""
+    return label_studio_server
 
 
 @pytest.fixture(scope="module")
