@@ -34,6 +34,7 @@ from rankers.cross_encoder import RankerError
 from rankers.folds import fold_assignment
 from rankers.members import MemberConfigLike, Ranker, load_member, train_member
 from rankers.reference import bundled_reference
+from testaug.core.errors import InputError, Problem
 from testaug.core.jsonl import read_json
 from testaug.core.records import Candidate, LabelledCandidate, RankedCandidate, TestCase, content_id
 
@@ -115,12 +116,18 @@ class Ensemble:
             )
         manifest = read_json(path, EnsembleManifest)
         members = []
-        for member in manifest.config.members:
+        for index, member in enumerate(manifest.config.members):
             paths = (
                 [folder / member.name / f"fold-{i}" for i in range(manifest.folds)]
                 if manifest.folds
                 else [folder / member.name]
             )
+            missing = next((p for p in paths if not p.is_dir()), None)
+            if missing is not None:
+                message = (
+                    f"member {member.name!r} has no folder {missing}; train the ensemble again"
+                )
+                raise InputError(Problem(message, path, field=f"config.members[{index}].name"))
             members.append(FoldedRanker(member.name, [load_member(member, p) for p in paths]))
         return cls(members, manifest)
 

@@ -181,6 +181,28 @@ def test_rank_with_a_corrupt_lexical_member_names_its_file(
     assert not (tmp_path / "ranked.jsonl").exists()
 
 
+def test_rank_with_an_ensemble_json_naming_a_member_without_a_folder_names_it(
+    tmp_path, lexical_ensemble
+):
+    from tests.tiny_models import make_candidate
+
+    rankers = tmp_path / "rankers"
+    shutil.copytree(lexical_ensemble, rankers)
+    manifest = rankers / "ensemble.json"
+    saved = json.loads(manifest.read_text())
+    saved["config"]["members"][0]["name"] = "lexAical"
+    manifest.write_text(json.dumps(saved))
+    write_jsonl(tmp_path / "candidates.jsonl", [make_candidate("i love the seat .")])
+    result = run_testaug(
+        tmp_path, "rank", "candidates.jsonl", "--rankers", "rankers", "-o", "ranked.jsonl"
+    )
+    assert result.returncode == 1 and "Traceback" not in result.stderr
+    assert (
+        "error: rankers/ensemble.json: config.members[0].name: member 'lexAical' has no folder "
+        "rankers/lexAical/fold-0; train the ensemble again"
+    ) in result.stderr
+
+
 @pytest.mark.parametrize("name", ["../outside", "so " * 40, ".hidden", ""])
 def test_an_ensemble_config_refuses_a_member_name_that_is_no_folder_name(tmp_path, name):
     from rankers.config import load_config
