@@ -578,6 +578,7 @@ DAMAGES: dict[str, Damage] = {
     "100,000 nested brackets": raw_value(-1, DEEP),
     "a 5,000-digit number": raw_value(-1, HUGE_NUMBER),
     "an escaped lone surrogate": raw_value(3, '"\\ud800"'),
+    "NaN for a middle value": raw_value(12, "NaN"),
     "duplicated content": twice,
 }
 
