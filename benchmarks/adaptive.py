@@ -354,8 +354,20 @@ def summary_rows(results: Sequence[ArmResult]) -> list[dict[str, object]]:
             "per_100_min": min(rates) if rates else None,
             "per_100_max": max(rates) if rates else None,
             "per_100_sd": statistics.stdev(rates) if len(rates) > 1 else None,
+            "per_100_by_round": by_round(got),
         })  # fmt: skip
     return rows
+
+
+def by_round(results: Sequence[ArmResult]) -> list[float | None]:
+    """Failures per 100 valid suggestions in each round, over the seeds' runs together."""
+    rounds = max((len(r.per_round) for r in results), default=0)
+    out: list[float | None] = []
+    for index in range(rounds):
+        counts = [r.per_round[index] for r in results if index < len(r.per_round)]
+        valid = sum(c["valid"] for c in counts)
+        out.append(100.0 * sum(c["failing"] for c in counts) / valid if valid else None)
+    return out
 
 
 def ratios(rows: Sequence[dict[str, object]]) -> dict[tuple[str, str], float | None]:
@@ -377,7 +389,8 @@ def number(value: object, digits: int = 1) -> str:
 def print_table(console: Console, rows: Sequence[dict[str, object]], title: str) -> None:
     table = Table(title=title, title_justify="left")
     columns = ["LM", "model", "selection", "seeds", "topics", "suggested", "valid",
-               "in product", "valid failing", "per 100 valid", "min to max", "adaptive / random"]  # fmt: skip
+               "in product", "valid failing", "per 100 valid", "min to max", "by round",
+               "adaptive / random"]  # fmt: skip
     for index, column in enumerate(columns):
         table.add_column(column, justify="left" if index < 3 else "right", no_wrap=index < 3)
     ratio = ratios(rows)
@@ -389,6 +402,7 @@ def print_table(console: Console, rows: Sequence[dict[str, object]], title: str)
             str(row["in_product"]) if row["lm"] == "embedded" else "all",
             str(row["failing"]), number(row["per_100_mean"]),
             f"{number(row['per_100_min'])} to {number(row['per_100_max'])}",
+            " / ".join(number(v, 0) for v in row["per_100_by_round"]),  # type: ignore[attr-defined]
             f"{r:.2f}x" if row["selection"] == "adaptive" and r is not None else "",
         )  # fmt: skip
     console.print(table)
@@ -422,7 +436,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     args = parser.parse_args(argv)
     os.environ.setdefault("HF_HUB_OFFLINE", "1")  # the models are local: never ask the hub
-    console = Console(width=160, soft_wrap=True)
+    console = Console(width=200, soft_wrap=True)
     suite = load_suite(resolve_suite("sentiment"))
     seeds = tuple(args.seeds or ((0, 1, 2) if args.quick else (0, 1, 2, 3, 4)))
     simulated = Plan(
@@ -460,6 +474,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "valid: simulated LM, in the topic's template product with its label; embedded LM, "
         f"P(valid) >= {P_VALID} from the offline ranker ensemble ('in product' counts those "
         "in the template product). per 100 valid: mean over seeds of valid failing / valid; "
+        "by round: every seed's round together (round 1 starts from passing tests only); "
         f"wall time {time.perf_counter() - started:.0f} s on {os.cpu_count()} cores",
         highlight=False,
     )

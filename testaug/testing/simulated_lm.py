@@ -3,7 +3,8 @@
 For benchmarks of the adaptive testing loop (issue 18) where a real LM's invalid text
 must not decide the comparison. `SimulatedLM(suite)` is a reply script for
 `ScriptedOpenAIServer`: given a prompt in AdaTest's notation (`testaug.adaptive.prompting`,
-whose parser it uses) and a sample index, it reads the prompt's items, finds the template
+whose quotes, separator, stop sequence and comparator reader it uses, so a change there
+reaches it) and a sample index, it reads the prompt's items, finds the template
 and slot fills behind the last one or two, and answers with one case from the same
 description's template product (every case its templates expand to) that is near them:
 one slot refilled with another word of its lexicon, or, less often, a sibling template
