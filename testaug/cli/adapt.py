@@ -6,15 +6,13 @@ from __future__ import annotations
 from pathlib import Path
 
 import typer
-from pydantic import SecretStr
 from rich.table import Table
 
 from testaug.cli.console import console, progress
-from testaug.cli.generate import BASE_URL, CACHE, ENDPOINTS, _choice
+from testaug.cli.generate import BASE_URL, CACHE, _choice, backend_from_options
 from testaug.cli.tree import LABELS_HELP, MODEL_HELP, TASK_HELP
-from testaug.core.secrets import split_userinfo
 from testaug.core.settings import Settings
-from testaug.generation.backends import BACKEND_KINDS, BACKENDS
+from testaug.generation.backends import BACKENDS
 
 SELECTIONS = ("adaptive", "random")
 
@@ -64,17 +62,8 @@ def adapt_command(
     completions scored on every model and sorted by the first one's failure score."""
     from testaug.adaptive.suggestions import RoundSettings
     from testaug.steps.adapt import adapt_round
-    from testaug.steps.augment import BackendSpec, connect_backend
 
     settings = Settings()
-    url, userinfo = split_userinfo(base_url or settings.base_url or "")
-    spec = BackendSpec(
-        kind=_choice(backend, BACKEND_KINDS.names(), "--backend"),
-        model=generator_model,
-        base_url=url or None,
-        endpoint=_choice(endpoint, ENDPOINTS, "--endpoint"),  # type: ignore[arg-type]
-        timeout=timeout,
-    )
     round_settings = RoundSettings(
         suggestions=suggestions,
         selection=_choice(selection, SELECTIONS, "--selection"),  # type: ignore[arg-type]
@@ -86,12 +75,7 @@ def adapt_command(
         seed=seed,
     )
     ensemble = _ensemble(rankers, settings) if rankers else None
-    llm = connect_backend(
-        spec,
-        api_key=settings.openai_api_key,
-        cache_dir=settings.cache_dir,
-        userinfo=SecretStr(userinfo) if userinfo else settings.base_url_userinfo,
-    )
+    _, llm = backend_from_options(backend, generator_model, base_url, endpoint, timeout, settings)
     with progress() as bar:
         ticks = bar.add_task(
             f"suggesting ({llm.name}: {llm.model})", total=round_settings.prompt.prompts

@@ -93,14 +93,7 @@ def generate_command(
     if dry_run:
         _print_dry_run(prompt_set, samples, backend)
         return
-    url, userinfo = split_userinfo(base_url or settings.base_url or "")
-    spec = BackendSpec(
-        kind=_choice(backend, BACKEND_KINDS.names(), "--backend"),
-        model=model,
-        base_url=url or None,
-        endpoint=_choice(endpoint, ENDPOINTS, "--endpoint"),  # type: ignore[arg-type]
-        timeout=timeout,
-    )
+    spec, llm = backend_from_options(backend, model, base_url, endpoint, timeout, settings)
     generation = GenerationSettings(
         samples=samples,
         temperature=temperature,
@@ -112,12 +105,7 @@ def generate_command(
     done = _generate(
         prompt_set,
         output,
-        connect_backend(
-            spec,
-            api_key=settings.openai_api_key,
-            cache_dir=settings.cache_dir,
-            userinfo=SecretStr(userinfo) if userinfo else settings.base_url_userinfo,
-        ),
+        llm,
         spec,
         generation,
         plan,
@@ -162,6 +150,33 @@ def _print_dry_run(prompt_set: PromptSet, samples: int, backend: str) -> None:
         f"{backend} backend; nothing sent[/]",
         highlight=False,
     )
+
+
+def backend_from_options(
+    kind: str,
+    model: str | None,
+    base_url: str | None,
+    endpoint: str,
+    timeout: float,
+    settings: Settings,
+) -> tuple[BackendSpec, Backend]:
+    """The LLM backend the options name, and its spec (what a run records): a base URL's
+    user info is split off and passed to the backend, never into the spec."""
+    url, userinfo = split_userinfo(base_url or settings.base_url or "")
+    spec = BackendSpec(
+        kind=_choice(kind, BACKEND_KINDS.names(), "--backend"),
+        model=model,
+        base_url=url or None,
+        endpoint=_choice(endpoint, ENDPOINTS, "--endpoint"),  # type: ignore[arg-type]
+        timeout=timeout,
+    )
+    backend = connect_backend(
+        spec,
+        api_key=settings.openai_api_key,
+        cache_dir=settings.cache_dir,
+        userinfo=SecretStr(userinfo) if userinfo else settings.base_url_userinfo,
+    )
+    return spec, backend
 
 
 def _choice(value: str, allowed: Sequence[str], option: str) -> str:
