@@ -1,0 +1,489 @@
+"""BeLUGA's cross-functional analysis (BL-9, BL-10) for configuration-method pairs.
+
+The suite T is split once (seeded, stratified by functionality; `splits.split_cases`)
+into T_train and T_test. For one configuration-method pair and one training seed:
+
+- seen: train on all of T_train, pass rates on T_test;
+- func, class, type: for each subset U_i of a partition of the functionalities (one
+  description, one capability, one test type), train on T_train \\ U_i and take the pass
+  rates on T_test ∩ U_i; the partition gives every functionality exactly one unseen rate.
+  In the IID+T and IID->(IID+T) configurations the i.i.d. training data stays in.
+- standard: the IID model (trained on the i.i.d. data only), pass rates on T_test.
+
+A functionality's pass rate (Eq. 7) is the share of its test cases whose prediction is one
+of the case's acceptable labels; the suite score s_T is the mean of the functionality pass
+rates; s_iid is accuracy on the i.i.d. test set (for a leave-out scenario, the mean over
+its models); G = 2·s_T·s_iid / (s_T + s_iid) (Eq. 8). Everything is a fraction in [0, 1];
+every aggregate is a mean and sample deviation over the seeds.
+
+Training is a parameter: `Train` maps the material of one training run (configuration,
+method, cases, i.i.d. examples) and a seed to a model, and `Predict` gives a model's
+labels for inputs, so the analysis does not depend on how models are trained.
+"""
+
+from __future__ import annotations
+
+import statistics
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+from testaug.core.errors import TestAugError
+from testaug.core.jsonl import read_json
+from testaug.core.records import Record, TestCase, TestType, label_options
+from testaug.core.runs import write_json
+from testaug.evaluation.finetune import (
+    Classifier,
+    FineTuneConfig,
+    LabelledInput,
+    load_classifier,
+    predict_labels,
+    train_loop,
+)
+from testaug.evaluation.patching import IidExample, g_score, stat
+from testaug.evaluation.patching_report import Stat
+from testaug.evaluation.splits import Strategy, dedupe, held_out_values, split_cases
+
+Scenario = Literal["standard", "seen", "func", "class", "type"]
+SCENARIOS: tuple[Scenario, ...] = ("standard", "seen", "func", "class", "type")
+# The scenarios a configuration-method pair is evaluated in (standard is the IID model's).
+PAIR_SCENARIOS: tuple[Scenario, ...] = ("seen", "func", "class", "type")
+CONFIGURATIONS = ("IID", "IID->T", "IID+T", "IID->(IID+T)")
+# Configurations whose suite training keeps the i.i.d. training data.
+WITH_IID = frozenset({"IID+T", "IID->(IID+T)"})
+DEFAULT_SPLIT_SEED = 123  # BeLUGA's random_state for the suite split
+CROSSFUNCTIONAL_FILE = "crossfunctional.json"
+
+
+@dataclass(frozen=True)
+class TrainingMaterial:
+    """What one training run gets: the configuration and method, the suite cases it may
+    learn from (T_train, or T_train \\ U_i) and the i.i.d. training examples (D_train).
+
+    `cases` is empty for the IID configuration. `iid` is always D_train: a multi-step
+    configuration trains on it first; IID+T and IID->(IID+T) also mix it with the cases.
+    """
+
+    configuration: str
+    method: str
+    cases: tuple[TestCase, ...]
+    iid: tuple[IidExample, ...]
+    scenario: Scenario
+    held_out: str | None = None
+
+
+Train = Callable[[TrainingMaterial, int], Any]
+Predict = Callable[[Any, Sequence[LabelledInput]], list[str]]
+Progress = Callable[[str], None]
+
+
+class Functionality(Record):
+    """A functionality (a suite description), its class and test type, and its test size."""
+
+    id: str
+    description: str
+    capability: str
+    test_type: TestType
+    n_train: int
+    n_test: int
+
+
+class LeaveOutModel(Record):
+    """One model of a scenario: what it left out, its training size and i.i.d. accuracy."""
+
+    held_out: str | None = None
+    n_train: int
+    iid_score: float
+
+
+class ScenarioRun(Record):
+    """One scenario of one pair under one seed: a pass rate per functionality (Eq. 7),
+    the suite score, the i.i.d. score (mean over the scenario's models) and G (Eq. 8)."""
+
+    configuration: str
+    method: str
+    scenario: Scenario
+    seed: int
+    pass_rates: dict[str, float]  # functionality id -> pass rate
+    suite_score: float
+    iid_score: float
+    g: float
+    models: tuple[LeaveOutModel, ...]
+
+
+class ScenarioSummary(Record):
+    """A scenario of one pair over seeds: mean and deviation of every score."""
+
+    scenario: Scenario
+    pass_rates: dict[str, Stat]
+    suite_score: Stat
+    iid_score: Stat
+    g: Stat
+
+
+class PairSummary(Record):
+    """A configuration-method pair: its scenarios over seeds and the mean G of the four
+    generalization scenarios (BeLUGA's Avg column, per pair)."""
+
+    configuration: str
+    method: str
+    scenarios: dict[str, ScenarioSummary]  # seen, func, class, type
+    g_average: Stat
+
+    @property
+    def name(self) -> str:
+        """`configuration / method`, as the table and heat map label the pair."""
+        return f"{self.configuration} / {self.method}"
+
+
+class CrossFunctionalReport(Record):
+    """Every run of the analysis and its summaries (crossfunctional.json holds it)."""
+
+    base_model: str
+    labels: tuple[str, ...]
+    seeds: tuple[int, ...]
+    split_seed: int
+    test_fraction: float
+    n_cases: int
+    n_iid_train: int
+    n_iid_test: int
+    functionalities: tuple[Functionality, ...]
+    standard: ScenarioSummary | None = None  # the IID model
+    pairs: tuple[PairSummary, ...]
+    runs: tuple[ScenarioRun, ...]
+
+    def g_table(self) -> list[tuple[str, dict[str, Stat]]]:
+        """Rows of the G table: the IID baseline (G_standard), then each pair's G per
+        scenario and their average."""
+        rows: list[tuple[str, dict[str, Stat]]] = []
+        if self.standard is not None:
+            rows.append(("IID (standard)", {"standard": self.standard.g}))
+        for pair in self.pairs:
+            cells = {name: summary.g for name, summary in pair.scenarios.items()}
+            rows.append((pair.name, {**cells, "avg": pair.g_average}))
+        return rows
+
+
+def write_report(path: Path, report: CrossFunctionalReport) -> None:
+    """Write the report as JSON (atomically)."""
+    write_json(path, report.model_dump(mode="json"))
+
+
+def read_report(path: Path) -> CrossFunctionalReport:
+    """Read a report written by `write_report`."""
+    return read_json(path, CrossFunctionalReport)
+
+
+def passed(predicted: str, case: LabelledInput) -> bool:
+    """Whether a prediction passes a case: it is one of the acceptable labels."""
+    return predicted in label_options(case.label)
+
+
+def pass_rates(cases: Sequence[TestCase], predicted: Sequence[str]) -> dict[str, float]:
+    """Eq. 7: the share of each functionality's cases that pass, keyed by description id."""
+    hits: dict[str, list[bool]] = {}
+    for case, label in zip(cases, predicted, strict=True):
+        hits.setdefault(case.description_id, []).append(passed(label, case))
+    return {key: sum(flags) / len(flags) for key, flags in hits.items()}
+
+
+def suite_score(rates: dict[str, float]) -> float:
+    """The aggregate suite score: the arithmetic mean of the functionality pass rates."""
+    if not rates:
+        raise TestAugError("no functionality pass rates to aggregate")
+    return statistics.fmean(rates.values())
+
+
+def accuracy(examples: Sequence[LabelledInput], predicted: Sequence[str]) -> float:
+    """s_iid: the share of i.i.d. examples predicted right (0 for none)."""
+    if not examples:
+        return 0.0
+    return sum(passed(p, e) for p, e in zip(predicted, examples, strict=True)) / len(examples)
+
+
+def partition(cases: Sequence[TestCase], scenario: Scenario) -> list[str | None]:
+    """The subsets U_i a scenario trains without: None for seen and standard (nothing
+    left out), else every description id, capability or test type."""
+    if scenario in ("seen", "standard"):
+        return [None]
+    return list(held_out_values(cases, _strategy(scenario)))
+
+
+def _strategy(scenario: Scenario) -> Strategy:
+    if scenario not in ("func", "class", "type"):
+        raise TestAugError(f"scenario {scenario!r} leaves nothing out")
+    return scenario  # type: ignore[return-value]  # func, class, type are strategies too
+
+
+@dataclass
+class _Analysis:
+    """What every run of one analysis shares."""
+
+    cases: list[TestCase]
+    iid_train: tuple[IidExample, ...]
+    iid_test: tuple[IidExample, ...]
+    train: Train
+    predict: Predict
+    split_seed: int
+    test_fraction: float
+    progress: Progress
+
+    def split(
+        self, scenario: Scenario, held_out: str | None
+    ) -> tuple[list[TestCase], list[TestCase]]:
+        """T_train (\\ U_i) and T_test (∩ U_i) of one model of a scenario."""
+        strategy: Strategy = "random" if held_out is None else _strategy(scenario)
+        split = split_cases(
+            self.cases,
+            test_fraction=self.test_fraction,
+            seed=self.split_seed,
+            strategy=strategy,
+            held_out=held_out,
+        )
+        by_id = {case.id: case for case in self.cases}
+        return [by_id[i] for i in split.train_ids], [by_id[i] for i in split.test_ids]
+
+    def run(self, configuration: str, method: str, scenario: Scenario, seed: int) -> ScenarioRun:
+        """Train the scenario's models (one per U_i) and score them on their test cases."""
+        rates: dict[str, float] = {}
+        models: list[LeaveOutModel] = []
+        for held_out in partition(self.cases, scenario):
+            train, test = self.split(scenario, held_out)
+            if not test:
+                continue  # a lone case that fell in train: no unseen rate to give
+            if scenario == "standard":
+                train = []
+            where = f"{configuration} / {method} {scenario} {held_out or 'all'} seed {seed}"
+            self.progress(f"{where}: training on {len(train)} cases")
+            material = TrainingMaterial(
+                configuration, method, tuple(train), self.iid_train, scenario, held_out
+            )
+            model = self.train(material, seed)
+            found = pass_rates(test, self.predict(model, test))
+            overlap = set(found) & set(rates)
+            if overlap:
+                raise TestAugError(f"functionality {sorted(overlap)[0]!r} scored twice")
+            rates.update(found)
+            iid = accuracy(self.iid_test, self.predict(model, self.iid_test))
+            models.append(LeaveOutModel(held_out=held_out, n_train=len(train), iid_score=iid))
+        s_t = suite_score(rates)
+        s_iid = statistics.fmean(m.iid_score for m in models)
+        return ScenarioRun(
+            configuration=configuration,
+            method=method,
+            scenario=scenario,
+            seed=seed,
+            pass_rates=dict(sorted(rates.items())),
+            suite_score=s_t,
+            iid_score=s_iid,
+            g=g_score(s_t, s_iid),
+            models=tuple(models),
+        )
+
+
+def summarize_scenario(runs: Sequence[ScenarioRun]) -> ScenarioSummary:
+    """Mean and deviation over seeds of one scenario's scores."""
+    keys = sorted({key for run in runs for key in run.pass_rates})
+    return ScenarioSummary(
+        scenario=runs[0].scenario,
+        pass_rates={
+            key: stat([run.pass_rates[key] for run in runs if key in run.pass_rates])
+            for key in keys
+        },
+        suite_score=stat([run.suite_score for run in runs]),
+        iid_score=stat([run.iid_score for run in runs]),
+        g=stat([run.g for run in runs]),
+    )
+
+
+def summarize_pair(runs: Sequence[ScenarioRun]) -> PairSummary:
+    """A pair's scenarios over seeds, and per seed the mean G of its scenarios, over seeds."""
+    by_scenario: dict[str, list[ScenarioRun]] = {}
+    by_seed: dict[int, list[float]] = {}
+    for run in runs:
+        by_scenario.setdefault(run.scenario, []).append(run)
+        by_seed.setdefault(run.seed, []).append(run.g)
+    return PairSummary(
+        configuration=runs[0].configuration,
+        method=runs[0].method,
+        scenarios={
+            name: summarize_scenario(by_scenario[name])
+            for name in PAIR_SCENARIOS
+            if name in by_scenario
+        },
+        g_average=stat([statistics.fmean(values) for _, values in sorted(by_seed.items())]),
+    )
+
+
+def functionalities(
+    cases: Sequence[TestCase], *, split_seed: int, test_fraction: float
+) -> tuple[Functionality, ...]:
+    """Every functionality of the suite, in suite order, with its train and test sizes."""
+    split = split_cases(cases, test_fraction=test_fraction, seed=split_seed)
+    test = set(split.test_ids)
+    found: dict[str, Functionality] = {}
+    counts: dict[str, list[int]] = {}
+    for case in cases:
+        found.setdefault(
+            case.description_id,
+            Functionality(
+                id=case.description_id,
+                description=case.description,
+                capability=case.capability,
+                test_type=case.test_type,
+                n_train=0,
+                n_test=0,
+            ),
+        )
+        count = counts.setdefault(case.description_id, [0, 0])
+        count[case.id in test] += 1
+    return tuple(
+        f.model_copy(update={"n_train": counts[f.id][0], "n_test": counts[f.id][1]})
+        for f in found.values()
+    )
+
+
+def run_crossfunctional(
+    cases: Sequence[TestCase],
+    *,
+    iid_train: Sequence[IidExample],
+    iid_test: Sequence[IidExample],
+    pairs: Sequence[tuple[str, str]],
+    train: Train,
+    predict: Predict,
+    base_model: str = "",
+    labels: Sequence[str] = (),
+    seeds: Sequence[int] = (42,),
+    scenarios: Sequence[Scenario] = PAIR_SCENARIOS,
+    standard: bool = True,
+    split_seed: int = DEFAULT_SPLIT_SEED,
+    test_fraction: float = 0.5,
+    on_progress: Progress | None = None,
+) -> CrossFunctionalReport:
+    """BeLUGA's cross-functional analysis of configuration-method pairs, over seeds.
+
+    Each pair is evaluated in `scenarios` (seen, func, class, type); with `standard` the
+    IID model (configuration "IID", method "vanilla") gives the standard evaluation once
+    per seed. `train(material, seed)` returns a model and `predict(model, inputs)` its
+    labels. The suite split is the same for every pair and seed (`split_seed`).
+    """
+    if not seeds:
+        raise TestAugError("the cross-functional analysis needs at least one seed")
+    if not iid_test:
+        raise TestAugError("the cross-functional analysis needs i.i.d. test examples (s_iid)")
+    unique = dedupe(cases)
+    if not unique:
+        raise TestAugError("no suite cases to analyse")
+    for configuration, _ in pairs:
+        if configuration not in CONFIGURATIONS:
+            raise TestAugError(
+                f"unknown configuration {configuration!r}: one of {', '.join(CONFIGURATIONS)}"
+            )
+    for scenario in scenarios:
+        if scenario not in PAIR_SCENARIOS:
+            raise TestAugError(f"unknown scenario {scenario!r}: {', '.join(PAIR_SCENARIOS)}")
+    analysis = _Analysis(
+        unique,
+        tuple(iid_train),
+        tuple(iid_test),
+        train,
+        predict,
+        split_seed,
+        test_fraction,
+        on_progress or (lambda message: None),
+    )
+    runs: list[ScenarioRun] = []
+    standard_runs = (
+        [analysis.run("IID", "vanilla", "standard", s) for s in seeds] if standard else []
+    )
+    runs += standard_runs
+    summaries: list[PairSummary] = []
+    for configuration, method in pairs:
+        pair_runs = [
+            analysis.run(configuration, method, scenario, seed)
+            for seed in seeds
+            for scenario in scenarios
+        ]
+        runs += pair_runs
+        summaries.append(summarize_pair(pair_runs))
+    return CrossFunctionalReport(
+        base_model=base_model,
+        labels=tuple(labels),
+        seeds=tuple(seeds),
+        split_seed=split_seed,
+        test_fraction=test_fraction,
+        n_cases=len(unique),
+        n_iid_train=len(iid_train),
+        n_iid_test=len(iid_test),
+        functionalities=functionalities(unique, split_seed=split_seed, test_fraction=test_fraction),
+        standard=summarize_scenario(standard_runs) if standard_runs else None,
+        pairs=tuple(summaries),
+        runs=tuple(runs),
+    )
+
+
+# Methods the built-in trainer applies (to the suite step); BeLUGA's others come with
+# the behaviour trainer.
+FALLBACK_METHODS = {"vanilla": 0.0, "l2": 0.1}
+
+
+def finetune_trainer(
+    base_model: str,
+    *,
+    labels: Sequence[str],
+    config: FineTuneConfig | None = None,
+    model_labels: Sequence[str] | None = None,
+) -> Train:
+    """A `Train` by plain cross-entropy fine-tuning (every case read by its label): the
+    i.i.d. step first for IID, IID->T and IID->(IID+T) (kept per seed and reused), then
+    the suite step on the cases (IID->T), on cases and i.i.d. data (IID+T,
+    IID->(IID+T)). Methods: vanilla and l2 (weight decay 0.1 in the suite step)."""
+    import copy
+
+    config = config or FineTuneConfig()
+    first_steps: dict[int, Any] = {}
+
+    def load(seed: int) -> Classifier:
+        return load_classifier(
+            base_model,
+            labels=labels,
+            model_labels=model_labels,
+            seed=seed,
+            train=True,
+            device=config.device,
+        )
+
+    def train(material: TrainingMaterial, seed: int) -> Classifier:
+        if material.method not in FALLBACK_METHODS:
+            raise TestAugError(
+                f"method {material.method!r} needs the behaviour trainer; the built-in one "
+                f"has {', '.join(FALLBACK_METHODS)}"
+            )
+        seeded = config.model_copy(update={"seed": seed})
+        classifier = load(seed)
+        if material.configuration != "IID+T":
+            if seed not in first_steps:
+                train_loop(classifier, material.iid, seeded)
+                first_steps[seed] = copy.deepcopy(classifier.model.state_dict())
+            classifier.model.load_state_dict(first_steps[seed])
+        if material.configuration == "IID":
+            return classifier
+        mixed: list[LabelledInput] = list(material.cases)
+        if material.configuration in WITH_IID:
+            mixed += material.iid
+        decay = FALLBACK_METHODS[material.method]
+        train_loop(classifier, mixed, seeded.model_copy(update={"weight_decay": decay}))
+        return classifier
+
+    return train
+
+
+def finetune_predict(config: FineTuneConfig | None = None) -> Predict:
+    """A `Predict` for the classifiers `finetune_trainer` returns (argmax label)."""
+    config = config or FineTuneConfig()
+
+    def predict(classifier: Any, inputs: Sequence[LabelledInput]) -> list[str]:
+        return predict_labels(classifier, inputs, config) if inputs else []
+
+    return predict
