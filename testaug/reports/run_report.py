@@ -6,7 +6,8 @@ Files read (all optional): the stage outputs (cases.jsonl, candidates.jsonl, ran
 ranked.calibration.json, annotations.jsonl, verdicts.jsonl, accepted.jsonl,
 templates.induced.jsonl, expanded.jsonl), manifest.json, and the JSON summaries triage.json (`testaug rankers evaluate --json`),
 diversity.json (`testaug diversity --json`), evaluation.json (`testaug evaluate --json`)
-and patching.json (`testaug patch-eval --json`), and tree_report.json (`testaug tree retest`).
+and patching.json (`testaug patch-eval --json`), tree_report.json (`testaug tree retest`)
+and crossfunctional.json (`testaug generalize`).
 """
 
 from __future__ import annotations
@@ -23,10 +24,12 @@ from testaug.core.jsonl import open_input, read_json, read_jsonl
 from testaug.core.records import Annotation
 from testaug.core.triage import TriageReport, TriageSummary
 from testaug.diversity.measures import DiversityMeasures, DiversityRow, DiversitySummary
+from testaug.evaluation.crossfunctional import CROSSFUNCTIONAL_FILE, CrossFunctionalReport
 from testaug.evaluation.patching import PatchingReport
 from testaug.evaluation.summary import EvaluationSummary
 from testaug.reports.acceptance import acceptance_blocks, auto_mode_notice, read_run_acceptance
 from testaug.reports.blocks import Heading, Image, Report, Table, Text, render_html, render_markdown
+from testaug.reports.crossfunctional import crossfunctional_section
 from testaug.reports.evaluation import evaluation_section
 from testaug.reports.patching import patching_section
 from testaug.reports.plots import acc_curves_png
@@ -60,6 +63,7 @@ RUN_FILES = (
     "evaluation.json",
     "patching.json",
     TREE_REPORT_FILE,
+    CROSSFUNCTIONAL_FILE,
 )
 
 
@@ -104,6 +108,9 @@ def build_report(run_dir: Path) -> Report:
     tree = read_summary(run_dir / TREE_REPORT_FILE, TreeReport)
     if tree is not None:
         report.add(*tree_section(tree))
+    crossfunctional = read_summary(run_dir / CROSSFUNCTIONAL_FILE, CrossFunctionalReport)
+    if crossfunctional is not None:
+        report.add(*crossfunctional_section(crossfunctional))
     return report
 
 

@@ -1,0 +1,196 @@
+"""The report's section on BeLUGA's cross-functional analysis, from crossfunctional.json
+(`testaug generalize`): the G table, the suite scores, and per scenario a table and a heat
+map of functionality pass rates by configuration-method pair (BL-14's figure)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from testaug.evaluation.crossfunctional import (
+    PAIR_SCENARIOS,
+    CrossFunctionalReport,
+    Functionality,
+    ScenarioSummary,
+)
+from testaug.evaluation.patching_report import Stat
+from testaug.reports.blocks import Block, Heading, Image, Table, Text
+from testaug.reports.plots import _png, _pyplot
+
+TYPE_COLOURS = {"MFT": "tab:blue", "INV": "tab:red", "DIR": "tab:green"}
+SCENARIO_NAMES = {
+    "standard": "standard (IID model)",
+    "seen": "seen",
+    "func": "functionality out",
+    "class": "class out",
+    "type": "test type out",
+}
+BASELINE = "IID (standard)"
+
+
+def _stat(value: Stat | None) -> str:
+    return "" if value is None else f"{100 * value.mean:.1f} ± {100 * value.std:.1f}"
+
+
+def _ordered(report: CrossFunctionalReport) -> list[Functionality]:
+    """Functionalities grouped by class (in order of first appearance), suite order within."""
+    classes = list(dict.fromkeys(f.capability for f in report.functionalities))
+    return sorted(report.functionalities, key=lambda f: classes.index(f.capability))
+
+
+def _rows(report: CrossFunctionalReport, scenario: str) -> list[tuple[str, ScenarioSummary]]:
+    """The baseline row (the IID model) and each pair's summary of the scenario."""
+    rows = [(BASELINE, report.standard)] if report.standard is not None else []
+    rows += [(p.name, p.scenarios[scenario]) for p in report.pairs if scenario in p.scenarios]
+    return rows
+
+
+def crossfunctional_section(report: CrossFunctionalReport) -> list[Block]:
+    """The G table (mean ± standard deviation over seeds, in percent), the suite scores,
+    and per scenario the functionality pass rates as a table and a heat map."""
+    seeds = list(report.seeds)
+    blocks: list[Block] = [
+        Heading("Cross-functional generalization"),
+        Text(
+            f"{report.base_model or 'the model'} trained per configuration and method on "
+            f"{report.n_cases:,} suite cases (split seed {report.split_seed}, "
+            f"{report.test_fraction:.0%} to test) and {report.n_iid_train:,} i.i.d. examples; "
+            f"i.i.d. score on {report.n_iid_test:,} examples; seeds {seeds}. Seen: trained on "
+            "every functionality; functionality, class and test type out: each functionality "
+            "scored by a model that never saw it (its description, its class, its test type)."
+        ),
+    ]
+    g_columns = ["", "i.i.d. score", "G standard", *(f"G {s}" for s in PAIR_SCENARIOS), "Avg"]
+    g_rows = []
+    if report.standard is not None:
+        g_rows.append(
+            [BASELINE, _stat(report.standard.iid_score), _stat(report.standard.g)]
+            + [""] * (len(PAIR_SCENARIOS) + 1)
+        )
+    for pair in report.pairs:
+        seen = pair.scenarios.get("seen")
+        g_rows.append(
+            [
+                pair.name,
+                _stat(seen.iid_score if seen else None),
+                "",
+                *(_stat(getattr(pair.scenarios.get(s), "g", None)) for s in PAIR_SCENARIOS),
+                _stat(pair.g_average),
+            ]
+        )
+    blocks.append(
+        Table(
+            g_columns,
+            g_rows,
+            caption="BeLUGA's G (Eq. 8): harmonic mean of the suite score and the i.i.d. "
+            "score, in percent, mean ± standard deviation over seeds; Avg: the mean G of "
+            "the pair's scenarios",
+        )
+    )
+    score_rows = []
+    if report.standard is not None:
+        score_rows.append(
+            [BASELINE, _stat(report.standard.suite_score)] + [""] * len(PAIR_SCENARIOS)
+        )
+    for pair in report.pairs:
+        score_rows.append(
+            [
+                pair.name,
+                "",
+                *(
+                    _stat(getattr(pair.scenarios.get(s), "suite_score", None))
+                    for s in PAIR_SCENARIOS
+                ),
+            ]
+        )
+    blocks.append(
+        Table(
+            ["", "s_T standard", *(f"s_T {s}" for s in PAIR_SCENARIOS)],
+            score_rows,
+            caption="suite scores: the mean of the functionality pass rates, in percent",
+        )
+    )
+    functionalities = _ordered(report)
+    for scenario in PAIR_SCENARIOS:
+        rows = _rows(report, scenario)
+        if len(rows) <= (report.standard is not None):
+            continue
+        blocks.append(Heading(f"Pass rates: {SCENARIO_NAMES[scenario]}", level=3))
+        blocks.append(
+            Table(
+                ["functionality", "class", "type", *(name for name, _ in rows)],
+                [
+                    [
+                        f.description,
+                        f.capability,
+                        f.test_type,
+                        *(_stat(s.pass_rates.get(f.id)) for _, s in rows),
+                    ]
+                    for f in functionalities
+                ]
+                + [["average (s_T)", "", "", *(_stat(s.suite_score) for _, s in rows)]],
+                caption="functionality pass rates (Eq. 7) in percent, mean ± standard "
+                "deviation over seeds",
+            )
+        )
+        blocks.append(
+            Image(
+                pass_rate_heatmap_png(functionalities, rows, title=SCENARIO_NAMES[scenario]),
+                f"crossfunctional_{scenario}.png",
+                f"pass rates ({SCENARIO_NAMES[scenario]}): configuration-method pairs by "
+                "functionality; x ticks blue MFT, red INV, green DIR",
+            )
+        )
+    return blocks
+
+
+def pass_rate_heatmap_png(
+    functionalities: Sequence[Functionality],
+    rows: Sequence[tuple[str, ScenarioSummary]],
+    *,
+    title: str = "",
+) -> bytes:
+    """BL-14's panel: configuration-method pairs (y) by the average pass rate and then each
+    functionality's (x), in percent; lines between configurations and between classes,
+    x ticks coloured by test type (blue MFT, red INV, green DIR)."""
+    import numpy as np
+
+    plt = _pyplot()
+    grid = np.array(
+        [
+            [100 * summary.suite_score.mean]
+            + [
+                np.nan if f.id not in summary.pass_rates else 100 * summary.pass_rates[f.id].mean
+                for f in functionalities
+            ]
+            for _, summary in rows
+        ],
+        dtype=float,
+    )
+    columns = ["average", *(f.description for f in functionalities)]
+    size = (max(6.0, 2.5 + 0.35 * len(columns)), max(2.4, 1.6 + 0.35 * len(rows)))
+    figure, axes = plt.subplots(figsize=size, dpi=110)
+    image = axes.imshow(np.ma.masked_invalid(grid), cmap="RdYlGn", vmin=0, vmax=100, aspect="auto")
+    axes.set_xticks(range(len(columns)))
+    axes.set_xticklabels(
+        [c if len(c) <= 40 else c[:39] + "…" for c in columns], rotation=90, fontsize=7
+    )
+    for tick, f in zip(axes.get_xticklabels()[1:], functionalities, strict=True):
+        tick.set_color(TYPE_COLOURS.get(f.test_type, "black"))
+    axes.set_yticks(range(len(rows)))
+    axes.set_yticklabels([name for name, _ in rows], fontsize=7)
+    axes.axvline(0.5, color="black", linewidth=1.2)
+    for j in range(1, len(functionalities)):
+        if functionalities[j].capability != functionalities[j - 1].capability:
+            axes.axvline(j + 0.5, color="black", linewidth=0.6)
+    configurations = [name.split(" / ")[0] for name, _ in rows]
+    for i in range(1, len(rows)):
+        if configurations[i] != configurations[i - 1]:
+            axes.axhline(i - 0.5, color="black", linewidth=0.8)
+    if len(columns) * len(rows) <= 400:
+        for i in range(len(rows)):
+            for j in range(len(columns)):
+                if not np.isnan(grid[i, j]):
+                    axes.text(j, i, f"{grid[i, j]:.0f}", ha="center", va="center", fontsize=6)
+    figure.colorbar(image, ax=axes, label="pass rate %")
+    axes.set_title(title, fontsize=9)
+    return _png(figure)

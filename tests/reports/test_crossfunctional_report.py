@@ -1,0 +1,78 @@
+"""The report's cross-functional section: the G table, per-scenario pass-rate tables and
+BL-14's heat maps, from a crossfunctional.json in the run folder."""
+
+from __future__ import annotations
+
+from testaug.evaluation.crossfunctional import (
+    CROSSFUNCTIONAL_FILE,
+    run_crossfunctional,
+    write_report,
+)
+from testaug.reports.crossfunctional import TYPE_COLOURS
+from testaug.reports.run_report import write_report as write_run_report
+from tests.evaluation.test_crossfunctional import IID, Learner, suite
+
+
+def test_a_run_with_crossfunctional_json_gets_the_g_table_and_a_heat_map_per_scenario(tmp_path):
+    learner = Learner()
+    report = run_crossfunctional(
+        suite(),
+        iid_train=IID,
+        iid_test=IID,
+        pairs=[("IID->T", "vanilla"), ("IID+T", "vanilla")],
+        train=learner.train,
+        predict=learner.predict,
+        seeds=(1, 2),
+        base_model="constructed",
+    )
+    write_report(tmp_path / CROSSFUNCTIONAL_FILE, report)
+    written = write_run_report(tmp_path)
+    assert "Cross-functional generalization" in written.sections
+    markdown = written.markdown.read_text()
+    # G of IID->T seen: s_T = 1, s_iid = 3/4 -> 85.7; no deviation over two seeds
+    assert "| IID->T / vanilla | 75.0 ± 0.0 |  | 85.7 ± 0.0 |" in markdown
+    assert "| IID (standard) | 75.0 ± 0.0 | 66.7 ± 0.0 |" in markdown
+    for scenario in ("seen", "func", "class", "type"):
+        png = tmp_path / "report_files" / f"crossfunctional_{scenario}.png"
+        assert png.read_bytes()[:4] == b"\x89PNG"
+    assert "Pass rates: functionality out" in markdown
+    assert set(TYPE_COLOURS) == {"MFT", "INV", "DIR"}
+
+
+def test_the_heat_map_colours_x_ticks_by_test_type():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from testaug.reports import crossfunctional as section
+
+    learner = Learner()
+    report = run_crossfunctional(
+        suite(),
+        iid_train=IID,
+        iid_test=IID,
+        pairs=[("IID->T", "vanilla")],
+        train=learner.train,
+        predict=learner.predict,
+        scenarios=("func",),
+    )
+    captured = {}
+    png = section._png
+
+    def keep(figure):
+        captured["ticks"] = [
+            (t.get_text(), t.get_color()) for t in figure.axes[0].get_xticklabels()
+        ]
+        return png(figure)
+
+    section._png = keep
+    try:
+        functionalities = section._ordered(report)
+        section.pass_rate_heatmap_png(functionalities, section._rows(report, "func"))
+    finally:
+        section._png = png
+        plt.close("all")
+    colours = dict(captured["ticks"][1:])
+    by_type = {f.description: f.test_type for f in functionalities}
+    assert {name: TYPE_COLOURS[by_type[name]] for name in colours} == colours
