@@ -39,7 +39,6 @@ from testaug.evaluation.finetune import (
     LabelledInput,
     load_classifier,
     predict_labels,
-    train_loop,
 )
 from testaug.evaluation.patching import IidExample, g_score, stat
 from testaug.evaluation.patching_report import Stat
@@ -57,7 +56,7 @@ CROSSFUNCTIONAL_FILE = "crossfunctional.json"
 
 
 @dataclass(frozen=True)
-class TrainingMaterial:
+class TrainingRequest:
     """What one training run gets: the configuration and method, the suite cases it may
     learn from (T_train, or T_train \\ U_i) and the i.i.d. training examples (D_train).
 
@@ -73,7 +72,7 @@ class TrainingMaterial:
     held_out: str | None = None
 
 
-Train = Callable[[TrainingMaterial, int], Any]
+Train = Callable[[TrainingRequest, int], Any]
 Predict = Callable[[Any, Sequence[LabelledInput]], list[str]]
 Progress = Callable[[str], None]
 
@@ -256,7 +255,7 @@ class _Analysis:
                 train = []
             where = f"{configuration} / {method} {scenario} {held_out or 'all'} seed {seed}"
             self.progress(f"{where}: training on {len(train)} cases")
-            material = TrainingMaterial(
+            material = TrainingRequest(
                 configuration, method, tuple(train), self.iid_train, scenario, held_out
             )
             model = self.train(material, seed)
@@ -375,11 +374,7 @@ def run_crossfunctional(
     unique = dedupe(cases)
     if not unique:
         raise TestAugError("no suite cases to analyse")
-    for configuration, _ in pairs:
-        if configuration not in CONFIGURATIONS:
-            raise TestAugError(
-                f"unknown configuration {configuration!r}: one of {', '.join(CONFIGURATIONS)}"
-            )
+    pairs = [(configuration_name(configuration), method) for configuration, method in pairs]
     for scenario in scenarios:
         if scenario not in PAIR_SCENARIOS:
             raise TestAugError(f"unknown scenario {scenario!r}: {', '.join(PAIR_SCENARIOS)}")
@@ -423,28 +418,36 @@ def run_crossfunctional(
     )
 
 
-# Methods the built-in trainer applies (to the suite step); BeLUGA's others come with
-# the behaviour trainer.
-FALLBACK_METHODS = {"vanilla": 0.0, "l2": 0.1}
+def configuration_name(text: str) -> str:
+    """A configuration in BeLUGA's notation (IID->T), written in any case."""
+    by_lower = {name.lower(): name for name in CONFIGURATIONS}
+    key = text.strip().replace(" ", "").lower()
+    if key not in by_lower:
+        raise TestAugError(f"unknown configuration {text!r}: one of {', '.join(CONFIGURATIONS)}")
+    return by_lower[key]
 
 
-def finetune_trainer(
+def behaviour_trainer(
     base_model: str,
     *,
     labels: Sequence[str],
     config: FineTuneConfig | None = None,
+    iid_config: FineTuneConfig | None = None,
     model_labels: Sequence[str] | None = None,
+    on_progress: Progress | None = None,
 ) -> Train:
-    """A `Train` by plain cross-entropy fine-tuning (every case read by its label): the
-    i.i.d. step first for IID, IID->T and IID->(IID+T) (kept per seed and reused), then
-    the suite step on the cases (IID->T), on cases and i.i.d. data (IID+T,
-    IID->(IID+T)). Methods: vanilla and l2 (weight decay 0.1 in the suite step)."""
+    """A `Train` by BeLUGA's behavioural training (`behaviour_training`), suite cases read
+    by their labels: the i.i.d.-only step (vanilla, `iid_config`, default `config`) is made
+    once per seed and reused by IID, IID->T and IID->(IID+T); the method is applied in the
+    suite step (IID: to the i.i.d. step itself, which is then not shared)."""
     import copy
+
+    from testaug.evaluation import behaviour_training as bt
 
     config = config or FineTuneConfig()
     first_steps: dict[int, Any] = {}
 
-    def load(seed: int) -> Classifier:
+    def fresh(seed: int) -> Classifier:
         return load_classifier(
             base_model,
             labels=labels,
@@ -454,33 +457,39 @@ def finetune_trainer(
             device=config.device,
         )
 
-    def train(material: TrainingMaterial, seed: int) -> Classifier:
-        if material.method not in FALLBACK_METHODS:
-            raise TestAugError(
-                f"method {material.method!r} needs the behaviour trainer; the built-in one "
-                f"has {', '.join(FALLBACK_METHODS)}"
-            )
-        seeded = config.model_copy(update={"seed": seed})
-        classifier = load(seed)
-        if material.configuration != "IID+T":
-            if seed not in first_steps:
-                train_loop(classifier, material.iid, seeded)
-                first_steps[seed] = copy.deepcopy(classifier.model.state_dict())
-            classifier.model.load_state_dict(first_steps[seed])
-        if material.configuration == "IID":
-            return classifier
-        mixed: list[LabelledInput] = list(material.cases)
-        if material.configuration in WITH_IID:
-            mixed += material.iid
-        decay = FALLBACK_METHODS[material.method]
-        train_loop(classifier, mixed, seeded.model_copy(update={"weight_decay": decay}))
+    def iid_model(material: TrainingRequest, seed: int) -> Classifier:
+        classifier = fresh(seed)
+        if seed not in first_steps:
+            step = (iid_config or config).model_copy(update={"seed": seed})
+            bt.train_behaviour(classifier, bt.TrainingMaterial(iid=material.iid), step)
+            first_steps[seed] = copy.deepcopy(classifier.model.state_dict())
+        classifier.model.load_state_dict(first_steps[seed])
         return classifier
+
+    def train(material: TrainingRequest, seed: int) -> Classifier:
+        if material.method not in bt.METHODS:
+            raise TestAugError(
+                f"unknown method {material.method!r}: one of {', '.join(bt.METHODS)}"
+            )
+        method: Any = material.method
+        seeded = config.model_copy(update={"seed": seed})
+        extra = {"method": method, "on_progress": on_progress}
+        if material.configuration == "IID":
+            if method == "vanilla":
+                return iid_model(material, seed)
+            return bt.train_behaviour(
+                fresh(seed), bt.TrainingMaterial(iid=material.iid), seeded, **extra
+            )
+        iid = material.iid if material.configuration in WITH_IID else ()
+        suite = bt.TrainingMaterial(cases=material.cases, iid=iid)
+        classifier = fresh(seed) if material.configuration == "IID+T" else iid_model(material, seed)
+        return bt.train_behaviour(classifier, suite, seeded, **extra)
 
     return train
 
 
-def finetune_predict(config: FineTuneConfig | None = None) -> Predict:
-    """A `Predict` for the classifiers `finetune_trainer` returns (argmax label)."""
+def classifier_predict(config: FineTuneConfig | None = None) -> Predict:
+    """A `Predict` for the classifiers `behaviour_trainer` returns (argmax label)."""
     config = config or FineTuneConfig()
 
     def predict(classifier: Any, inputs: Sequence[LabelledInput]) -> list[str]:

@@ -1,5 +1,5 @@
 """BeLUGA's cross-functional analysis: partitions, Eq. 7 and Eq. 8 on constructed models,
-and the whole analysis on a tiny BERT with the built-in fine-tuning trainer."""
+and the whole analysis on a tiny BERT with the behaviour trainer."""
 
 from __future__ import annotations
 
@@ -13,9 +13,9 @@ from testaug.core.errors import TestAugError
 from testaug.core.records import TestCase
 from testaug.evaluation.crossfunctional import (
     CrossFunctionalReport,
-    TrainingMaterial,
-    finetune_predict,
-    finetune_trainer,
+    TrainingRequest,
+    behaviour_trainer,
+    classifier_predict,
     read_report,
     run_crossfunctional,
     write_report,
@@ -64,9 +64,9 @@ class Learner:
     of four ("awful seat") unless trained with i.i.d. data mixed in."""
 
     def __init__(self) -> None:
-        self.calls: list[TrainingMaterial] = []
+        self.calls: list[TrainingRequest] = []
 
-    def train(self, material: TrainingMaterial, seed: int) -> tuple[set[str], bool, int]:
+    def train(self, material: TrainingRequest, seed: int) -> tuple[set[str], bool, int]:
         self.calls.append(material)
         mixed = material.configuration in ("IID+T", "IID->(IID+T)")
         return {c.description_id for c in material.cases}, mixed, seed
@@ -188,17 +188,17 @@ def tiny_bert(tmp_path_factory) -> Path:
     return build_tiny_classifier(tmp_path_factory.mktemp("tiny-bert"), 2)
 
 
-def test_the_analysis_runs_on_a_tiny_bert_with_the_fine_tuning_trainer(tiny_bert):
+def test_the_analysis_runs_on_a_tiny_bert_with_the_behaviour_trainer(tiny_bert):
     config = FineTuneConfig(learning_rate=3e-3, epochs=1, batch_size=8)
     labels = ("negative", "positive")
-    train = finetune_trainer(str(tiny_bert), labels=labels, config=config)
+    train = behaviour_trainer(str(tiny_bert), labels=labels, config=config)
     report = run_crossfunctional(
         suite(),
         iid_train=IID,
         iid_test=IID,
         pairs=[("IID->(IID+T)", "vanilla")],
         train=train,
-        predict=finetune_predict(config),
+        predict=classifier_predict(config),
         seeds=(7,),
         scenarios=("seen", "type"),
         labels=labels,
@@ -209,5 +209,5 @@ def test_the_analysis_runs_on_a_tiny_bert_with_the_fine_tuning_trainer(tiny_bert
     for summary in pair.scenarios.values():
         assert set(summary.pass_rates) == {f.id for f in report.functionalities}
         assert 0 <= summary.g.mean <= 1
-    with pytest.raises(TestAugError, match="behaviour trainer"):
-        train(TrainingMaterial("IID->T", "lp", (), tuple(IID), "seen"), 7)
+    with pytest.raises(TestAugError, match="unknown method"):
+        train(TrainingRequest("IID->T", "irm", (), tuple(IID), "seen"), 7)
