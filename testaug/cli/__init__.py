@@ -17,6 +17,7 @@ from testaug.cli.diversity import diversity_command
 from testaug.cli.evaluate import evaluate_command
 from testaug.cli.expand import expand_command
 from testaug.cli.flows import flows_app
+from testaug.cli.generalize import generalize_command
 from testaug.cli.generate import generate_command
 from testaug.cli.patch_eval import patch_eval_command
 from testaug.cli.rankers import rank_command, rankers_app
@@ -72,6 +73,7 @@ app.add_typer(annotate_app, name="annotate")
 app.command("diversity")(diversity_command)
 app.command("evaluate")(evaluate_command)
 app.command("patch-eval")(patch_eval_command)
+app.command("generalize")(generalize_command)
 app.command("report")(report_command)
 app.add_typer(templates_app, name="templates")
 app.add_typer(flows_app, name="flows")

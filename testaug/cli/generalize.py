@@ -1,0 +1,132 @@
+"""`testaug generalize`: BeLUGA's cross-functional analysis. Train a classifier in each
+configuration with each method, and score every functionality seen and unseen (left out
+alone, with its class, with its test type); the G table over seeds."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from tempfile import TemporaryDirectory
+from typing import TYPE_CHECKING
+
+import typer
+from rich.table import Table
+
+from testaug.cli.console import console, err_console
+
+if TYPE_CHECKING:
+    from testaug.evaluation.crossfunctional import CrossFunctionalReport
+
+
+def _names(text: str) -> tuple[str, ...]:
+    return tuple(part.strip() for part in text.split(",") if part.strip())
+
+
+def generalize_command(
+    suite: Path = typer.Option(..., "--suite", help="The suite's cases (JSONL)."),
+    iid: Path = typer.Option(
+        ...,
+        "--iid",
+        help="i.i.d. examples (JSONL with text, label): the training half; the other half "
+        "scores s_iid unless --iid-test is given.",
+    ),
+    iid_test: Path | None = typer.Option(
+        None, "--iid-test", help="i.i.d. test examples (then all of --iid trains)."
+    ),
+    model: str = typer.Option(
+        ...,
+        "--model",
+        help="A Hugging Face classifier: hf:PATH_OR_ID[?labels=neg,pos], a path or hub id, "
+        "or minilm (the shipped MiniLM encoder with a new head).",
+    ),
+    configs: str = typer.Option(
+        "IID->T,IID+T,IID->(IID+T)", "--configs", help="Configurations (BL-6), comma-separated."
+    ),
+    methods: str = typer.Option(
+        "vanilla",
+        "--methods",
+        help="Methods (BL-11): vanilla, l2, dropout, lp, lp_ft, group_dro; comma-separated.",
+    ),
+    scenarios: str = typer.Option(
+        "seen,func,class,type", "--scenarios", help="Evaluations: seen, func, class, type."
+    ),
+    no_standard: bool = typer.Option(
+        False, "--no-standard", help="Skip the IID model's standard evaluation."
+    ),
+    seeds: int = typer.Option(1, "--seeds", min=1, help="Runs with seeds 42, 43, ..."),
+    per_functionality: int | None = typer.Option(
+        None, "--per-functionality", min=2, help="Use at most this many cases per functionality."
+    ),
+    labels: str | None = typer.Option(None, "--labels", help="Task labels, comma-separated."),
+    test_fraction: float = typer.Option(0.5, min=0.05, max=0.95),
+    epochs: int = typer.Option(3, min=1),
+    learning_rate: float = typer.Option(2e-5),
+    batch_size: int = typer.Option(16, min=1),
+    max_length: int = typer.Option(128, min=8),
+    device: str = typer.Option("cpu", help="cpu, cuda, ..."),
+    output: Path | None = typer.Option(
+        None, "-o", "--output", help="Write the report here (crossfunctional.json)."
+    ),
+) -> None:
+    """G scores (Eq. 8) of every configuration-method pair, seen and unseen, mean ± standard
+    deviation over seeds; the report (with every functionality's pass rate) as JSON."""
+    from testaug.steps.generalize import GeneralizeOptions, generalize_files
+
+    options = GeneralizeOptions(
+        configurations=_names(configs),
+        methods=_names(methods),
+        scenarios=_names(scenarios),
+        standard=not no_standard,
+        seeds=seeds,
+        per_functionality=per_functionality,
+        labels=labels,
+        test_fraction=test_fraction,
+        epochs=epochs,
+        learning_rate=learning_rate,
+        batch_size=batch_size,
+        max_length=max_length,
+        device=device,
+    )
+    with TemporaryDirectory(prefix="testaug-generalize-") as work:
+        target = output or Path(work) / "crossfunctional.json"
+        with err_console.status("generalize") as status:
+            report = generalize_files(
+                suite, iid, model, target, iid_test=iid_test, options=options,
+                on_progress=lambda message: status.update(message),
+            )  # fmt: skip
+    print_g_table(report)
+    if output is not None:
+        err_console.print(f"wrote {output}")
+
+
+def print_g_table(report: CrossFunctionalReport) -> None:
+    """The G table: i.i.d. score and G per scenario and their mean, in percent."""
+    from testaug.evaluation.crossfunctional import PAIR_SCENARIOS
+
+    table = Table(
+        title=f"G (Eq. 8) in %, mean ± std over seeds {list(report.seeds)}",
+        title_justify="left",
+    )
+    columns = ["", "s_iid", "G standard", *(f"G {s}" for s in PAIR_SCENARIOS), "Avg"]
+    for column in columns:
+        table.add_column(column, justify="left" if not column else "right")
+
+    def cell(value) -> str:
+        return "" if value is None else f"{100 * value.mean:.1f} ± {100 * value.std:.1f}"
+
+    if report.standard is not None:
+        table.add_row(
+            "IID (standard)",
+            cell(report.standard.iid_score),
+            cell(report.standard.g),
+            *[""] * (len(PAIR_SCENARIOS) + 1),
+        )
+    for pair in report.pairs:
+        seen = pair.scenarios.get("seen")
+        table.add_row(
+            pair.name,
+            cell(seen.iid_score if seen else None),
+            "",
+            *(cell(getattr(pair.scenarios.get(s), "g", None)) for s in PAIR_SCENARIOS),
+            cell(pair.g_average),
+        )
+    console.print(table)

@@ -1,0 +1,151 @@
+"""BeLUGA's cross-functional analysis from files: a suite, an i.i.d. file and a model spec
+in, crossfunctional.json out (`testaug generalize` and the generalize flow)."""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from pydantic import Field
+
+from testaug.core.errors import InputError, Problem, TestAugError
+from testaug.core.jsonl import read_jsonl
+from testaug.core.records import Record, TestCase
+
+if TYPE_CHECKING:
+    from testaug.evaluation.crossfunctional import CrossFunctionalReport
+    from testaug.evaluation.patching import IidExample
+
+DEFAULT_CONFIGURATIONS = ("IID->T", "IID+T", "IID->(IID+T)")
+DEFAULT_METHODS = ("vanilla",)
+
+
+class GeneralizeOptions(Record):
+    """What the analysis runs: configuration-method pairs, scenarios, seeds (42, 43, ...),
+    the suite split, and the training (BeLUGA's grid holds lr 2e-5, batch 16, 3 epochs)."""
+
+    configurations: tuple[str, ...] = DEFAULT_CONFIGURATIONS
+    methods: tuple[str, ...] = DEFAULT_METHODS
+    scenarios: tuple[str, ...] = ("seen", "func", "class", "type")
+    standard: bool = True
+    seeds: int = Field(default=1, ge=1)
+    split_seed: int = 123
+    test_fraction: float = Field(default=0.5, ge=0.05, le=0.95)
+    per_functionality: int | None = Field(default=None, ge=2)
+    epochs: int = Field(default=3, ge=1)
+    learning_rate: float = Field(default=2e-5, gt=0)
+    batch_size: int = Field(default=16, ge=1)
+    max_length: int = Field(default=128, ge=8)
+    device: str = "cpu"
+    labels: str | None = None  # comma-separated task labels; default the suite's
+
+
+def sample_per_functionality(cases: Sequence[TestCase], n: int, seed: int) -> list[TestCase]:
+    """At most n cases of each functionality (description), drawn with the seed, in input order."""
+    by_description: dict[str, list[TestCase]] = {}
+    for case in cases:
+        by_description.setdefault(case.description_id, []).append(case)
+    kept: set[str] = set()
+    for description, members in sorted(by_description.items()):
+        ids = sorted(case.id for case in members)
+        random.Random(f"{seed}:{description}").shuffle(ids)
+        kept.update(ids[:n])
+    return [case for case in cases if case.id in kept]
+
+
+def iid_halves(
+    examples: Sequence[IidExample], seed: int
+) -> tuple[list[IidExample], list[IidExample]]:
+    """The i.i.d. file split in two seeded halves: D_train and D_test."""
+    order = list(range(len(examples)))
+    random.Random(f"{seed}:iid").shuffle(order)
+    half = len(order) // 2
+    return [examples[i] for i in sorted(order[half:])], [examples[i] for i in sorted(order[:half])]
+
+
+def generalize_files(
+    suite: Path,
+    iid: Path,
+    model: str,
+    out: Path,
+    *,
+    iid_test: Path | None = None,
+    options: GeneralizeOptions = GeneralizeOptions(),  # noqa: B008  (a frozen record)
+    on_progress: Callable[[str], None] | None = None,
+) -> CrossFunctionalReport:
+    """Run the analysis of `model` (hf:PATH[?labels=..], a path or hub id, or minilm) on the
+    suite's cases with the i.i.d. file as D_train (and `iid_test` as D_test; without it the
+    file is split in two seeded halves); write the report to `out` and return it."""
+    from testaug.evaluation.crossfunctional import (
+        behaviour_trainer,
+        classifier_predict,
+        configuration_name,
+        run_crossfunctional,
+        write_report,
+    )
+    from testaug.evaluation.finetune import FineTuneConfig
+    from testaug.evaluation.patching import IidExample
+    from testaug.steps.measure import base_model
+    from testaug.suites.task_labels import task_labels_and_lexicons
+
+    cases = list(read_jsonl(suite, TestCase))
+    if not cases:
+        raise InputError(Problem("no cases", file=suite))
+    if options.per_functionality:
+        cases = sample_per_functionality(cases, options.per_functionality, options.split_seed)
+    examples = list(read_jsonl(iid, IidExample))
+    if iid_test is None:
+        if len(examples) < 2:
+            raise InputError(Problem("needs at least two i.i.d. examples to split", file=iid))
+        train_iid, test_iid = iid_halves(examples, options.split_seed)
+    else:
+        train_iid, test_iid = examples, list(read_jsonl(iid_test, IidExample))
+        if not test_iid:
+            raise InputError(Problem("no i.i.d. test examples", file=iid_test))
+    if not train_iid:
+        raise InputError(Problem("no i.i.d. examples", file=iid))
+    try:
+        configurations = [configuration_name(c) for c in options.configurations]
+    except TestAugError as exc:
+        raise InputError(Problem(str(exc), field="configs")) from exc
+    unknown = [s for s in options.scenarios if s not in ("seen", "func", "class", "type")]
+    if unknown:
+        raise InputError(
+            Problem(f"unknown scenario {unknown[0]!r}: seen, func, class, type", field="scenarios")
+        )
+    from testaug.evaluation.behaviour_training import METHODS
+
+    for method in options.methods:
+        if method not in METHODS:
+            raise InputError(
+                Problem(f"unknown method {method!r}: one of {', '.join(METHODS)}", field="methods")
+            )
+    labels = task_labels_and_lexicons(cases, options.labels)[0]
+    path, model_labels = base_model(model)
+    config = FineTuneConfig(
+        learning_rate=options.learning_rate,
+        batch_size=options.batch_size,
+        epochs=options.epochs,
+        max_length=options.max_length,
+        device=options.device,
+    )
+    report = run_crossfunctional(
+        cases,
+        iid_train=train_iid,
+        iid_test=test_iid,
+        pairs=[(c, m) for c in configurations for m in options.methods],
+        train=behaviour_trainer(path, labels=labels, config=config, model_labels=model_labels),
+        predict=classifier_predict(config),
+        base_model=model,
+        labels=labels,
+        seeds=[42 + i for i in range(options.seeds)],
+        scenarios=options.scenarios,  # type: ignore[arg-type]  # checked above
+        standard=options.standard,
+        split_seed=options.split_seed,
+        test_fraction=options.test_fraction,
+        on_progress=on_progress,
+    )
+    write_report(out, report)
+    return report

@@ -1,0 +1,48 @@
+"""`testaug generalize` on a tiny model built in the test: the G table, crossfunctional.json
+and the report's heat maps; a bad method is a one-line error."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from testaug.core.jsonl import write_jsonl
+from testaug.evaluation.crossfunctional import read_report
+from testaug.reports.run_report import write_report
+from tests.cli.test_cli_bad_input import assert_one_line_error
+from tests.cli_runner import run_testaug
+from tests.evaluation.test_crossfunctional import IID, suite
+from tests.models_fixture import build_tiny_classifier
+
+
+def test_generalize_prints_the_g_table_and_the_report_shows_the_heat_maps(tmp_path: Path):
+    model = build_tiny_classifier(tmp_path / "model", 2)
+    write_jsonl(tmp_path / "suite.jsonl", suite())
+    write_jsonl(tmp_path / "iid.jsonl", IID)
+    done = run_testaug(
+        tmp_path,
+        *("generalize", "--suite", "suite.jsonl", "--iid", "iid.jsonl", "--model", f"hf:{model}"),
+        *("--configs", "iid+t", "--methods", "vanilla,l2", "--scenarios", "seen,type"),
+        *("--epochs", "1", "--learning-rate", "1e-3", "-o", "run/crossfunctional.json"),
+        env={"HF_HUB_OFFLINE": "1"},
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stderr
+    assert "G (Eq. 8)" in done.stdout and "l2" in done.stdout
+    report = read_report(tmp_path / "run" / "crossfunctional.json")
+    assert [pair.name for pair in report.pairs] == ["IID+T / vanilla", "IID+T / l2"]
+    assert report.n_iid_train == 2 and report.n_iid_test == 2
+    written = write_report(tmp_path / "run")
+    assert "Cross-functional generalization" in written.sections
+    assert (tmp_path / "run" / "report_files" / "crossfunctional_type.png").exists()
+
+
+def test_generalize_with_an_unknown_method_is_a_one_line_error(tmp_path: Path):
+    write_jsonl(tmp_path / "suite.jsonl", suite())
+    write_jsonl(tmp_path / "iid.jsonl", IID)
+    done = run_testaug(
+        tmp_path,
+        *("generalize", "--suite", "suite.jsonl", "--iid", "iid.jsonl", "--model", "hf:nowhere"),
+        *("--methods", "irm"),
+        env={"HF_HUB_OFFLINE": "1"},
+    )
+    assert_one_line_error(done, "irm", "methods")
