@@ -1,0 +1,43 @@
+"""The generalize flow under Prefect's test harness on a tiny BERT built in the test:
+crossfunctional.json and the report in the run folder, the G table as an artifact."""
+
+from __future__ import annotations
+
+import pytest
+
+from testaug.core.jsonl import write_jsonl
+from testaug.evaluation.crossfunctional import read_report
+from tests.evaluation.test_crossfunctional import IID, suite
+from tests.models_fixture import build_tiny_classifier
+
+pytestmark = pytest.mark.usefixtures("prefect_harness")
+
+
+def test_the_generalize_flow_writes_the_report_and_publishes_the_g_table(tmp_path):
+    from prefect.client.orchestration import get_client
+    from prefect.client.schemas.filters import ArtifactFilter, ArtifactFilterKey
+
+    from flows.generalize import generalize
+
+    model = build_tiny_classifier(tmp_path / "model", 2)
+    write_jsonl(tmp_path / "suite.jsonl", suite())
+    write_jsonl(tmp_path / "iid.jsonl", IID)
+    done = generalize(
+        tmp_path / "suite.jsonl",
+        tmp_path / "iid.jsonl",
+        f"hf:{model}",
+        tmp_path / "run",
+        configurations=["IID->T"],
+        scenarios=["type"],
+        epochs=1,
+        learning_rate=1e-3,
+    )
+    report = read_report(done.report)
+    assert done.g == {"IID->T / vanilla": {"type": report.pairs[0].scenarios["type"].g.mean}}
+    assert done.g_standard == report.standard.g.mean
+    assert "Cross-functional generalization" in done.html.read_text(encoding="utf-8")
+    with get_client(sync_client=True) as client:
+        artifacts = client.read_artifacts(
+            artifact_filter=ArtifactFilter(key=ArtifactFilterKey(any_=["testaug-generalize-g"]))
+        )
+    assert artifacts
