@@ -1,0 +1,167 @@
+"""`testaug fix`: one round of AdaTest's debugging loop. Fine-tune a Hugging Face classifier
+from its last checkpoint on the tests it fails mixed 1:1 with i.i.d. data, re-test every
+topic, and say which topics the round fixed and which it broke."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import typer
+from rich.table import Table
+
+from testaug.cli.console import console, err_console
+
+if TYPE_CHECKING:
+    from testaug.adaptive.debugging import FixRound
+    from testaug.evaluation.patching_report import Stat
+
+TASK_HELP = "The task whose shipped suite gives the labels (sentiment, paraphrase, nli)."
+LABELS_HELP = "The task's labels, comma-separated (instead of --task)."
+STYLES = {"fixed": "green", "broken": "bold red"}
+
+
+def fix_command(
+    work: Path = typer.Option(
+        ..., "--work", help="The loop's folder: each round writes round-NNN/ there."
+    ),
+    iid: Path = typer.Option(
+        ..., "--iid", help="i.i.d. examples (JSONL: text, text_pair, label) to mix in 1:1."
+    ),
+    model: str | None = typer.Option(
+        None,
+        "--model",
+        help="The model to start from, hf:PATH (a local folder); later rounds start from "
+        "the last round's checkpoint in --work.",
+    ),
+    tree: Path | None = typer.Option(None, "--tree", help="A test tree (JSONL)."),
+    cases: Path | None = typer.Option(
+        None, "--cases", help="Instead of a tree: test cases (JSONL), e.g. a run's failing cases."
+    ),
+    topic: list[str] = typer.Option(
+        [], "--topic", help="Train only on failing tests within this topic (repeatable)."
+    ),
+    iid_eval: Path | None = typer.Option(
+        None,
+        "--iid-eval",
+        help="i.i.d. examples for the accuracy (default: a seeded half of --iid held out).",
+    ),
+    seeds: int = typer.Option(1, "--seeds", min=1, help="Fine-tunings with seeds 0, 1, ..."),
+    fail_above: float = typer.Option(
+        20.0, "--fail-above", min=0.0, max=100.0, help="A topic fails above this rate (%)."
+    ),
+    epochs: int = typer.Option(3, min=1, help="Fine-tuning epochs."),
+    learning_rate: float = typer.Option(5e-6, help="Fine-tuning learning rate."),
+    batch_size: int = typer.Option(8, min=1, help="Fine-tuning batch size."),
+    max_length: int = typer.Option(128, min=8, help="Maximum tokens."),
+    device: str = typer.Option("cpu", help="Where to fine-tune: cpu, cuda, cuda:1, ..."),
+    task: str | None = typer.Option(None, "--task", help=TASK_HELP),
+    labels: str | None = typer.Option(None, "--labels", help=LABELS_HELP),
+    as_json: bool = typer.Option(False, "--json", help="Print the round's report as JSON."),
+) -> None:
+    """One round: fine-tune on the failing tests and as many i.i.d. examples, re-test every
+    topic, and report each topic's failure rate before and after (fixed / broken)."""
+    from testaug.evaluation.finetune import FineTuneConfig
+    from testaug.steps.fix import fix_files
+
+    config = FineTuneConfig(
+        epochs=epochs,
+        learning_rate=learning_rate,
+        batch_size=batch_size,
+        max_length=max_length,
+        device=device,
+    )
+    with err_console.status("fixing") as status:
+        report = fix_files(
+            work,
+            iid,
+            tree=tree,
+            cases=cases,
+            model=model,
+            iid_eval=iid_eval,
+            topics=topic,
+            seeds=range(seeds),
+            config=config,
+            task=task,
+            labels=labels,
+            fail_above=fail_above,
+            on_progress=lambda message: status.update(message),
+        )
+    if as_json:
+        typer.echo(json.dumps(report.model_dump(mode="json")))
+        return
+    print_round(report)
+
+
+def _rate(value: float | None) -> str:
+    return "-" if value is None else f"{value:.1f}%"
+
+
+def _stat(value: Stat | None, unit: str = "%", scale: float = 1.0) -> str:
+    if value is None:
+        return "-"
+    text = f"{value.mean * scale:.1f}{unit}"
+    return text + (f" ± {value.std * scale:.1f}" if value.n > 1 else "")
+
+
+def print_round(report: FixRound) -> None:
+    """The per-topic table, the fixed and broken topics, i.i.d. accuracy and the files."""
+    from testaug.adaptive.debugging import SCORED_TREE_FILE
+
+    seeds = len(report.seeds)
+    title = (
+        f"round {report.round}: {report.model_before} -> {report.checkpoint} "
+        f"({seeds} seed{'s' if seeds > 1 else ''}; a topic fails above {report.fail_above:g}%)"
+    )
+    table = Table(title=title, title_justify="left")
+    table.add_column("topic")
+    for column in ("tests", "trained on", "before", "after", "change", ""):
+        table.add_column(column, justify="right")
+    for row in report.topics:
+        change = "-" if row.change is None else f"{row.change:+.1f} pts"
+        shown = row.status if row.status in STYLES else ""
+        table.add_row(
+            row.topic,
+            f"{row.tests:,}",
+            f"{row.fixing_tests:,}",
+            _rate(row.before),
+            _stat(row.after),
+            change,
+            shown,
+            style=STYLES.get(row.status),
+        )
+    console.print(table)
+    console.print(
+        f"[green]fixed {len(report.fixed)}[/]: {', '.join(report.fixed) or 'none'}", highlight=False
+    )
+    console.print(
+        f"[red]broken {len(report.broken)}[/]: {', '.join(report.broken) or 'none'}",
+        highlight=False,
+    )
+    if seeds > 1:
+        console.print(
+            f"per seed: fixed {_stat(report.fixed_count, '')}, "
+            f"broken {_stat(report.broken_count, '')}",
+            highlight=False,
+        )
+    before = "-" if report.iid_before is None else f"{100 * report.iid_before:.1f}%"
+    console.print(
+        f"i.i.d. accuracy ({report.iid_eval_examples} examples): {before} -> "
+        f"{_stat(report.iid_after, '%', 100.0)}",
+        highlight=False,
+    )
+    left_out = ", ".join(f"{n} {reason}" for reason, n in report.untrainable.items())
+    console.print(
+        f"trained on {report.fixing_examples} of {report.failing_tests} failing tests "
+        f"+ {report.iid_examples} i.i.d. examples"
+        + (f" (left out: {left_out})" if left_out else ""),
+        highlight=False,
+    )
+    folder = Path(report.checkpoint).parent
+    console.print(f"[green]wrote[/] {folder} (checkpoint, fix_report.json)", highlight=False)
+    console.print(
+        f"next: `testaug adapt {folder / SCORED_TREE_FILE} --model hf:{report.checkpoint} ...` "
+        "finds new failures; `testaug fix` again starts from this checkpoint",
+        highlight=False,
+    )
