@@ -144,7 +144,9 @@ def set_dropout(model: Any, probability: float) -> None:
     for name in list(vars(model.config)):
         value = getattr(model.config, name)
         named = name.endswith(("dropout", "dropout_prob", "dropout_rate"))
-        if named and (value is None or (isinstance(value, float | int) and not isinstance(value, bool))):
+        if named and (
+            value is None or (isinstance(value, float | int) and not isinstance(value, bool))
+        ):
             setattr(model.config, name, probability)
 
 
@@ -191,14 +193,15 @@ class _Cycler:
         return [self.items[i] for i in chosen]
 
 
-class _GroupDro:
+class GroupDro:
     """Sagawa et al.'s online group weights: w_g <- w_g exp(eta loss_g), renormalised."""
 
-    def __init__(self, groups: Sequence[str], eta: float) -> None:
+    def __init__(self, groups: Sequence[str], eta: float = DRO_ETA) -> None:
         self.eta = eta
         self.weights = {group: 1 / len(groups) for group in groups}
 
     def loss(self, losses: torch.Tensor, groups: Sequence[str]) -> torch.Tensor:
+        """Update the weights of the groups present with their mean losses; the weighted sum."""
         import torch
 
         present = sorted(set(groups))
@@ -279,7 +282,7 @@ def _run(
     learning_rate: float,
     weight_decay: float,
     epochs: float,
-    dro: _GroupDro | None,
+    dro: GroupDro | None,
     detach_original: bool,
     on_progress: Callable[[str], None] | None,
 ) -> None:
@@ -379,7 +382,7 @@ def train_behaviour(
         return classifier
     if method == "group_dro":
         groups = sorted({item.group for items in kinds.values() for item in items})
-        common["dro"] = _GroupDro(groups or [IID_GROUP], DRO_ETA)
+        common["dro"] = GroupDro(groups or [IID_GROUP], DRO_ETA)
     decay = L2_WEIGHT_DECAY if method == "l2" else config.weight_decay
     _run(
         classifier,
