@@ -16,6 +16,7 @@ from testaug.cli.console import err_console
 from testaug.cli.diversity import diversity_command
 from testaug.cli.evaluate import evaluate_command
 from testaug.cli.expand import expand_command
+from testaug.cli.fix import fix_command
 from testaug.cli.flows import flows_app
 from testaug.cli.generalize import generalize_command
 from testaug.cli.generate import generate_command
@@ -80,6 +81,7 @@ app.add_typer(flows_app, name="flows")
 app.add_typer(suggestions_app, name="suggestions")
 app.add_typer(tree_app, name="tree")
 app.command("adapt")(adapt_command)
+app.command("fix")(fix_command)
 
 
 def _version(value: bool) -> None:
