@@ -16,8 +16,12 @@ vanilla; l2 (AdamW weight decay 0.1); dropout (every dropout probability 0.3);
 lp (encoder frozen, head only, lr 5e-4); lp_ft (lp, then fine-tuning with a fresh
 optimizer for half the epochs); group_dro (environments: each functionality,
 i.e. test-case description, and the i.i.d. data; online weights
-w_g <- w_g exp(eta loss_g), renormalised, eta 1e-2; loss sum_g w_g loss_g).
-IRM and Fish are not implemented.
+w_g <- w_g exp(eta loss_g), renormalised, eta 1e-2; loss sum_g w_g loss_g);
+irm (IRMv1, Arjovsky et al.: the same environments; the logits are multiplied by
+a dummy scale w = 1 and the penalty is the mean over environments of
+(d loss_g / d w)^2, weight 1 for the first fifth of the steps, then 1e4, the
+total divided by the weight when it exceeds 1, as BeLUGA's code does).
+Fish is not implemented.
 
 Configurations (BL-6, `train_configuration`): iid, iid->t, iid+t,
 iid->(iid+t); the method is applied in the last step only, the i.i.d.-only first
@@ -44,8 +48,8 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger(__name__)
 
-Method = Literal["vanilla", "l2", "dropout", "lp", "lp_ft", "group_dro"]
-METHODS: tuple[Method, ...] = ("vanilla", "l2", "dropout", "lp", "lp_ft", "group_dro")
+Method = Literal["vanilla", "l2", "dropout", "lp", "lp_ft", "group_dro", "irm"]
+METHODS: tuple[Method, ...] = ("vanilla", "l2", "dropout", "lp", "lp_ft", "group_dro", "irm")
 Configuration = Literal["iid", "iid->t", "iid+t", "iid->(iid+t)"]
 CONFIGURATIONS: tuple[Configuration, ...] = ("iid", "iid->t", "iid+t", "iid->(iid+t)")
 IID_GROUP = "iid"
@@ -53,6 +57,9 @@ L2_WEIGHT_DECAY = 0.1
 DROPOUT = 0.3
 LP_LEARNING_RATE = 5e-4
 DRO_ETA = 1e-2
+IRM_WEIGHT_EARLY = 1.0
+IRM_WEIGHT = 1e4
+IRM_ANNEAL_FRACTION = 1 / 5
 
 
 @dataclass(frozen=True)
@@ -217,8 +224,25 @@ class GroupDro:
         return (weights * means).sum()
 
 
-def _probabilities(classifier: Classifier, inputs: list[tuple[str, str | None]], config) -> Any:
-    """Softmax rows of the inputs, with gradients."""
+def irm_penalty(losses: torch.Tensor, groups: Sequence[str], scale: torch.Tensor) -> torch.Tensor:
+    """IRMv1's penalty: the mean over environments of (d loss_g / d scale)^2 at scale 1."""
+    import torch
+
+    penalties = []
+    for group in sorted(set(groups)):
+        mask = torch.tensor([g == group for g in groups], device=losses.device)
+        (gradient,) = torch.autograd.grad(losses[mask].mean(), [scale], create_graph=True)
+        penalties.append(gradient.pow(2))
+    return torch.stack(penalties).mean()
+
+
+def _probabilities(
+    classifier: Classifier,
+    inputs: list[tuple[str, str | None]],
+    config: FineTuneConfig,
+    scale: Any = None,
+) -> Any:
+    """Softmax rows of the inputs, with gradients (logits times IRM's dummy `scale` if given)."""
     import torch
 
     features = [
@@ -227,7 +251,8 @@ def _probabilities(classifier: Classifier, inputs: list[tuple[str, str | None]],
     ]
     batch = classifier.tokenizer.pad(features, padding=True, return_tensors="pt")
     batch = {key: value.to(config.device) for key, value in batch.items()}
-    return torch.softmax(classifier.model(**batch).logits.float(), dim=-1)
+    logits = classifier.model(**batch).logits.float()
+    return torch.softmax(logits if scale is None else logits * scale, dim=-1)
 
 
 def _step_losses(
@@ -236,6 +261,7 @@ def _step_losses(
     config: FineTuneConfig,
     rng: random.Random,
     detach_original: bool,
+    scale: Any = None,
 ) -> tuple[dict[str, Any], list[str]]:
     """Per-example losses of each kind's batch (one forward pass) and their groups."""
     import torch
@@ -246,7 +272,7 @@ def _step_losses(
     pairs = batches.get("inv", []) + batches.get("dir", [])
     versions = [item.versions[rng.randrange(len(item.versions))] for item in pairs]
     inputs += [item.original for item in pairs] + versions
-    probabilities = _probabilities(classifier, inputs, config)
+    probabilities = _probabilities(classifier, inputs, config, scale)
     n_mft, n_pairs = len(batches.get("mft", [])), len(pairs)
     losses: dict[str, Any] = {}
     groups: list[str] = []
@@ -285,6 +311,7 @@ def _run(
     dro: GroupDro | None,
     detach_original: bool,
     on_progress: Callable[[str], None] | None,
+    irm: bool = False,
 ) -> None:
     """The loop itself: AdamW, linear decay, one batch per kind per step, seeded."""
     import torch
@@ -311,8 +338,15 @@ def _run(
     total, count = 0.0, 0
     for step in range(steps):
         batches = {kind: cycler.next() for kind, cycler in cyclers.items()}
-        losses, groups = _step_losses(classifier, batches, config, rng, detach_original)
-        if dro is not None:
+        scale = torch.tensor(1.0, device=config.device, requires_grad=True) if irm else None
+        losses, groups = _step_losses(classifier, batches, config, rng, detach_original, scale)
+        if irm:
+            weight = IRM_WEIGHT_EARLY if step < steps * IRM_ANNEAL_FRACTION else IRM_WEIGHT
+            loss = sum(value.mean() for value in losses.values())
+            loss = loss + weight * irm_penalty(torch.cat(list(losses.values())), groups, scale)
+            if weight > 1:
+                loss = loss / weight
+        elif dro is not None:
             loss = dro.loss(torch.cat(list(losses.values())), groups)
         else:
             loss = sum(value.mean() for value in losses.values())
@@ -380,6 +414,8 @@ def train_behaviour(
                 **common,
             )
         return classifier
+    if method == "irm":
+        common["irm"] = True
     if method == "group_dro":
         groups = sorted({item.group for items in kinds.values() for item in items})
         common["dro"] = GroupDro(groups or [IID_GROUP], DRO_ETA)

@@ -18,6 +18,7 @@ from testaug.evaluation.behaviour_training import (  # noqa: E402
     METHODS,
     GroupDro,
     TrainingMaterial,
+    irm_penalty,
     set_dropout,
     train_behaviour,
     train_configuration,
@@ -253,7 +254,7 @@ def test_configurations_reject_missing_material_and_unknown_names(tiny_bert):
         train_configuration(tiny_bert, "t", labels=BINARY, iid=IID)  # type: ignore[arg-type]
     classifier = load_classifier(tiny_bert, labels=BINARY, train=True)
     with pytest.raises(TestAugError, match="unknown method"):
-        train_behaviour(classifier, small_material(), FAST, method="irm")  # type: ignore[arg-type]
+        train_behaviour(classifier, small_material(), FAST, method="fish")  # type: ignore[arg-type]
 
 
 def test_a_loaded_classifier_is_trained_in_place(tiny_bert):
@@ -262,3 +263,21 @@ def test_a_loaded_classifier_is_trained_in_place(tiny_bert):
     out = train_configuration(classifier, "iid", labels=BINARY, iid=IID, config=FAST)
     assert out is classifier
     assert any(not torch.equal(before[n], p) for n, p in classifier.model.named_parameters())
+
+
+def test_irm_penalty_is_the_mean_squared_gradient_of_each_environment_loss_at_scale_one():
+    logits = torch.tensor([[2.0, 0.0], [0.0, 1.0], [1.0, 1.0]])
+    targets = torch.tensor([[1.0, 0.0], [1.0, 0.0], [0.5, 0.5]])
+    scale = torch.tensor(1.0, requires_grad=True)
+    losses = -(targets * torch.log_softmax(logits * scale, dim=-1)).sum(dim=-1)
+    penalty = irm_penalty(losses, ["a", "b", "b"], scale)
+    expected = []
+    for rows in ([0], [1, 2]):
+        w = torch.tensor(1.0, requires_grad=True)
+        loss = -(targets[rows] * torch.log_softmax(logits[rows] * w, dim=-1)).sum(dim=-1).mean()
+        (g,) = torch.autograd.grad(loss, [w])
+        expected.append(float(g) ** 2)
+    assert penalty.item() == pytest.approx(sum(expected) / 2, rel=1e-5)
+    # The uniform row is at a stationary point: alone, it costs nothing.
+    alone = irm_penalty(losses[2:], ["c"], scale)
+    assert alone.item() == pytest.approx(0.0, abs=1e-10)
