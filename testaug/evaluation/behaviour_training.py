@@ -20,8 +20,9 @@ w_g <- w_g exp(eta loss_g), renormalised, eta 1e-2; loss sum_g w_g loss_g);
 irm (IRMv1, Arjovsky et al.: the same environments; the logits are multiplied by
 a dummy scale w = 1 and the penalty is the mean over environments of
 (d loss_g / d w)^2, weight 1 for the first fifth of the steps, then 1e4, the
-total divided by the weight when it exceeds 1, as BeLUGA's code does).
-Fish is not implemented.
+total divided by the weight when it exceeds 1, as BeLUGA's code does); fish
+(Shi et al.: 5 inner SGD steps on a copy, each on one sampled environment, then
+theta <- theta + meta_lr (theta_inner - theta), meta_lr = 5e-7 / lr / 5).
 
 Configurations (BL-6, `train_configuration`): iid, iid->t, iid+t,
 iid->(iid+t); the method is applied in the last step only, the i.i.d.-only first
@@ -48,8 +49,17 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger(__name__)
 
-Method = Literal["vanilla", "l2", "dropout", "lp", "lp_ft", "group_dro", "irm"]
-METHODS: tuple[Method, ...] = ("vanilla", "l2", "dropout", "lp", "lp_ft", "group_dro", "irm")
+Method = Literal["vanilla", "l2", "dropout", "lp", "lp_ft", "group_dro", "irm", "fish"]
+METHODS: tuple[Method, ...] = (
+    "vanilla",
+    "l2",
+    "dropout",
+    "lp",
+    "lp_ft",
+    "group_dro",
+    "irm",
+    "fish",
+)
 Configuration = Literal["iid", "iid->t", "iid+t", "iid->(iid+t)"]
 CONFIGURATIONS: tuple[Configuration, ...] = ("iid", "iid->t", "iid+t", "iid->(iid+t)")
 IID_GROUP = "iid"
@@ -60,6 +70,8 @@ DRO_ETA = 1e-2
 IRM_WEIGHT_EARLY = 1.0
 IRM_WEIGHT = 1e4
 IRM_ANNEAL_FRACTION = 1 / 5
+FISH_META_STEPS = 5
+FISH_META_LR = 5e-7
 
 
 @dataclass(frozen=True)
@@ -364,6 +376,67 @@ def _run(
     classifier.model.eval()
 
 
+def _run_fish(
+    classifier: Classifier,
+    kinds: dict[str, list[Any]],
+    config: FineTuneConfig,
+    detach_original: bool,
+    on_progress: Callable[[str], None] | None,
+) -> None:
+    """Fish: inner SGD steps on sampled environments on a copy, then a Reptile-style update.
+
+    Each outer update copies the model, takes FISH_META_STEPS SGD steps (learning rate
+    `config.learning_rate`) on batches of one randomly drawn environment each, and moves
+    the weights by meta_lr = FISH_META_LR / lr / meta_steps times the copy's displacement.
+    Outer updates: the vanilla run's steps divided by the meta steps (same compute).
+    """
+    import copy
+
+    import torch
+
+    by_group: dict[str, dict[str, list[Any]]] = {}
+    for kind, items in kinds.items():
+        for item in items:
+            by_group.setdefault(item.group, {}).setdefault(kind, []).append(item)
+    if not by_group or config.epochs <= 0:
+        return
+    rng = random.Random(config.seed)
+    cyclers = {
+        group: {kind: _Cycler(items, config.batch_size, rng) for kind, items in kinds_.items()}
+        for group, kinds_ in sorted(by_group.items())
+    }
+    per_epoch = max(
+        len(c) for c in (_Cycler(i, config.batch_size, rng) for i in kinds.values() if i)
+    )
+    outer = max(1, round(config.epochs * per_epoch / FISH_META_STEPS))
+    meta_lr = FISH_META_LR / config.learning_rate / FISH_META_STEPS
+    torch.manual_seed(config.seed)
+    names = sorted(cyclers)
+    classifier.model.train()
+    for update in range(outer):
+        inner = Classifier(copy.deepcopy(classifier.model), classifier.tokenizer, classifier.labels)
+        optimizer = torch.optim.SGD(inner.model.parameters(), lr=config.learning_rate)
+        total = 0.0
+        for _ in range(FISH_META_STEPS):
+            group = names[rng.randrange(len(names))]
+            batches = {kind: cycler.next() for kind, cycler in cyclers[group].items()}
+            losses, _groups = _step_losses(inner, batches, config, rng, detach_original)
+            loss = sum(value.mean() for value in losses.values())
+            loss.backward()
+            optimizer.step()
+            optimizer.zero_grad()
+            total += float(loss.item())
+        with torch.no_grad():
+            moved = dict(inner.model.named_parameters())
+            for name, parameter in classifier.model.named_parameters():
+                parameter.add_(moved[name] - parameter, alpha=meta_lr)
+        message = f"fish update {update + 1}/{outer}: inner loss {total / FISH_META_STEPS:.4f}"
+        logger.debug(message)
+        if on_progress is not None and (update + 1 == outer):
+            on_progress(message)
+    classifier.model.eval()
+
+
 def train_behaviour(
     classifier: Classifier,
     material: TrainingMaterial,
@@ -413,6 +486,9 @@ def train_behaviour(
                 epochs=config.epochs / 2,
                 **common,
             )
+        return classifier
+    if method == "fish":
+        _run_fish(classifier, kinds, config, detach_original, on_progress)
         return classifier
     if method == "irm":
         common["irm"] = True

@@ -184,6 +184,8 @@ def test_each_method_trains_and_is_seeded(tiny_bert, method):
         )
         runs.append(weights(train_behaviour(classifier, material, FAST, method=method)))
     assert all(torch.equal(runs[0][name], runs[1][name]) for name in runs[0])
+    untouched = weights(load_classifier(tiny_bert, labels=BINARY, train=True))
+    assert any(not torch.equal(runs[0][name], untouched[name]) for name in untouched)
 
 
 def test_lp_trains_only_the_head_and_unfreezes_afterwards(tiny_bert):
@@ -254,7 +256,7 @@ def test_configurations_reject_missing_material_and_unknown_names(tiny_bert):
         train_configuration(tiny_bert, "t", labels=BINARY, iid=IID)  # type: ignore[arg-type]
     classifier = load_classifier(tiny_bert, labels=BINARY, train=True)
     with pytest.raises(TestAugError, match="unknown method"):
-        train_behaviour(classifier, small_material(), FAST, method="fish")  # type: ignore[arg-type]
+        train_behaviour(classifier, small_material(), FAST, method="swa")  # type: ignore[arg-type]
 
 
 def test_a_loaded_classifier_is_trained_in_place(tiny_bert):
@@ -281,3 +283,19 @@ def test_irm_penalty_is_the_mean_squared_gradient_of_each_environment_loss_at_sc
     # The uniform row is at a stationary point: alone, it costs nothing.
     alone = irm_penalty(losses[2:], ["c"], scale)
     assert alone.item() == pytest.approx(0.0, abs=1e-10)
+
+
+def test_fish_moves_the_weights_a_meta_step_towards_the_inner_copy(tiny_bert, monkeypatch):
+    # With meta_lr = 1 (FISH_META_LR = lr * meta_steps) the update lands on the inner copy:
+    # the result equals plain SGD steps on sampled environments, so the loss must fall.
+    import testaug.evaluation.behaviour_training as training
+
+    config = FineTuneConfig(learning_rate=0.5, epochs=10, batch_size=4, seed=5)
+    material = small_material()
+    classifier = load_classifier(tiny_bert, labels=BINARY, train=True)
+    before = predict_proba(classifier.model, classifier.tokenizer, case_inputs(material.cases[:4]))
+    monkeypatch.setattr(training, "FISH_META_LR", config.learning_rate * training.FISH_META_STEPS)
+    train_behaviour(classifier, material, config, method="fish")
+    after = predict_proba(classifier.model, classifier.tokenizer, case_inputs(material.cases[:4]))
+    wanted = np.array([1, 1, 1, 0])  # positive, positive, positive, negative
+    assert after[np.arange(4), wanted].mean() > before[np.arange(4), wanted].mean()
