@@ -34,13 +34,21 @@ from __future__ import annotations
 import logging
 import math
 import random
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from testaug.core.errors import TestAugError
-from testaug.evaluation.behaviour_losses import inv_loss, mft_loss, mft_target, monotonic_loss
+from testaug.evaluation.behaviour_losses import (
+    DirForm,
+    dir_loss,
+    inv_loss,
+    mft_loss,
+    mft_target,
+    monotonic_loss,
+)
+from testaug.evaluation.expectations import is_binary_sentiment
 from testaug.evaluation.finetune import Classifier, FineTuneConfig, LabelledInput, load_classifier
 from testaug.evaluation.perturbed_cases import PerturbedCase
 
@@ -92,6 +100,7 @@ class _PairItem:
     kind: Literal["inv", "dir"]
     expectation: Any
     group: str
+    form: DirForm | None = None
 
 
 @dataclass(frozen=True)
@@ -100,12 +109,15 @@ class TrainingMaterial:
 
     `cases` are suite cases (their functionality, `description_id`, is the
     environment); `iid` are i.i.d. examples (one environment, "iid"); `perturbed`
-    are INV and DIR cases.
+    are INV and DIR cases. `forms` names BL-8's comparison form of a perturbation's
+    DIRs where the expectation cannot say it (an intensifier: not_less_confident; a
+    reducer: not_more_confident); it overrides their monotonic expectation in training.
     """
 
     cases: Sequence[Any] = ()
     perturbed: Sequence[PerturbedCase] = ()
     iid: Sequence[LabelledInput] = ()
+    forms: Mapping[str, DirForm] = field(default_factory=dict)
 
     def __len__(self) -> int:
         return len(self.cases) + len(self.perturbed) + len(self.iid)
@@ -142,12 +154,18 @@ def training_items(
     for group in pairs.values():
         first = group[0]
         kind: Literal["inv", "dir"] = "inv" if first.expectation.kind == "inv" else "dir"
+        form = material.forms.get(first.perturbation) if kind == "dir" else None
+        if form in ("not_more_negative", "not_more_positive") and not is_binary_sentiment(labels):
+            raise TestAugError(
+                f"DIR form {form} needs a binary sentiment head, not {tuple(labels)}"
+            )
         item = _PairItem(
             (first.original.text, first.original.text_pair),
             tuple(case.inputs for case in group),
             kind,
             first.expectation,
             first.description_id,
+            form,
         )
         (inv if kind == "inv" else dirs).append(item)
     return mft, inv, dirs
@@ -301,8 +319,16 @@ def _step_losses(
         )
         groups += [item.group for item in batches["inv"]]
     if n_pairs > n_inv:
+        names = list(classifier.labels)
+        sides = (
+            {"negative": names.index("negative"), "positive": names.index("positive")}
+            if is_binary_sentiment(names)
+            else {}
+        )
         rows = [
-            monotonic_loss(
+            dir_loss(originals[i : i + 1], perturbed[i : i + 1], item.form, **sides)
+            if item.form is not None
+            else monotonic_loss(
                 originals[i : i + 1], perturbed[i : i + 1], item.expectation, classifier.labels
             )
             for i, item in enumerate(pairs[n_inv:], start=n_inv)
@@ -554,7 +580,9 @@ def train_configuration(
             train=True,
             device=config.device,
         )
-    both = TrainingMaterial(cases=suite.cases, perturbed=suite.perturbed, iid=[*iid, *suite.iid])
+    both = TrainingMaterial(
+        cases=suite.cases, perturbed=suite.perturbed, iid=[*iid, *suite.iid], forms=suite.forms
+    )
     extra = {"detach_original": detach_original, "on_progress": on_progress}
     if configuration == "iid":
         return train_behaviour(

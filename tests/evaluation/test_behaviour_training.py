@@ -299,3 +299,23 @@ def test_fish_moves_the_weights_a_meta_step_towards_the_inner_copy(tiny_bert, mo
     after = predict_proba(classifier.model, classifier.tokenizer, case_inputs(material.cases[:4]))
     wanted = np.array([1, 1, 1, 0])  # positive, positive, positive, negative
     assert after[np.arange(4), wanted].mean() > before[np.arange(4), wanted].mean()
+
+
+def test_named_forms_override_a_perturbations_dirs_and_train(tiny_bert):
+    base = small_material()
+    intensified = appended(base.cases[:2], " great", Expectation.monotonic("positive", "up"))
+    material = TrainingMaterial(
+        cases=base.cases,
+        perturbed=[*base.perturbed, *intensified],
+        forms={"append": "not_less_confident"},
+    )
+    _, _, dirs = training_items(material, BINARY)
+    assert {item.form for item in dirs} == {"not_less_confident"}
+    tuned = train_configuration(
+        tiny_bert, "iid+t", labels=BINARY, iid=IID, suite=material, config=FAST
+    )
+    assert tuned.labels == BINARY
+    three = ("negative", "neutral", "positive")
+    sided = TrainingMaterial(perturbed=intensified, forms={"append": "not_more_negative"})
+    with pytest.raises(TestAugError, match="needs a binary sentiment head"):
+        training_items(sided, three)
