@@ -7,10 +7,17 @@ from pathlib import Path
 
 
 def format_path(path: tuple[int | str, ...]) -> str:
-    """A field path as written in messages: `capabilities[0].descriptions[2].label`."""
+    """A field path as written in messages: `capabilities[0].descriptions[2].label`; a key
+    with a line break or another unprintable character is quoted (`meta['a\\nb']`), so a
+    message stays one line."""
     out = ""
     for part in path:
-        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
+        if isinstance(part, int):
+            out += f"[{part}]"
+        elif not str(part).isprintable():
+            out += f"[{str(part)!r}]"
+        else:
+            out += f".{part}" if out else str(part)
     return out
 
 

@@ -43,6 +43,20 @@ def test_jsonl_that_python_cannot_hold_is_an_input_error_naming_file_and_line(
         list(read_jsonl(path, Row))
 
 
+@pytest.mark.parametrize("key", ["\x85", "a\nb", "\u2028", "tab\there"])
+def test_a_field_name_with_a_line_break_is_quoted_so_the_error_stays_one_line(tmp_path, key):
+    class Scores(BaseModel):
+        scores: dict[str, float]
+
+    path = tmp_path / "rows.jsonl"
+    path.write_text(json.dumps({"scores": {key: None}}) + "\n")
+    with pytest.raises(InputError) as raised:
+        list(read_jsonl(path, Scores))
+    message = str(raised.value)
+    assert message.splitlines() == [message]
+    assert message == f"{path}:1: scores[{key!r}]: Input should be a valid number"
+
+
 def test_an_escaped_surrogate_pair_is_text(tmp_path):
     path = tmp_path / "rows.jsonl"
     path.write_text('{"text": "\\ud83d\\ude00"}\n')
