@@ -374,9 +374,13 @@ def fix_round(
     failing = failing_tests(scored, before_model.name, topics)
     examples, skipped = fixing_examples(failing, before_model, head, batch_size=batch_size)
     if not examples:
+        where = f" within {', '.join(topics)}" if topics else ""
+        left = "; ".join(f"{n} {reason}" for reason, n in skipped.items())
         raise TestAugError(
-            f"round {number}: no failing test to train on ({len(failing)} failing within the "
-            f"topics, untrainable: {skipped or 'none'})"
+            f"round {number}: no failing test to train on: {len(failing)} test(s) of "
+            f"{tree_file} fail {before_model.name}{where}"
+            + (f" and none can be trained ({left})" if left else "")
+            + ". The loop can stop here, or grow the tree (testaug adapt) first"
         )
     iid_before = iid_accuracy(base, held, config)
     before_rates = rates(before)

@@ -1,0 +1,87 @@
+"""`testaug fix` end to end in process on the tiny model: the per-topic table, the fixed and
+broken lines that agree with it, the i.i.d. accuracy, and the files of the round."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from testaug.adaptive.debugging import FIX_REPORT_FILE, SCORED_TREE_FILE, read_fix_round
+from tests.adaptive.fix_fixtures import FIX, build_base, write_inputs
+from tests.cli_runner import run_testaug
+
+pytest.importorskip("torch")
+
+ROW = re.compile(r"^│\s*(/\S*(?: \S+)*)\s*│.*?│\s*([\d.]+)%\s*│\s*([\d.]+)%")
+
+
+def fix_args(work, tree, iid, *extra):
+    return [
+        "fix",
+        "--work", str(work),
+        "--tree", str(tree),
+        "--iid", str(iid),
+        "--labels", "negative,positive",
+        "--epochs", str(FIX.epochs),
+        "--learning-rate", str(FIX.learning_rate),
+        *extra,
+    ]  # fmt: skip
+
+
+def printed_rates(stdout: str) -> dict[str, tuple[float, float]]:
+    """Each table row's topic with its before and after rates, as printed."""
+    rows = {}
+    for line in stdout.splitlines():
+        match = ROW.match(line)
+        if match:
+            rows[match.group(1).strip()] = (float(match.group(2)), float(match.group(3)))
+    return rows
+
+
+def listed(stdout: str, word: str) -> list[str]:
+    """The topics a "fixed N: a, b" or "broken N: ..." line names."""
+    line = next(line for line in stdout.splitlines() if line.startswith(f"{word} "))
+    count, _, names = line.partition(": ")
+    topics = [] if names == "none" else names.split(", ")
+    assert int(count.split()[1]) == len(topics)
+    return topics
+
+
+def test_fix_prints_fixed_and_broken_topics_that_agree_with_the_rates_it_prints(tmp_path):
+    base = build_base(tmp_path)
+    tree, iid = write_inputs(tmp_path)
+    work = tmp_path / "work"
+    result = run_testaug(
+        tmp_path,
+        *fix_args(work, tree, iid, "--model", f"hf:{base}", "--topic", "/Negation", "--seeds", "2"),
+        env={"COLUMNS": "200"},
+    )
+    assert result.returncode == 0, result.stderr
+    rates = printed_rates(result.stdout)
+    assert {"/", "/Negation", "/Negation/Negated positive", "/Vocabulary"} <= set(rates)
+    fixed = [t for t, (b, a) in rates.items() if t != "/" and b > 20.0 >= a]
+    broken = [t for t, (b, a) in rates.items() if t != "/" and a > 20.0 >= b]
+    assert listed(result.stdout, "fixed") == fixed and listed(result.stdout, "broken") == broken
+    assert "/Negation/Negated positive" in fixed
+    assert "i.i.d. accuracy (20 examples): 100.0% ->" in result.stdout
+    assert "per seed: fixed" in result.stdout
+    report = read_fix_round(work / "round-001" / FIX_REPORT_FILE)
+    assert (list(report.fixed), list(report.broken)) == (fixed, broken)
+    assert str(work / "round-001" / SCORED_TREE_FILE) in result.stdout.replace("\n", "")
+
+    again = run_testaug(tmp_path, *fix_args(work, tree, iid), env={"COLUMNS": "200"})
+    assert again.returncode == 0 or "no failing test to train on" in again.stderr.replace(
+        "\n", " "
+    ), again.stderr
+    if again.returncode == 0:
+        assert read_fix_round(work / "round-002" / FIX_REPORT_FILE).start_checkpoint == (
+            report.checkpoint
+        )
+
+
+def test_fix_without_a_model_or_earlier_round_is_one_line_naming_the_option(tmp_path):
+    tree, iid = write_inputs(tmp_path)
+    result = run_testaug(tmp_path, *fix_args(tmp_path / "work", tree, iid))
+    assert result.returncode == 1
+    assert "--model" in result.stderr and "Traceback" not in result.stderr
