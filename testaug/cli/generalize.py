@@ -44,7 +44,7 @@ def generalize_command(
     methods: str = typer.Option(
         "vanilla",
         "--methods",
-        help="Methods (BL-11): vanilla, l2, dropout, lp, lp_ft, group_dro; comma-separated.",
+        help="Methods (BL-11): vanilla, l2, dropout, lp, lp_ft, group_dro, irm, fish; comma-separated.",
     ),
     scenarios: str = typer.Option(
         "seen,func,class,type", "--scenarios", help="Evaluations: seen, func, class, type."

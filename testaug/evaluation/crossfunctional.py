@@ -23,6 +23,7 @@ labels for inputs, so the analysis does not depend on how models are trained.
 
 from __future__ import annotations
 
+import random
 import statistics
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -418,6 +419,29 @@ def run_crossfunctional(
     )
 
 
+def sample_per_functionality(cases: Sequence[TestCase], n: int, seed: int) -> list[TestCase]:
+    """At most n cases of each functionality (description), drawn with the seed, in input order."""
+    by_description: dict[str, list[TestCase]] = {}
+    for case in cases:
+        by_description.setdefault(case.description_id, []).append(case)
+    kept: set[str] = set()
+    for description, members in sorted(by_description.items()):
+        ids = sorted(case.id for case in members)
+        random.Random(f"{seed}:{description}").shuffle(ids)
+        kept.update(ids[:n])
+    return [case for case in cases if case.id in kept]
+
+
+def iid_halves(
+    examples: Sequence[IidExample], seed: int
+) -> tuple[list[IidExample], list[IidExample]]:
+    """The i.i.d. file split in two seeded halves: D_train and D_test."""
+    order = list(range(len(examples)))
+    random.Random(f"{seed}:iid").shuffle(order)
+    half = len(order) // 2
+    return [examples[i] for i in sorted(order[half:])], [examples[i] for i in sorted(order[:half])]
+
+
 def configuration_name(text: str) -> str:
     """A configuration in BeLUGA's notation (IID->T), written in any case."""
     by_lower = {name.lower(): name for name in CONFIGURATIONS}
@@ -483,6 +507,8 @@ def behaviour_trainer(
         iid = material.iid if material.configuration in WITH_IID else ()
         suite = bt.TrainingMaterial(cases=material.cases, iid=iid)
         classifier = fresh(seed) if material.configuration == "IID+T" else iid_model(material, seed)
+        if not len(suite):
+            return classifier  # everything left out (a suite of one test type): no suite step
         return bt.train_behaviour(classifier, suite, seeded, **extra)
 
     return train

@@ -3,8 +3,7 @@ in, crossfunctional.json out (`testaug generalize` and the generalize flow)."""
 
 from __future__ import annotations
 
-import random
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -16,7 +15,6 @@ from testaug.core.records import Record, TestCase
 
 if TYPE_CHECKING:
     from testaug.evaluation.crossfunctional import CrossFunctionalReport
-    from testaug.evaluation.patching import IidExample
 
 DEFAULT_CONFIGURATIONS = ("IID->T", "IID+T", "IID->(IID+T)")
 DEFAULT_METHODS = ("vanilla",)
@@ -42,29 +40,6 @@ class GeneralizeOptions(Record):
     labels: str | None = None  # comma-separated task labels; default the suite's
 
 
-def sample_per_functionality(cases: Sequence[TestCase], n: int, seed: int) -> list[TestCase]:
-    """At most n cases of each functionality (description), drawn with the seed, in input order."""
-    by_description: dict[str, list[TestCase]] = {}
-    for case in cases:
-        by_description.setdefault(case.description_id, []).append(case)
-    kept: set[str] = set()
-    for description, members in sorted(by_description.items()):
-        ids = sorted(case.id for case in members)
-        random.Random(f"{seed}:{description}").shuffle(ids)
-        kept.update(ids[:n])
-    return [case for case in cases if case.id in kept]
-
-
-def iid_halves(
-    examples: Sequence[IidExample], seed: int
-) -> tuple[list[IidExample], list[IidExample]]:
-    """The i.i.d. file split in two seeded halves: D_train and D_test."""
-    order = list(range(len(examples)))
-    random.Random(f"{seed}:iid").shuffle(order)
-    half = len(order) // 2
-    return [examples[i] for i in sorted(order[half:])], [examples[i] for i in sorted(order[:half])]
-
-
 def generalize_files(
     suite: Path,
     iid: Path,
@@ -82,7 +57,9 @@ def generalize_files(
         behaviour_trainer,
         classifier_predict,
         configuration_name,
+        iid_halves,
         run_crossfunctional,
+        sample_per_functionality,
         write_report,
     )
     from testaug.evaluation.finetune import FineTuneConfig

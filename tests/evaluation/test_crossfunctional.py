@@ -210,4 +210,4 @@ def test_the_analysis_runs_on_a_tiny_bert_with_the_behaviour_trainer(tiny_bert):
         assert set(summary.pass_rates) == {f.id for f in report.functionalities}
         assert 0 <= summary.g.mean <= 1
     with pytest.raises(TestAugError, match="unknown method"):
-        train(TrainingRequest("IID->T", "irm", (), tuple(IID), "seen"), 7)
+        train(TrainingRequest("IID->T", "sgd", (), tuple(IID), "seen"), 7)
