@@ -105,10 +105,11 @@ def weights(classifier) -> dict[str, torch.Tensor]:
     return {name: p.detach().clone() for name, p in classifier.model.named_parameters()}
 
 
-def test_inv_training_makes_the_model_invariant_on_held_out_cases(tiny_bert):
+def test_inv_and_dir_training_teach_the_behaviour_on_held_out_cases(tiny_bert):
     # Negative training cases end with "!", so plain MFT training learns "!" means negative.
     # Training with the INV loss on "append !" (training nouns only) must undo that on
     # held-out nouns: appending "!" to a held-out positive case leaves the prediction alone.
+    # So must the DIR loss of "append !: P(positive) must not go down".
     train = sentiment_cases(TRAIN_NOUNS, negative_suffix=" !")
     positives = [c for c in train if c.label == "positive"]
     held = [c for c in sentiment_cases(HELD_NOUNS) if c.label == "positive"]
@@ -118,6 +119,10 @@ def test_inv_training_makes_the_model_invariant_on_held_out_cases(tiny_bert):
         "mft": TrainingMaterial(cases=train),
         "mft+inv": TrainingMaterial(
             cases=train, perturbed=appended(positives, " !", Expectation.inv())
+        ),
+        "mft+dir": TrainingMaterial(
+            cases=train,
+            perturbed=appended(positives, " !", Expectation.monotonic("positive", "up", 0.0)),
         ),
     }.items():
         tuned = train_configuration(
@@ -131,11 +136,16 @@ def test_inv_training_makes_the_model_invariant_on_held_out_cases(tiny_bert):
             "agreement": float(np.mean(original.argmax(1) == perturbed.argmax(1))),
             "inv_loss": float(inv_loss(torch.tensor(original), torch.tensor(perturbed)).mean()),
             "accuracy": float(np.mean(original.argmax(1) == 1)),
+            "p_positive_drop": float(np.mean(original[:, 1] - perturbed[:, 1])),
         }
     assert measured["mft"]["agreement"] <= 0.5
     assert measured["mft+inv"]["agreement"] == 1.0
     assert measured["mft+inv"]["inv_loss"] < measured["mft"]["inv_loss"] / 10
     assert measured["mft+inv"]["accuracy"] == 1.0
+    assert measured["mft"]["p_positive_drop"] > 0.5
+    assert measured["mft+dir"]["p_positive_drop"] < 0.05
+    assert measured["mft+dir"]["agreement"] == 1.0
+    assert measured["mft+dir"]["accuracy"] == 1.0
 
 
 def test_training_items_group_versions_and_train_target_dirs_as_mfts():
