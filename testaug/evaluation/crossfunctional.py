@@ -40,10 +40,12 @@ from testaug.evaluation.finetune import (
     LabelledInput,
     load_classifier,
     predict_labels,
+    predict_proba,
 )
 from testaug.evaluation.patching import IidExample, g_score, stat
 from testaug.evaluation.patching_report import Stat
-from testaug.evaluation.splits import Strategy, dedupe, held_out_values, split_cases
+from testaug.evaluation.perturbed_cases import PerturbedCase
+from testaug.evaluation.splits import _test_count, dedupe, random_split_ids
 
 Scenario = Literal["standard", "seen", "func", "class", "type"]
 SCENARIOS: tuple[Scenario, ...] = ("standard", "seen", "func", "class", "type")
@@ -71,10 +73,14 @@ class TrainingRequest:
     iid: tuple[IidExample, ...]
     scenario: Scenario
     held_out: str | None = None
+    perturbed: tuple[PerturbedCase, ...] = ()  # INV and DIR tests (T_train's, \\ U_i)
 
 
+Item = TestCase | PerturbedCase
 Train = Callable[[TrainingRequest, int], Any]
 Predict = Callable[[Any, Sequence[LabelledInput]], list[str]]
+# Whether a model passes each perturbation test; None where the test cannot fail.
+Check = Callable[[Any, Sequence[PerturbedCase]], list[bool | None]]
 Progress = Callable[[str], None]
 
 
@@ -180,11 +186,30 @@ def passed(predicted: str, case: LabelledInput) -> bool:
     return predicted in label_options(case.label)
 
 
-def pass_rates(cases: Sequence[TestCase], predicted: Sequence[str]) -> dict[str, float]:
-    """Eq. 7: the share of each functionality's cases that pass, keyed by description id."""
+def functionality_id(item: Item) -> str:
+    """The functionality a test belongs to: a suite case's description id; a perturbation
+    test's description id, test type and perturbation (`desc|INV|typos`), so that each
+    functionality has one test type as in BeLUGA."""
+    if isinstance(item, PerturbedCase):
+        return f"{item.description_id}|{item.test_type}|{item.perturbation}"
+    return item.description_id
+
+
+def functionality_name(item: Item) -> str:
+    """A functionality's readable name: the description (with the perturbation test's
+    type and perturbation)."""
+    if isinstance(item, PerturbedCase):
+        return f"{item.description} ({item.test_type}: {item.perturbation})"
+    return item.description
+
+
+def pass_rates(items: Sequence[Item], passes: Sequence[bool | None]) -> dict[str, float]:
+    """Eq. 7: the share of each functionality's tests that pass, keyed by functionality id;
+    a test that cannot fail (None: a filtered DIR) does not count."""
     hits: dict[str, list[bool]] = {}
-    for case, label in zip(cases, predicted, strict=True):
-        hits.setdefault(case.description_id, []).append(passed(label, case))
+    for item, ok in zip(items, passes, strict=True):
+        if ok is not None:
+            hits.setdefault(functionality_id(item), []).append(ok)
     return {key: sum(flags) / len(flags) for key, flags in hits.items()}
 
 
@@ -202,65 +227,115 @@ def accuracy(examples: Sequence[LabelledInput], predicted: Sequence[str]) -> flo
     return sum(passed(p, e) for p, e in zip(predicted, examples, strict=True)) / len(examples)
 
 
-def partition(cases: Sequence[TestCase], scenario: Scenario) -> list[str | None]:
+def held_out_value(item: Item, scenario: Scenario) -> str:
+    """The subset a leave-out scenario puts a test in: its functionality, class or type."""
+    if scenario == "func":
+        return functionality_id(item)
+    if scenario == "class":
+        return item.capability
+    if scenario == "type":
+        return item.test_type
+    raise TestAugError(f"scenario {scenario!r} leaves nothing out")
+
+
+def partition(items: Sequence[Item], scenario: Scenario) -> list[str | None]:
     """The subsets U_i a scenario trains without: None for seen and standard (nothing
-    left out), else every description id, capability or test type."""
+    left out), else every functionality, class or test type, sorted."""
     if scenario in ("seen", "standard"):
         return [None]
-    return list(held_out_values(cases, _strategy(scenario)))
+    return sorted({held_out_value(item, scenario) for item in items})
 
 
-def _strategy(scenario: Scenario) -> Strategy:
-    if scenario not in ("func", "class", "type"):
-        raise TestAugError(f"scenario {scenario!r} leaves nothing out")
-    return scenario  # type: ignore[return-value]  # func, class, type are strategies too
+def suite_split(
+    items: Sequence[Item], *, seed: int, test_fraction: float
+) -> tuple[set[str], set[str]]:
+    """T_train and T_test ids: each functionality's tests split in the same proportion.
+
+    Suite cases split exactly as `splits.random_split_ids` (TestAug's and patch-eval's
+    split); perturbation tests the same way within their own functionality.
+    """
+    cases = [item for item in items if isinstance(item, TestCase)]
+    train, test = random_split_ids(cases, test_fraction=test_fraction, seed=seed)
+    by_functionality: dict[str, list[str]] = {}
+    for item in items:
+        if isinstance(item, PerturbedCase):
+            by_functionality.setdefault(functionality_id(item), []).append(item.id)
+    for key, ids in sorted(by_functionality.items()):
+        rng = random.Random(f"{seed}:{key}")
+        ordered = sorted(ids)
+        rng.shuffle(ordered)
+        count = _test_count(len(ordered), test_fraction, rng)
+        test.update(ordered[:count])
+        train.update(ordered[count:])
+    return train, test
 
 
 @dataclass
 class _Analysis:
     """What every run of one analysis shares."""
 
-    cases: list[TestCase]
+    items: list[Item]
     iid_train: tuple[IidExample, ...]
     iid_test: tuple[IidExample, ...]
     train: Train
     predict: Predict
+    check: Check | None
     split_seed: int
     test_fraction: float
     progress: Progress
 
-    def split(
-        self, scenario: Scenario, held_out: str | None
-    ) -> tuple[list[TestCase], list[TestCase]]:
-        """T_train (\\ U_i) and T_test (∩ U_i) of one model of a scenario."""
-        strategy: Strategy = "random" if held_out is None else _strategy(scenario)
-        split = split_cases(
-            self.cases,
-            test_fraction=self.test_fraction,
-            seed=self.split_seed,
-            strategy=strategy,
-            held_out=held_out,
+    def __post_init__(self) -> None:
+        self.train_ids, self.test_ids = suite_split(
+            self.items, seed=self.split_seed, test_fraction=self.test_fraction
         )
-        by_id = {case.id: case for case in self.cases}
-        return [by_id[i] for i in split.train_ids], [by_id[i] for i in split.test_ids]
+
+    def split(self, scenario: Scenario, held_out: str | None) -> tuple[list[Item], list[Item]]:
+        """T_train (\\ U_i) and T_test (∩ U_i) of one model of a scenario."""
+
+        def inside(item: Item) -> bool:
+            return held_out is not None and held_out_value(item, scenario) == held_out
+
+        train = [i for i in self.items if i.id in self.train_ids and not inside(i)]
+        test = [i for i in self.items if i.id in self.test_ids and (held_out is None or inside(i))]
+        return train, test
+
+    def passes(self, model: Any, test: Sequence[Item]) -> list[bool | None]:
+        """Whether the model passes each test (None: cannot fail), in order."""
+        cases = [item for item in test if isinstance(item, TestCase)]
+        perturbed = [item for item in test if isinstance(item, PerturbedCase)]
+        found: dict[str, bool | None] = {}
+        if cases:
+            labels = self.predict(model, cases)
+            found.update((c.id, passed(p, c)) for c, p in zip(cases, labels, strict=True))
+        if perturbed:
+            if self.check is None:
+                raise TestAugError("perturbation tests need a check function")
+            found.update(zip((p.id for p in perturbed), self.check(model, perturbed), strict=True))
+        return [found[item.id] for item in test]
 
     def run(self, configuration: str, method: str, scenario: Scenario, seed: int) -> ScenarioRun:
         """Train the scenario's models (one per U_i) and score them on their test cases."""
         rates: dict[str, float] = {}
         models: list[LeaveOutModel] = []
-        for held_out in partition(self.cases, scenario):
+        for held_out in partition(self.items, scenario):
             train, test = self.split(scenario, held_out)
             if not test:
                 continue  # a lone case that fell in train: no unseen rate to give
             if scenario == "standard":
                 train = []
             where = f"{configuration} / {method} {scenario} {held_out or 'all'} seed {seed}"
-            self.progress(f"{where}: training on {len(train)} cases")
+            self.progress(f"{where}: training on {len(train)} tests")
             material = TrainingRequest(
-                configuration, method, tuple(train), self.iid_train, scenario, held_out
+                configuration,
+                method,
+                tuple(i for i in train if isinstance(i, TestCase)),
+                self.iid_train,
+                scenario,
+                held_out,
+                tuple(i for i in train if isinstance(i, PerturbedCase)),
             )
             model = self.train(material, seed)
-            found = pass_rates(test, self.predict(model, test))
+            found = pass_rates(test, self.passes(model, test))
             overlap = set(found) & set(rates)
             if overlap:
                 raise TestAugError(f"functionality {sorted(overlap)[0]!r} scored twice")
@@ -317,27 +392,27 @@ def summarize_pair(runs: Sequence[ScenarioRun]) -> PairSummary:
 
 
 def functionalities(
-    cases: Sequence[TestCase], *, split_seed: int, test_fraction: float
+    items: Sequence[Item], *, split_seed: int, test_fraction: float
 ) -> tuple[Functionality, ...]:
     """Every functionality of the suite, in suite order, with its train and test sizes."""
-    split = split_cases(cases, test_fraction=test_fraction, seed=split_seed)
-    test = set(split.test_ids)
+    _, test = suite_split(items, seed=split_seed, test_fraction=test_fraction)
     found: dict[str, Functionality] = {}
     counts: dict[str, list[int]] = {}
-    for case in cases:
+    for item in items:
+        key = functionality_id(item)
         found.setdefault(
-            case.description_id,
+            key,
             Functionality(
-                id=case.description_id,
-                description=case.description,
-                capability=case.capability,
-                test_type=case.test_type,
+                id=key,
+                description=functionality_name(item),
+                capability=item.capability,
+                test_type=item.test_type,
                 n_train=0,
                 n_test=0,
             ),
         )
-        count = counts.setdefault(case.description_id, [0, 0])
-        count[case.id in test] += 1
+        count = counts.setdefault(key, [0, 0])
+        count[item.id in test] += 1
     return tuple(
         f.model_copy(update={"n_train": counts[f.id][0], "n_test": counts[f.id][1]})
         for f in found.values()
@@ -352,6 +427,8 @@ def run_crossfunctional(
     pairs: Sequence[tuple[str, str]],
     train: Train,
     predict: Predict,
+    perturbed: Sequence[PerturbedCase] = (),
+    check: Check | None = None,
     base_model: str = "",
     labels: Sequence[str] = (),
     seeds: Sequence[int] = (42,),
@@ -366,15 +443,19 @@ def run_crossfunctional(
     Each pair is evaluated in `scenarios` (seen, func, class, type); with `standard` the
     IID model (configuration "IID", method "vanilla") gives the standard evaluation once
     per seed. `train(material, seed)` returns a model and `predict(model, inputs)` its
-    labels. The suite split is the same for every pair and seed (`split_seed`).
+    labels; `perturbed` adds INV and DIR tests (`testaug perturb`'s), scored by
+    `check(model, tests)` (each perturbation of a description is one functionality). The suite split is
+    the same for every pair and seed (`split_seed`).
     """
     if not seeds:
         raise TestAugError("the cross-functional analysis needs at least one seed")
     if not iid_test:
         raise TestAugError("the cross-functional analysis needs i.i.d. test examples (s_iid)")
-    unique = dedupe(cases)
+    unique: list[Item] = [*dedupe(cases), *{p.id: p for p in perturbed}.values()]
     if not unique:
         raise TestAugError("no suite cases to analyse")
+    if perturbed and check is None:
+        raise TestAugError("perturbation tests need a check function")
     pairs = [(configuration_name(configuration), method) for configuration, method in pairs]
     for scenario in scenarios:
         if scenario not in PAIR_SCENARIOS:
@@ -385,6 +466,7 @@ def run_crossfunctional(
         tuple(iid_test),
         train,
         predict,
+        check,
         split_seed,
         test_fraction,
         on_progress or (lambda message: None),
@@ -505,7 +587,7 @@ def behaviour_trainer(
                 fresh(seed), bt.TrainingMaterial(iid=material.iid), seeded, **extra
             )
         iid = material.iid if material.configuration in WITH_IID else ()
-        suite = bt.TrainingMaterial(cases=material.cases, iid=iid)
+        suite = bt.TrainingMaterial(cases=material.cases, perturbed=material.perturbed, iid=iid)
         classifier = fresh(seed) if material.configuration == "IID+T" else iid_model(material, seed)
         if not len(suite):
             return classifier  # everything left out (a suite of one test type): no suite step
@@ -522,3 +604,27 @@ def classifier_predict(config: FineTuneConfig | None = None) -> Predict:
         return predict_labels(classifier, inputs, config) if inputs else []
 
     return predict
+
+
+def classifier_check(config: FineTuneConfig | None = None) -> Check:
+    """A `Check` for the classifiers `behaviour_trainer` returns: CheckList's expectation
+    of each perturbation test on the model's probabilities (`failures`)."""
+    config = config or FineTuneConfig()
+
+    def check(classifier: Any, perturbed: Sequence[PerturbedCase]) -> list[bool | None]:
+        from testaug.evaluation.failures import evaluate_from_probabilities, needed_inputs
+
+        inputs = needed_inputs((), perturbed)
+        rows = predict_proba(
+            classifier.model,
+            classifier.tokenizer,
+            inputs,
+            config.eval_batch_size,
+            max_length=config.max_length,
+        )
+        evaluation = evaluate_from_probabilities(
+            "model", classifier.labels, (), perturbed, dict(zip(inputs, rows, strict=True))
+        )
+        return [None if r.filtered else r.passed for r in evaluation.results]
+
+    return check

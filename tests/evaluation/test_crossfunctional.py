@@ -15,13 +15,16 @@ from testaug.evaluation.crossfunctional import (
     CrossFunctionalReport,
     TrainingRequest,
     behaviour_trainer,
+    classifier_check,
     classifier_predict,
     read_report,
     run_crossfunctional,
     write_report,
 )
+from testaug.evaluation.expectations import Expectation
 from testaug.evaluation.finetune import FineTuneConfig
 from testaug.evaluation.patching import IidExample
+from testaug.evaluation.perturbed_cases import PerturbedCase
 
 NOUNS = ("food", "seat", "crew", "service", "flight", "label")
 # (capability, description, test type, template, label)
@@ -211,3 +214,95 @@ def test_the_analysis_runs_on_a_tiny_bert_with_the_behaviour_trainer(tiny_bert):
         assert 0 <= summary.g.mean <= 1
     with pytest.raises(TestAugError, match="unknown method"):
         train(TrainingRequest("IID->T", "sgd", (), tuple(IID), "seen"), 7)
+
+
+def perturbed_suite() -> list[PerturbedCase]:
+    """An INV test (typo) of every "pos" case and a DIR test (more positive) of every "neg" one."""
+    out = []
+    for case in suite():
+        if case.description_id == "pos":
+            text = case.text.replace("good", "god")
+            out.append(
+                PerturbedCase(
+                    original=case,
+                    text=text,
+                    perturbation="typos",
+                    test_type="INV",
+                    expectation=Expectation.inv(),
+                )
+            )
+        if case.description_id == "neg":
+            out.append(
+                PerturbedCase(
+                    original=case,
+                    text=case.text + " !",
+                    perturbation="add_exclamation",
+                    test_type="DIR",
+                    expectation=Expectation.monotonic("positive", "up"),
+                )
+            )
+    return out
+
+
+def test_perturbation_tests_are_functionalities_of_their_own_type_in_every_partition():
+    learner = Learner()
+    trained_perturbed: list[TrainingRequest] = []
+
+    def train(material: TrainingRequest, seed: int):
+        trained_perturbed.append(material)
+        return learner.train(material, seed)
+
+    def check(model, tests):  # passes an INV test only when its functionality was trained
+        return [("typos" in model[0]) if t.test_type == "INV" else None for t in tests]
+
+    original = learner.train
+
+    def train_with_perturbed(material, seed):
+        known, mixed, s = original(material, seed)
+        return known | {t.perturbation for t in material.perturbed}, mixed, s
+
+    learner.train = train_with_perturbed  # type: ignore[method-assign]
+    report = run_crossfunctional(
+        suite(),
+        perturbed=perturbed_suite(),
+        check=check,
+        iid_train=IID,
+        iid_test=IID,
+        pairs=[("IID->T", "vanilla")],
+        train=train,
+        predict=learner.predict,
+        standard=False,
+    )
+    by_id = {f.id: f for f in report.functionalities}
+    assert by_id["pos|INV|typos"].test_type == "INV"
+    assert by_id["neg|DIR|add_exclamation"].test_type == "DIR"
+    pair = report.pairs[0]
+    # the DIR tests cannot fail (None): no rate; the INV one passes when seen only
+    for name in ("seen", "func", "class", "type"):
+        rates = pair.scenarios[name].pass_rates
+        assert "neg|DIR|add_exclamation" not in rates
+        assert rates["pos|INV|typos"].mean == (1.0 if name == "seen" else 0.0)
+    type_models = [m for m in trained_perturbed if m.scenario == "type"]
+    assert sorted(m.held_out for m in type_models) == ["DIR", "INV", "MFT"]
+    for material in type_models:
+        kinds = {t.test_type for t in material.perturbed} | {c.test_type for c in material.cases}
+        assert material.held_out not in kinds
+
+
+def test_the_tiny_bert_is_checked_on_perturbation_tests(tiny_bert):
+    config = FineTuneConfig(learning_rate=3e-3, epochs=1, batch_size=8)
+    labels = ("negative", "positive")
+    report = run_crossfunctional(
+        suite(),
+        perturbed=perturbed_suite(),
+        check=classifier_check(config),
+        iid_train=IID,
+        iid_test=IID,
+        pairs=[("IID+T", "vanilla")],
+        train=behaviour_trainer(str(tiny_bert), labels=labels, config=config),
+        predict=classifier_predict(config),
+        scenarios=("type",),
+        standard=False,
+    )
+    rates = report.pairs[0].scenarios["type"].pass_rates
+    assert "pos|INV|typos" in rates and 0 <= rates["pos|INV|typos"].mean <= 1
