@@ -172,12 +172,17 @@ def training_items(
 
 
 def set_dropout(model: Any, probability: float) -> None:
-    """Set every dropout probability of the model (modules and config) to `probability`."""
+    """Set every dropout probability of the model (modules, float attributes named
+    *dropout*, and the config) to `probability`, in place."""
     import torch
 
     for module in model.modules():
         if isinstance(module, torch.nn.Dropout):
             module.p = probability
+        for name, value in list(vars(module).items()):
+            # Attention implementations that keep the probability as a float attribute.
+            if "dropout" in name and isinstance(value, float):
+                setattr(module, name, probability)
     for name in list(vars(model.config)):
         value = getattr(model.config, name)
         named = name.endswith(("dropout", "dropout_prob", "dropout_rate"))
@@ -361,7 +366,7 @@ def _run(
     cyclers = {kind: _Cycler(items, config.batch_size, rng) for kind, items in with_items.items()}
     per_epoch = max(len(cycler) for cycler in cyclers.values())
     steps = max(1, round(epochs * per_epoch))
-    torch.manual_seed(config.seed)  # dropout, new heads
+    torch.manual_seed(config.seed)  # dropout
     optimizer = _optimizer(classifier.model, learning_rate, weight_decay)
     warmup = int(config.warmup_ratio * steps)
     scheduler = torch.optim.lr_scheduler.LambdaLR(
