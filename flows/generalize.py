@@ -40,12 +40,25 @@ class Generalized(BaseModel):
 
 @task(name="cross-functional analysis", cache_policy=NO_CACHE)
 def analyse(
-    suite: Path, iid: Path, model: str, out: Path, iid_test: Path | None, options: GeneralizeOptions
+    suite: Path,
+    iid: Path,
+    model: str,
+    out: Path,
+    iid_test: Path | None,
+    perturbed: Path | None,
+    options: GeneralizeOptions,
 ) -> CrossFunctionalReport:
     """Train and score every pair (see `testaug.steps.generalize.generalize_files`)."""
     logger = get_run_logger()
     return generalize_files(
-        suite, iid, model, out, iid_test=iid_test, options=options, on_progress=logger.info
+        suite,
+        iid,
+        model,
+        out,
+        iid_test=iid_test,
+        perturbed=perturbed,
+        options=options,
+        on_progress=logger.info,
     )
 
 
@@ -56,6 +69,7 @@ def generalize(
     model: str,
     run_dir: Path,
     iid_test: Path | None = None,
+    perturbed: Path | None = None,
     configurations: list[str] = list(DEFAULT_CONFIGURATIONS),  # noqa: B006  (Prefect parameters)
     methods: list[str] = list(DEFAULT_METHODS),  # noqa: B006
     scenarios: list[str] = list(PAIR_SCENARIOS),  # noqa: B006
@@ -80,7 +94,7 @@ def generalize(
         device=device,
     )
     out = run_dir / CROSSFUNCTIONAL_FILE
-    report = analyse(suite, iid, model, out, iid_test, options)
+    report = analyse(suite, iid, model, out, iid_test, perturbed, options)
     html = tasks.write_run_report(run_dir)
     publish_g_table(report)
     publish_summary("generalize", [html], report=html.path)

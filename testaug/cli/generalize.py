@@ -32,6 +32,9 @@ def generalize_command(
     iid_test: Path | None = typer.Option(
         None, "--iid-test", help="i.i.d. test examples (then all of --iid trains)."
     ),
+    perturbed: Path | None = typer.Option(
+        None, "--perturbed", help="INV and DIR tests of the suite (testaug perturb's JSONL)."
+    ),
     model: str = typer.Option(
         ...,
         "--model",
@@ -90,7 +93,7 @@ def generalize_command(
         target = output or Path(work) / "crossfunctional.json"
         with err_console.status("generalize") as status:
             report = generalize_files(
-                suite, iid, model, target, iid_test=iid_test, options=options,
+                suite, iid, model, target, iid_test=iid_test, perturbed=perturbed, options=options,
                 on_progress=lambda message: status.update(message),
             )  # fmt: skip
     print_g_table(report)

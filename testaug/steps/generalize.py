@@ -47,14 +47,17 @@ def generalize_files(
     out: Path,
     *,
     iid_test: Path | None = None,
+    perturbed: Path | None = None,
     options: GeneralizeOptions = GeneralizeOptions(),  # noqa: B008  (a frozen record)
     on_progress: Callable[[str], None] | None = None,
 ) -> CrossFunctionalReport:
     """Run the analysis of `model` (hf:PATH[?labels=..], a path or hub id, or minilm) on the
     suite's cases with the i.i.d. file as D_train (and `iid_test` as D_test; without it the
-    file is split in two seeded halves); write the report to `out` and return it."""
+    file is split in two seeded halves), and with `perturbed` (`testaug perturb`'s output)
+    its INV and DIR tests; write the report to `out` and return it."""
     from testaug.evaluation.crossfunctional import (
         behaviour_trainer,
+        classifier_check,
         classifier_predict,
         configuration_name,
         iid_halves,
@@ -64,6 +67,7 @@ def generalize_files(
     )
     from testaug.evaluation.finetune import FineTuneConfig
     from testaug.evaluation.patching import IidExample
+    from testaug.evaluation.perturbed_cases import PerturbedCase
     from testaug.steps.measure import base_model
     from testaug.suites.task_labels import task_labels_and_lexicons
 
@@ -72,6 +76,10 @@ def generalize_files(
         raise InputError(Problem("no cases", file=suite))
     if options.per_functionality:
         cases = sample_per_functionality(cases, options.per_functionality, options.split_seed)
+    tests = list(read_jsonl(perturbed, PerturbedCase)) if perturbed else []
+    if options.per_functionality and tests:
+        kept = {case.id for case in cases}
+        tests = [t for t in tests if t.original.id in kept]
     examples = list(read_jsonl(iid, IidExample))
     if iid_test is None:
         if len(examples) < 2:
@@ -115,6 +123,8 @@ def generalize_files(
         pairs=[(c, m) for c in configurations for m in options.methods],
         train=behaviour_trainer(path, labels=labels, config=config, model_labels=model_labels),
         predict=classifier_predict(config),
+        perturbed=tests,
+        check=classifier_check(config),
         base_model=model,
         labels=labels,
         seeds=[42 + i for i in range(options.seeds)],

@@ -10,7 +10,7 @@ from testaug.evaluation.crossfunctional import read_report
 from testaug.reports.run_report import write_report
 from tests.cli.test_cli_bad_input import assert_one_line_error
 from tests.cli_runner import run_testaug
-from tests.evaluation.test_crossfunctional import IID, suite
+from tests.evaluation.test_crossfunctional import IID, perturbed_suite, suite
 from tests.models_fixture import build_tiny_classifier
 
 
@@ -18,9 +18,11 @@ def test_generalize_prints_the_g_table_and_the_report_shows_the_heat_maps(tmp_pa
     model = build_tiny_classifier(tmp_path / "model", 2)
     write_jsonl(tmp_path / "suite.jsonl", suite())
     write_jsonl(tmp_path / "iid.jsonl", IID)
+    write_jsonl(tmp_path / "perturbed.jsonl", perturbed_suite())
     done = run_testaug(
         tmp_path,
         *("generalize", "--suite", "suite.jsonl", "--iid", "iid.jsonl", "--model", f"hf:{model}"),
+        *("--perturbed", "perturbed.jsonl"),
         *("--configs", "iid+t", "--methods", "vanilla,l2", "--scenarios", "seen,type"),
         *("--epochs", "1", "--learning-rate", "1e-3", "-o", "run/crossfunctional.json"),
         env={"HF_HUB_OFFLINE": "1"},
@@ -31,6 +33,10 @@ def test_generalize_prints_the_g_table_and_the_report_shows_the_heat_maps(tmp_pa
     report = read_report(tmp_path / "run" / "crossfunctional.json")
     assert [pair.name for pair in report.pairs] == ["IID+T / vanilla", "IID+T / l2"]
     assert report.n_iid_train == 2 and report.n_iid_test == 2
+    types = {f.id: f.test_type for f in report.functionalities}
+    assert types["pos|INV|typos"] == "INV" and types["neg|DIR|add_exclamation"] == "DIR"
+    held_out = [m.held_out for r in report.runs if r.scenario == "type" for m in r.models]
+    assert sorted(set(held_out)) == ["DIR", "INV", "MFT"]
     written = write_report(tmp_path / "run")
     assert "Cross-functional generalization" in written.sections
     assert (tmp_path / "run" / "report_files" / "crossfunctional_type.png").exists()
