@@ -13,7 +13,7 @@ from prefect import flow, get_run_logger, task
 from prefect.artifacts import create_markdown_artifact, create_table_artifact
 from prefect.cache_policies import NO_CACHE
 
-from testaug.adaptive.debugging import FAIL_ABOVE, FixRound
+from testaug.adaptive.debugging import FAIL_ABOVE, FixRound, Trainer
 from testaug.evaluation.finetune import FineTuneConfig
 from testaug.steps.fix import fix_files
 
@@ -33,6 +33,7 @@ def fix_round_task(
     task: str | None,
     labels: str | None,
     fail_above: float,
+    trainer: Trainer,
 ) -> FixRound:
     """One round of the loop from files (see `testaug.steps.fix.fix_files`)."""
     logger = get_run_logger()
@@ -49,6 +50,7 @@ def fix_round_task(
         task=task,
         labels=labels,
         fail_above=fail_above,
+        trainer=trainer,
         on_progress=logger.info,
     )
 
@@ -70,6 +72,7 @@ def fix(
     task: str | None = "sentiment",
     labels: str | None = None,
     fail_above: float = FAIL_ABOVE,
+    trainer: Trainer = "behaviour",
 ) -> FixRound:
     """Run the next round of the debugging loop in `work` on `tree` (or test `cases`) with
     i.i.d. examples `iid`, and publish each topic's failure rate before and after."""
@@ -89,6 +92,7 @@ def fix(
         task=task,
         labels=labels,
         fail_above=fail_above,
+        trainer=trainer,
     )
     log_round(report)
     publish_round(report)

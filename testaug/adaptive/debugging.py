@@ -17,12 +17,19 @@ sample, shuffling and dropout; the per-topic "after" rate is the mean over seeds
 checkpoint chain follows the first seed: its model is saved as the round's
 checkpoint, and the next round in the same work folder starts from it.
 
-Fixing examples are hard labels trained with cross-entropy (the existing
-fine-tuning code): "should be Y" trains Y (the likeliest of Y's labels the head
-has); "should not be Y" the likeliest label outside Y; "should be the same as for"
-(INV) trains the changed input with the label the start model predicts for the
-original. DIR tests and labels the head does not have (neutral on a binary head)
-cannot be trained this way: they are counted as untrainable and left out.
+Training (`trainer`): "behaviour" (the default) uses BeLUGA's behaviour losses
+(`evaluation.behaviour_training.train_behaviour`, vanilla method): "should be Y"
+trains Y, several labels or neutral on a binary sentiment head as BeLUGA's soft
+targets; "should not be Y" trains the other labels (on a binary sentiment head read
+with the neutral band, "not positive" is {negative, neutral}: 2/3 negative);
+"should be the same as for" (INV) is the INV loss between the original and the
+changed input; DIR tests are the monotonic DIR loss on the watched label. The
+fixing examples and the i.i.d. sample go into one mixture, batches mixing the kinds
+as BeLUGA does. "hard" is plain cross-entropy on one label per test (the existing
+fine-tuning code): "should be Y" the likeliest of Y's labels the head has, "should
+not be Y" the likeliest label outside Y, INV the label the start model predicts for
+the original; DIR tests are left out. Tests whose labels the head cannot be trained
+on are counted as untrainable and left out.
 """
 
 from __future__ import annotations
@@ -32,16 +39,25 @@ import re
 from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
+
+import numpy as np
 
 from testaug.adaptive.retest import DEFAULT_THRESHOLD, TreeReport, retest_tree
-from testaug.adaptive.scores import predict_distinct, test_inputs
-from testaug.adaptive.tree import ROOT, TestTree, TreeTest, is_within, normalize_topic
+from testaug.adaptive.scores import THREE_WAY, predict_distinct, test_inputs
+from testaug.adaptive.tree import (
+    LABEL_COMPARATORS,
+    ROOT,
+    TestTree,
+    TreeTest,
+    is_within,
+    normalize_topic,
+)
 from testaug.core.errors import InputError, Problem, TestAugError
 from testaug.core.jsonl import read_json
-from testaug.core.records import Record
+from testaug.core.records import Label, Record, TestCase
 from testaug.core.runs import write_json
-from testaug.evaluation.expectations import NEUTRAL_BAND, predicted_labels
+from testaug.evaluation.expectations import NEUTRAL_BAND, is_binary_sentiment, predicted_labels
 from testaug.evaluation.finetune import (
     Classifier,
     FineTuneConfig,
@@ -52,6 +68,9 @@ from testaug.evaluation.models import ModelUnderTest
 from testaug.evaluation.patching import IidExample, iid_accuracy, stat
 from testaug.evaluation.patching_report import Stat
 
+if TYPE_CHECKING:
+    from testaug.evaluation.behaviour_training import TrainingMaterial
+
 FAIL_ABOVE = 20.0  # percent: AdaTest's "a topic fails" (AT-E3)
 FIX_REPORT_FILE = "fix_report.json"
 BEFORE_REPORT_FILE = "tree_report.before.json"
@@ -61,18 +80,32 @@ CHECKPOINT_DIR = "checkpoint"
 IID_HOLDOUT = 0.5
 _ROUND = re.compile(r"^round-(\d{3,})$")
 
+Trainer = Literal["behaviour", "hard"]
 TopicStatus = Literal["fixed", "broken", "failing", "passing", "untested"]
 Progress = Callable[[str], None]
 
 
 class FixExample(Record):
-    """A fixing example made from a failing test: an input and the label to train."""
+    """A fixing example made from a failing test: an input with the label to train (MFT), or
+    an input with the original it must agree with (INV) or move against (DIR)."""
 
+    kind: Literal["mft", "inv", "dir"] = "mft"
     text: str
     text_pair: str | None = None
-    label: str
+    label: Label = ""  # mft: the target (several labels: BeLUGA's soft target)
+    original: str = ""  # inv, dir: the other input of the test
+    original_pair: str | None = None
+    original_label: str = ""  # inv, dir: the start model's prediction for the original
+    watched: str | None = None  # dir: the label whose probability may not move against
+    direction: Literal["up", "down"] | None = None
+    tolerance: float = 0.1
     test_id: str
     topic: str
+
+    @property
+    def description_id(self) -> str:
+        """The example's environment for Group-DRO and the like: its topic."""
+        return self.topic
 
 
 class TopicFix(Record):
@@ -114,6 +147,7 @@ class FixRound(Record):
     topics_trained: tuple[str, ...] = ()  # () means every failing test of the tree
     fail_above: float = FAIL_ABOVE
     config: FineTuneConfig
+    trainer: Trainer = "behaviour"
     failing_tests: int  # tests failing the start model within the trained topics
     fixing_examples: int
     untrainable: dict[str, int]  # failing tests left out, by reason
@@ -191,10 +225,17 @@ def failing_tests(scored: TestTree, model: str, topics: Sequence[str] = ()) -> l
 
 
 def fixing_examples(
-    tests: Sequence[TreeTest], model: ModelUnderTest, head: Sequence[str], *, batch_size: int = 32
+    tests: Sequence[TreeTest],
+    model: ModelUnderTest,
+    head: Sequence[str],
+    *,
+    trainer: Trainer = "behaviour",
+    batch_size: int = 32,
 ) -> tuple[list[FixExample], dict[str, int]]:
-    """Hard-label fixing examples for failing tests on `model` (see the module docstring),
-    and the tests left out by reason. `head` are the labels the classifier can be trained on."""
+    """Fixing examples for failing tests on `model` (see the module docstring), and the tests
+    left out by reason. `head` are the labels the classifier can be trained on."""
+    from testaug.evaluation.behaviour_losses import mft_target
+
     rows = predict_distinct(
         model, [item for test in tests for item in test_inputs(test)], batch_size=batch_size
     )
@@ -205,33 +246,141 @@ def fixing_examples(
     def skip(reason: str) -> None:
         skipped[reason] = skipped.get(reason, 0) + 1
 
+    def trainable(label: Label) -> bool:
+        try:
+            mft_target(head, label)
+        except TestAugError:
+            return False
+        return True
+
+    def likeliest(choices: Sequence[str], row: np.ndarray) -> str:
+        return max(choices, key=lambda name: row[labels.index(name)] if name in labels else -1)
+
     for test in tests:
         own = rows[(test.input, test.input_pair)]
-        if test.comparator in ("should be no less than", "should be no more than"):
-            skip("DIR test (needs a DIR loss)")
+        common = {"text": test.input, "text_pair": test.input_pair, "test_id": test.id,
+                  "topic": test.topic}  # fmt: skip
+        if test.comparator in LABEL_COMPARATORS:
+            expected = test.expected_labels
+            if test.comparator == "should be":
+                wanted = [label for label in expected if label in head]
+            else:
+                wanted = [label for label in head if label not in expected]
+            if trainer == "behaviour":
+                space = THREE_WAY if is_binary_sentiment(labels) else labels  # neutral band
+                rest = tuple(label for label in space if label not in expected)
+                target: Label = expected if test.comparator == "should be" else rest
+                target = target[0] if len(target) == 1 else tuple(target)
+                if trainable(target):
+                    examples.append(FixExample(label=target, **common))
+                    continue
+            if not wanted:
+                skip("label not on the model's head")
+                continue
+            examples.append(FixExample(label=likeliest(wanted, own), **common))
             continue
-        if test.comparator == "should be":
-            choices = [label for label in test.expected_labels if label in head]
-        elif test.comparator == "should not be":
-            choices = [label for label in head if label not in test.expected_labels]
-        else:
-            other = rows[(test.output, test.output_pair)]
-            original = predicted_labels(labels, other, neutral_band=NEUTRAL_BAND)[0]
-            choices = [original] if original in head else []
-        if not choices:
+        other = rows[(test.output, test.output_pair)]
+        original = predicted_labels(labels, other, neutral_band=NEUTRAL_BAND)[0]
+        pair = {"original": test.output, "original_pair": test.output_pair,
+                "original_label": original, "tolerance": test.tolerance}  # fmt: skip
+        if test.comparator == "should be the same as for":
+            if trainer == "behaviour":
+                examples.append(FixExample(kind="inv", **pair, **common))
+            elif original in head:
+                examples.append(FixExample(label=original, **common))
+            else:
+                skip("label not on the model's head")
+            continue
+        if trainer == "hard":
+            skip("DIR test (needs the behaviour losses)")
+        elif test.watched not in head:
             skip("label not on the model's head")
+        else:
+            direction = "up" if test.comparator == "should be no less than" else "down"
+            examples.append(
+                FixExample(kind="dir", watched=test.watched, direction=direction, **pair, **common)
+            )
+    return examples, skipped
+
+
+def behaviour_material(
+    examples: Sequence[FixExample], iid: Sequence[IidExample]
+) -> TrainingMaterial:
+    """BeLUGA's training material: MFT examples as cases (soft targets where they name
+    several labels), INV and DIR examples as perturbation cases, and the i.i.d. sample."""
+    from testaug.evaluation.behaviour_training import TrainingMaterial
+    from testaug.evaluation.expectations import Expectation
+    from testaug.evaluation.perturbed_cases import PerturbedCase
+
+    cases, perturbed = [], []
+    for example in examples:
+        if example.kind == "mft":
+            cases.append(example)
             continue
-        label = max(choices, key=lambda name: own[labels.index(name)] if name in labels else -1)
-        examples.append(
-            FixExample(
-                text=test.input,
-                text_pair=test.input_pair,
-                label=label,
-                test_id=test.id,
-                topic=test.topic,
+        original = TestCase(
+            task="tree",
+            capability=example.topic,
+            description_id=example.topic,
+            description=example.topic,
+            text=example.original,
+            text_pair=example.original_pair,
+            label=example.original_label or "unknown",
+        )
+        if example.kind == "inv":
+            expectation = Expectation.inv(example.tolerance)
+        else:
+            assert example.watched is not None and example.direction is not None
+            expectation = Expectation.monotonic(
+                example.watched, example.direction, example.tolerance
+            )
+        perturbed.append(
+            PerturbedCase(
+                original=original,
+                text=example.text,
+                text_pair=example.text_pair,
+                perturbation=f"tree test {example.test_id}",
+                test_type="INV" if example.kind == "inv" else "DIR",
+                expectation=expectation,
             )
         )
-    return examples, skipped
+    return TrainingMaterial(cases=cases, perturbed=perturbed, iid=list(iid))
+
+
+def train_fix(
+    start: Path,
+    examples: Sequence[FixExample],
+    iid: Sequence[IidExample],
+    *,
+    head: Sequence[str],
+    config: FineTuneConfig,
+    trainer: Trainer = "behaviour",
+    output_dir: Path | None = None,
+    on_progress: Progress | None = None,
+) -> Classifier:
+    """The start checkpoint fine-tuned on the fixing examples and the i.i.d. sample: with
+    BeLUGA's behaviour losses (MFT soft targets, INV, DIR; `behaviour`), or plain
+    cross-entropy on hard labels (`hard`, MFT-shaped examples only). Saved to `output_dir`."""
+    if trainer == "hard":
+        hard = [example for example in examples if example.kind == "mft"]
+        if any(not isinstance(example.label, str) for example in hard):
+            raise TestAugError("hard-label training needs one label per example")
+        return fine_tune(
+            start, [*hard, *iid], labels=head, config=config, output_dir=output_dir,
+            on_progress=on_progress,
+        )  # fmt: skip
+    from testaug.evaluation.behaviour_training import train_behaviour
+
+    classifier = load_classifier(
+        start, labels=head, seed=config.seed, train=True, device=config.device
+    )
+    train_behaviour(classifier, behaviour_material(examples, iid), config, on_progress=on_progress)
+    classifier.model.eval()
+    if output_dir is not None:
+        classifier.model.config.id2label = dict(enumerate(classifier.labels))
+        classifier.model.config.label2id = {name: i for i, name in enumerate(classifier.labels)}
+        classifier.model.save_pretrained(output_dir)
+        classifier.tokenizer.save_pretrained(output_dir)
+    return classifier
 
 
 def sample_iid(pool: Sequence[IidExample], n: int, seed: int) -> list[IidExample]:
@@ -333,6 +482,7 @@ def fix_round(
     fail_above: float = FAIL_ABOVE,
     threshold: float = DEFAULT_THRESHOLD,
     number: int | None = None,
+    trainer: Trainer = "behaviour",
     batch_size: int = 32,
     on_progress: Progress | None = None,
 ) -> FixRound:
@@ -372,7 +522,9 @@ def fix_round(
         tree, before_model, tree_file=tree_file, threshold=threshold, batch_size=batch_size
     )
     failing = failing_tests(scored, before_model.name, topics)
-    examples, skipped = fixing_examples(failing, before_model, head, batch_size=batch_size)
+    examples, skipped = fixing_examples(
+        failing, before_model, head, trainer=trainer, batch_size=batch_size
+    )
     if not examples:
         where = f" within {', '.join(topics)}" if topics else ""
         left = "; ".join(f"{n} {reason}" for reason, n in skipped.items())
@@ -392,11 +544,13 @@ def fix_round(
         chained = index == 0
         sample = sample_iid(pool, len(examples), seed)
         say(f"seed {seed}: {len(examples)} fixing + {len(sample)} i.i.d. examples")
-        tuned = fine_tune(
+        tuned = train_fix(
             start,
-            [*examples, *sample],
-            labels=head,
+            examples,
+            sample,
+            head=head,
             config=config.model_copy(update={"seed": seed}),
+            trainer=trainer,
             output_dir=checkpoint if chained else None,
             on_progress=say,
         )
@@ -447,6 +601,7 @@ def fix_round(
         topics_trained=tuple(normalize_topic(topic) for topic in topics),
         fail_above=fail_above,
         config=config,
+        trainer=trainer,
         failing_tests=len(failing),
         fixing_examples=len(examples),
         untrainable=skipped,

@@ -48,6 +48,12 @@ def fix_command(
         help="i.i.d. examples for the accuracy (default: a seeded half of --iid held out).",
     ),
     seeds: int = typer.Option(1, "--seeds", min=1, help="Fine-tunings with seeds 0, 1, ..."),
+    trainer: str = typer.Option(
+        "behaviour",
+        "--trainer",
+        help="behaviour: BeLUGA's losses (MFT soft targets, INV, DIR); hard: cross-entropy "
+        "on one label per test (DIR tests left out).",
+    ),
     fail_above: float = typer.Option(
         20.0, "--fail-above", min=0.0, max=100.0, help="A topic fails above this rate (%)."
     ),
@@ -62,8 +68,14 @@ def fix_command(
 ) -> None:
     """One round: fine-tune on the failing tests and as many i.i.d. examples, re-test every
     topic, and report each topic's failure rate before and after (fixed / broken)."""
+    from testaug.core.errors import InputError, Problem
     from testaug.evaluation.finetune import FineTuneConfig
     from testaug.steps.fix import fix_files
+
+    if trainer not in ("behaviour", "hard"):
+        raise InputError(
+            Problem(f"unknown trainer {trainer!r}: behaviour or hard", field="--trainer")
+        )
 
     config = FineTuneConfig(
         epochs=epochs,
@@ -86,6 +98,7 @@ def fix_command(
             task=task,
             labels=labels,
             fail_above=fail_above,
+            trainer=trainer,  # type: ignore[arg-type]  # checked above
             on_progress=lambda message: status.update(message),
         )
     if as_json:
@@ -153,7 +166,7 @@ def print_round(report: FixRound) -> None:
     )
     left_out = ", ".join(f"{n} {reason}" for reason, n in report.untrainable.items())
     console.print(
-        f"trained on {report.fixing_examples} of {report.failing_tests} failing tests "
+        f"trained ({report.trainer}) on {report.fixing_examples} of {report.failing_tests} failing tests "
         f"+ {report.iid_examples} i.i.d. examples"
         + (f" (left out: {left_out})" if left_out else ""),
         highlight=False,

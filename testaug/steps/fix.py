@@ -12,6 +12,7 @@ from testaug.adaptive.debugging import (
     FAIL_ABOVE,
     FixRound,
     Progress,
+    Trainer,
     fix_round,
     round_start,
 )
@@ -63,6 +64,7 @@ def fix_files(
     labels: str | None = None,
     fail_above: float = FAIL_ABOVE,
     threshold: float = DEFAULT_THRESHOLD,
+    trainer: Trainer = "behaviour",
     batch_size: int = 32,
     on_progress: Progress | None = None,
 ) -> FixRound:
@@ -84,6 +86,7 @@ def fix_files(
         fail_above=fail_above,
         threshold=threshold,
         number=number,
+        trainer=trainer,
         batch_size=batch_size,
         on_progress=on_progress,
     )

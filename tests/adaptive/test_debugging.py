@@ -69,13 +69,31 @@ def test_a_round_on_the_failing_topic_lowers_its_failure_rate(first):
     negation = report.topic("/Negation/Negated positive")
     assert negation is not None and negation.after is not None
     assert negation.before == 100.0 and negation.fixing_tests == 15
-    assert negation.after.mean < 20.0 and negation.after.n == 2
-    assert "/Negation/Negated positive" in report.fixed
+    assert negation.after.mean <= 50.0 and negation.after.n == 2
+    assert report.trainer == "behaviour"
     assert report.fixing_examples == report.failing_tests == 15
     assert report.iid_examples == 15  # 1:1 with the fixing examples
     assert report.seeds == (1, 0) and [run.seed for run in report.per_seed] == [1, 0]
     assert report.iid_before is not None and report.iid_after is not None
     assert report.iid_eval_examples == len(iid_examples()) // 2
+
+
+def test_hard_labels_fix_the_topic_too(base, tmp_path):
+    report = fix_round(
+        sentiment_tree(),
+        base,
+        iid_examples(),
+        tmp_path,
+        task_labels=LABELS,
+        tree_file="tree.jsonl",
+        topics=("/Negation",),
+        config=FIX,
+        trainer="hard",
+    )
+    negation = report.topic("/Negation/Negated positive")
+    assert negation is not None and negation.after is not None
+    assert (negation.before, negation.after.mean) == (100.0, 0.0)
+    assert report.fixed == ("/Negation", "/Negation/Negated positive")
 
 
 def test_the_fixed_and_broken_counts_agree_with_the_per_topic_rates(first):
@@ -154,39 +172,63 @@ def test_topic_labels_follow_adatest_twenty_percent_rule():
     assert labelled(before, {ROOT: 0.0, "/A": 0.0, "/B": 40.0}, 20.0) == (("/A",), ("/B",))
 
 
-def test_fixing_examples_train_the_expected_label_and_leave_dir_tests_out(base):
+TESTS = [
+    TreeTest(topic="/N", input="the food was not good .", output="negative"),
+    TreeTest(
+        topic="/N", input="the food was never good .", comparator="should not be", output="positive"
+    ),
+    TreeTest(
+        topic="/I",
+        input="the food was good .",
+        comparator="should be the same as for",
+        output="the food was awful .",
+    ),
+    TreeTest(
+        topic="/D",
+        input="the food was good .",
+        comparator="should be no less than",
+        output="the food was bad .",
+        watched="positive",
+    ),
+]
+
+
+def test_hard_fixing_examples_train_one_label_and_leave_dir_tests_out(base):
     from testaug.evaluation.models import load_model
 
     model = load_model(f"hf:{base}", task_labels=LABELS)
-    tests = [
-        TreeTest(topic="/N", input="the food was not good .", output="negative"),
-        TreeTest(
-            topic="/N",
-            input="the food was never good .",
-            comparator="should not be",
-            output="positive",
-        ),
-        TreeTest(
-            topic="/I",
-            input="the food was good .",
-            comparator="should be the same as for",
-            output="the food was awful .",
-        ),
-        TreeTest(
-            topic="/D",
-            input="the food was good .",
-            comparator="should be no less than",
-            output="the food was bad .",
-            watched="positive",
-        ),
-    ]
-    examples, skipped = fixing_examples(tests, model, LABELS)
+    examples, skipped = fixing_examples(TESTS, model, LABELS, trainer="hard")
     assert [(e.text, e.label) for e in examples] == [
         ("the food was not good .", "negative"),
         ("the food was never good .", "negative"),
         ("the food was good .", "negative"),  # the original's prediction
     ]
-    assert skipped == {"DIR test (needs a DIR loss)": 1}
+    assert skipped == {"DIR test (needs the behaviour losses)": 1}
+
+
+def test_behaviour_fixing_examples_keep_soft_targets_inv_and_dir_tests(base):
+    from testaug.adaptive.debugging import behaviour_material
+    from testaug.evaluation.behaviour_losses import mft_target
+
+    model = load_model_for(base)
+    examples, skipped = fixing_examples(TESTS, model, LABELS)
+    assert skipped == {}
+    assert [e.kind for e in examples] == ["mft", "mft", "inv", "dir"]
+    not_positive = examples[1].label  # "should not be positive": negative or neutral
+    assert mft_target(LABELS, not_positive) == pytest.approx([2 / 3, 1 / 3])
+    inv, dir_ = examples[2], examples[3]
+    assert (inv.original, inv.original_label) == ("the food was awful .", "negative")
+    assert (dir_.watched, dir_.direction) == ("positive", "up")
+    material = behaviour_material(examples, iid_examples()[:2])
+    assert len(material.cases) == 2 and len(material.iid) == 2
+    assert [p.test_type for p in material.perturbed] == ["INV", "DIR"]
+    assert material.perturbed[0].original.text == "the food was awful ."
+
+
+def load_model_for(base):
+    from testaug.evaluation.models import load_model
+
+    return load_model(f"hf:{base}", task_labels=LABELS)
 
 
 def test_iid_samples_match_the_fixing_count_and_are_seeded():
