@@ -239,3 +239,28 @@ def test_iid_samples_match_the_fixing_count_and_are_seeded():
     assert sample_iid(pool, 7, 3) == sample_iid(pool, 7, 3) != sample_iid(pool, 7, 4)
     assert len(sample_iid(pool, 7, 3)) == 7
     assert len(sample_iid([IidExample(text="a", label="positive")], 3, 0)) == 3
+
+
+def test_a_suite_runs_failing_cases_become_a_tree_with_a_topic_per_description(tmp_path):
+    from testaug.core.jsonl import write_jsonl
+    from testaug.core.records import TestCase
+    from testaug.steps.fix import read_tests
+
+    cases = [
+        TestCase(
+            task="sentiment",
+            capability="Negation",
+            description_id="neg",
+            description="A negated positive sentence.",
+            text=f"the {noun} was not good .",
+            label="negative",
+        )
+        for noun in ("food", "seat")
+    ]
+    write_jsonl(tmp_path / "failing.jsonl", cases)
+    tree, source = read_tests(None, tmp_path / "failing.jsonl")
+    assert source == tmp_path / "failing.jsonl" and len(tree.tests) == 2
+    assert {t.comparator for t in tree.tests} == {"should be"}
+    assert all(t.topic.startswith("/Negation/") for t in tree.tests)
+    with pytest.raises(InputError, match="either a tree or test cases"):
+        read_tests(None, None)
