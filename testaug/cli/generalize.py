@@ -33,7 +33,9 @@ def generalize_command(
         None, "--iid-test", help="i.i.d. test examples (then all of --iid trains)."
     ),
     perturbed: Path | None = typer.Option(
-        None, "--perturbed", help="INV and DIR tests of the suite (testaug perturb's JSONL)."
+        None,
+        "--perturbed",
+        help="INV and DIR tests of the suite (perturbed.jsonl of a run folder).",
     ),
     model: str = typer.Option(
         ...,

@@ -443,7 +443,7 @@ def run_crossfunctional(
     Each pair is evaluated in `scenarios` (seen, func, class, type); with `standard` the
     IID model (configuration "IID", method "vanilla") gives the standard evaluation once
     per seed. `train(material, seed)` returns a model and `predict(model, inputs)` its
-    labels; `perturbed` adds INV and DIR tests (`testaug perturb`'s), scored by
+    labels; `perturbed` adds INV and DIR tests (a run's perturbed.jsonl), scored by
     `check(model, tests)` (each perturbation of a description is one functionality). The suite split is
     the same for every pair and seed (`split_seed`).
     """

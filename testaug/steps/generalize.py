@@ -53,7 +53,7 @@ def generalize_files(
 ) -> CrossFunctionalReport:
     """Run the analysis of `model` (hf:PATH[?labels=..], a path or hub id, or minilm) on the
     suite's cases with the i.i.d. file as D_train (and `iid_test` as D_test; without it the
-    file is split in two seeded halves), and with `perturbed` (`testaug perturb`'s output)
+    file is split in two seeded halves), and with `perturbed` (a run folder's perturbed.jsonl)
     its INV and DIR tests; write the report to `out` and return it."""
     from testaug.evaluation.crossfunctional import (
         behaviour_trainer,
