@@ -41,6 +41,16 @@ HELD_NOUNS = ("service", "flight")
 FAST = FineTuneConfig(learning_rate=1e-2, epochs=1, batch_size=4, seed=5)
 
 
+@pytest.fixture(scope="module", autouse=True)
+def one_thread():
+    """One torch thread: a hidden-size-16 model gains nothing from more, and on a busy
+    two-core machine the threads' waiting costs more than the arithmetic."""
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(threads)
+
+
 @pytest.fixture(scope="module")
 def tiny_bert(tmp_path_factory) -> Path:
     """A one-layer, hidden-size-16 BERT with a 2-label head (LABEL_0, LABEL_1), saved."""
