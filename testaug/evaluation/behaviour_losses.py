@@ -8,6 +8,8 @@ row (shape (n,)), so a training loop can average them or weight them by group.
   sentiment head, BeLUGA's soft labels (footnote 6): neutral -> [1/2, 1/2], "not
   negative" ({neutral, positive}) -> [1/3, 2/3] (and "not positive" -> [2/3, 1/3]);
   a label set on any other head spreads the target evenly over its labels.
+  (BeLUGA's code trains the SENT head multi-label, sigmoid/BCE; we keep the softmax
+  head and use soft-target cross-entropy.)
 - INV (Eq. 5): `-sum_k p0[k] log pi[k]` between the original's and the perturbed
   input's predictions. We subtract the original's entropy `H(p0)` computed on a
   detached copy: the value is then KL(p0 || pi), zero exactly when the predictions
