@@ -33,6 +33,10 @@ def train_command(
     items = list(read_jsonl(labelled, LabelledCandidate))
     if not items:
         raise InputError(Problem("no labelled candidates to train on", file=labelled))
+    if len({item.valid for item in items}) < 2:
+        kind = "valid" if items[0].valid else "invalid"
+        message = f"all {len(items):,} labelled candidates are {kind}; training needs both"
+        raise InputError(Problem(message, file=labelled))
     steps = len(ensemble_config.members) * ensemble_config.folds
     with progress() as bar:
         task = bar.add_task("training", total=steps)

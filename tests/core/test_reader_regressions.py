@@ -358,3 +358,17 @@ def test_induce_of_an_accepted_case_whose_seed_ids_are_no_list_names_file_line_a
     assert "error: accepted.jsonl:1: meta.seed_case_ids: expected a list of seed case ids" in (
         result.stderr
     )
+
+
+def test_rankers_train_on_a_file_of_only_valid_candidates_names_it(tmp_path):
+    from tests.tiny_models import make_labelled
+
+    write_jsonl(tmp_path / "labelled.jsonl", make_labelled(["good seat .", "nice crew ."], []))
+    result = run_testaug(
+        tmp_path, "rankers", "train", "labelled.jsonl", "--config", "offline", "-o", "out"
+    )
+    assert result.returncode == 1 and "Traceback" not in result.stderr
+    assert (
+        "error: labelled.jsonl: all 2 labelled candidates are valid; training needs both"
+    ) in result.stderr
+    assert not (tmp_path / "out").exists()
