@@ -43,7 +43,12 @@ from typing import TYPE_CHECKING, Literal
 
 import numpy as np
 
-from testaug.adaptive.retest import DEFAULT_THRESHOLD, TreeReport, retest_tree
+from testaug.adaptive.retest import (
+    DEFAULT_THRESHOLD,
+    TREE_REPORT_FILE,
+    TreeReport,
+    retest_tree,
+)
 from testaug.adaptive.scores import THREE_WAY, predict_distinct, test_inputs
 from testaug.adaptive.tree import (
     LABEL_COMPARATORS,
@@ -74,7 +79,7 @@ if TYPE_CHECKING:
 FAIL_ABOVE = 20.0  # percent: AdaTest's "a topic fails" (AT-E3)
 FIX_REPORT_FILE = "fix_report.json"
 BEFORE_REPORT_FILE = "tree_report.before.json"
-AFTER_REPORT_FILE = "tree_report.json"  # the retest module's TREE_REPORT_FILE
+AFTER_REPORT_FILE = TREE_REPORT_FILE  # "tree_report.json": `testaug report` picks it up
 SCORED_TREE_FILE = "tree.scored.jsonl"
 CHECKPOINT_DIR = "checkpoint"
 IID_HOLDOUT = 0.5

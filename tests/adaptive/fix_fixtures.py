@@ -5,6 +5,10 @@ i.i.d. sentences as JSONL."""
 
 from __future__ import annotations
 
+import atexit
+import shutil
+import tempfile
+from functools import cache
 from pathlib import Path
 
 from testaug.adaptive.tree import TestTree, TreeTest
@@ -45,6 +49,14 @@ def build_base(folder: Path) -> Path:
     raw = build_tiny_classifier(folder / "raw", 2, {0: "negative", 1: "positive"})
     fine_tune(raw, iid_examples(), labels=LABELS, config=PRETRAIN, output_dir=folder / "base")
     return folder / "base"
+
+
+@cache
+def shared_base() -> Path:
+    """`build_base` once per test process (the fix tests only read it), removed at exit."""
+    folder = Path(tempfile.mkdtemp(prefix="testaug-fix-base-"))
+    atexit.register(shutil.rmtree, folder, ignore_errors=True)
+    return build_base(folder)
 
 
 def sentiment_tree() -> TestTree:

@@ -31,9 +31,9 @@ from testaug.steps.fix import fix_files
 from tests.adaptive.fix_fixtures import (
     FIX,
     LABELS,
-    build_base,
     iid_examples,
     sentiment_tree,
+    shared_base,
     write_inputs,
 )
 
@@ -41,8 +41,8 @@ pytest.importorskip("torch")
 
 
 @pytest.fixture(scope="module")
-def base(tmp_path_factory):
-    return build_base(tmp_path_factory.mktemp("fix-base"))
+def base():
+    return shared_base()
 
 
 @pytest.fixture(scope="module")

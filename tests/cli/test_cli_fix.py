@@ -8,7 +8,7 @@ import re
 import pytest
 
 from testaug.adaptive.debugging import FIX_REPORT_FILE, SCORED_TREE_FILE, read_fix_round
-from tests.adaptive.fix_fixtures import FIX, build_base, write_inputs
+from tests.adaptive.fix_fixtures import FIX, shared_base, write_inputs
 from tests.cli_runner import run_testaug
 
 pytest.importorskip("torch")
@@ -49,7 +49,7 @@ def listed(stdout: str, word: str) -> list[str]:
 
 
 def test_fix_prints_fixed_and_broken_topics_that_agree_with_the_rates_it_prints(tmp_path):
-    base = build_base(tmp_path)
+    base = shared_base()
     tree, iid = write_inputs(tmp_path)
     work = tmp_path / "work"
     result = run_testaug(

@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from testaug.adaptive.debugging import FIX_REPORT_FILE, read_fix_round
-from tests.adaptive.fix_fixtures import FIX, build_base, write_inputs
+from tests.adaptive.fix_fixtures import FIX, shared_base, write_inputs
 
 pytestmark = pytest.mark.usefixtures("prefect_harness")
 pytest.importorskip("torch")
@@ -19,7 +19,7 @@ def test_a_fix_run_writes_the_round_and_publishes_the_topics_it_fixed(tmp_path):
 
     from flows.fix import fix
 
-    base = build_base(tmp_path)
+    base = shared_base()
     tree, iid = write_inputs(tmp_path)
     work = tmp_path / "work"
     report = fix(
@@ -54,7 +54,7 @@ def test_a_fix_run_writes_the_round_and_publishes_the_topics_it_fixed(tmp_path):
 def test_a_fix_run_with_nothing_failing_in_its_topics_fails_and_writes_no_report(tmp_path):
     from flows.fix import fix
 
-    base = build_base(tmp_path)
+    base = shared_base()
     tree, iid = write_inputs(tmp_path)
     state = fix(
         tmp_path / "work",
