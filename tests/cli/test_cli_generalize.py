@@ -25,7 +25,7 @@ def test_generalize_prints_the_g_table_and_the_report_shows_the_heat_maps(tmp_pa
         *("--perturbed", "perturbed.jsonl"),
         *("--configs", "iid+t", "--methods", "vanilla,l2", "--scenarios", "seen,type"),
         *("--epochs", "1", "--learning-rate", "1e-3", "-o", "run/crossfunctional.json"),
-        env={"HF_HUB_OFFLINE": "1"},
+        env={"HF_HUB_OFFLINE": "1", "OMP_NUM_THREADS": "1"},  # one thread: a tiny model
         timeout=300,
     )
     assert done.returncode == 0, done.stderr

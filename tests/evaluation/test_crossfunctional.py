@@ -4,7 +4,7 @@ and the whole analysis on a tiny BERT with the behaviour trainer."""
 from __future__ import annotations
 
 import statistics
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 import pytest
@@ -184,11 +184,18 @@ def test_an_unknown_configuration_is_an_error():
 
 
 @pytest.fixture(scope="module")
-def tiny_bert(tmp_path_factory) -> Path:
-    pytest.importorskip("torch")
+def tiny_bert(tmp_path_factory) -> Iterator[Path]:
+    """A tiny BERT, used with one torch thread (a hidden-size-16 model gains nothing from
+    more, and on a busy two-core machine the threads' waiting costs more)."""
+    torch = pytest.importorskip("torch")
     from tests.models_fixture import build_tiny_classifier
 
-    return build_tiny_classifier(tmp_path_factory.mktemp("tiny-bert"), 2)
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        yield build_tiny_classifier(tmp_path_factory.mktemp("tiny-bert"), 2)
+    finally:
+        torch.set_num_threads(threads)
 
 
 def test_the_analysis_runs_on_a_tiny_bert_with_the_behaviour_trainer(tiny_bert):

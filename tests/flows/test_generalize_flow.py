@@ -14,6 +14,7 @@ pytestmark = pytest.mark.usefixtures("prefect_harness")
 
 
 def test_the_generalize_flow_writes_the_report_and_publishes_the_g_table(tmp_path):
+    import torch
     from prefect.client.orchestration import get_client
     from prefect.client.schemas.filters import ArtifactFilter, ArtifactFilterKey
 
@@ -22,16 +23,21 @@ def test_the_generalize_flow_writes_the_report_and_publishes_the_g_table(tmp_pat
     model = build_tiny_classifier(tmp_path / "model", 2)
     write_jsonl(tmp_path / "suite.jsonl", suite())
     write_jsonl(tmp_path / "iid.jsonl", IID)
-    done = generalize(
-        tmp_path / "suite.jsonl",
-        tmp_path / "iid.jsonl",
-        f"hf:{model}",
-        tmp_path / "run",
-        configurations=["IID->T"],
-        scenarios=["type"],
-        epochs=1,
-        learning_rate=1e-3,
-    )
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)  # a tiny model: more threads only wait on a busy machine
+    try:
+        done = generalize(
+            tmp_path / "suite.jsonl",
+            tmp_path / "iid.jsonl",
+            f"hf:{model}",
+            tmp_path / "run",
+            configurations=["IID->T"],
+            scenarios=["type"],
+            epochs=1,
+            learning_rate=1e-3,
+        )
+    finally:
+        torch.set_num_threads(threads)
     report = read_report(done.report)
     assert done.g == {"IID->T / vanilla": {"type": report.pairs[0].scenarios["type"].g.mean}}
     assert done.g_standard == report.standard.g.mean
