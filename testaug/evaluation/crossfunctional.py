@@ -1,7 +1,7 @@
 """BeLUGA's cross-functional analysis (BL-9, BL-10) for configuration-method pairs.
 
-The suite T is split once (seeded, stratified by functionality; `splits.split_cases`)
-into T_train and T_test. For one configuration-method pair and one training seed:
+The suite T is split once (seeded, stratified by functionality; suite cases exactly as
+`splits.random_split_ids`) into T_train and T_test. For one configuration-method pair and one training seed:
 
 - seen: train on all of T_train, pass rates on T_test;
 - func, class, type: for each subset U_i of a partition of the functionalities (one
@@ -10,15 +10,19 @@ into T_train and T_test. For one configuration-method pair and one training seed
   In the IID+T and IID->(IID+T) configurations the i.i.d. training data stays in.
 - standard: the IID model (trained on the i.i.d. data only), pass rates on T_test.
 
-A functionality's pass rate (Eq. 7) is the share of its test cases whose prediction is one
-of the case's acceptable labels; the suite score s_T is the mean of the functionality pass
-rates; s_iid is accuracy on the i.i.d. test set (for a leave-out scenario, the mean over
+A functionality is a suite description; with perturbation tests, each perturbation of a
+description is one more (`desc|INV|typos`), of that test type. Its pass rate (Eq. 7) is the
+share of its tests that pass: a suite case when the prediction is one of its acceptable
+labels, a perturbation test by CheckList's expectation (one that cannot fail does not
+count). The suite score s_T is the mean of the functionality pass rates; s_iid is accuracy on the i.i.d. test set (for a leave-out scenario, the mean over
 its models); G = 2·s_T·s_iid / (s_T + s_iid) (Eq. 8). Everything is a fraction in [0, 1];
 every aggregate is a mean and sample deviation over the seeds.
 
 Training is a parameter: `Train` maps the material of one training run (configuration,
-method, cases, i.i.d. examples) and a seed to a model, and `Predict` gives a model's
-labels for inputs, so the analysis does not depend on how models are trained.
+method, cases, perturbation tests, i.i.d. examples) and a seed to a model, `Predict`
+gives a model's labels for inputs and `Check` its verdicts on perturbation tests, so the
+analysis does not depend on how models are trained (`behaviour_trainer` trains with
+`behaviour_training`).
 """
 
 from __future__ import annotations
