@@ -46,6 +46,7 @@ import numpy as np
 from testaug.adaptive.retest import (
     DEFAULT_THRESHOLD,
     TREE_REPORT_FILE,
+    TopicChange,
     TreeReport,
     retest_tree,
 )
@@ -166,6 +167,9 @@ class FixRound(Record):
     fixed_count: Stat  # per seed
     broken_count: Stat
     per_seed: tuple[SeedFix, ...]
+    rose: tuple[TopicChange, ...] = ()  # the re-test's changes on the kept checkpoint: topics
+    # newly failing (from 0%) or worse by more than `threshold` points, whatever `fail_above`
+    threshold: float = DEFAULT_THRESHOLD
 
     def topic(self, topic: str) -> TopicFix | None:
         """One topic's row (None when the tree has no such topic)."""
@@ -620,6 +624,8 @@ def fix_round(
         fixed_count=stat([float(len(run.fixed)) for run in runs]),
         broken_count=stat([float(len(run.broken)) for run in runs]),
         per_seed=tuple(runs),
+        rose=after_reports[0].changes,
+        threshold=threshold,
     )
     write_fix_round(folder / FIX_REPORT_FILE, report)
     return report

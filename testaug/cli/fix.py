@@ -158,6 +158,15 @@ def print_round(report: FixRound) -> None:
             f"broken {_stat(report.broken_count, '')}",
             highlight=False,
         )
+    if report.rose:
+        rose = ", ".join(
+            f"{c.topic} ({c.kind}, {c.before:.1f}% -> {c.after:.1f}%)" for c in report.rose
+        )
+        console.print(
+            f"[yellow]rate rose[/] on the kept checkpoint (from 0%, or by more than "
+            f"{report.threshold:g} pts): {rose}",
+            highlight=False,
+        )
     before = "-" if report.iid_before is None else f"{100 * report.iid_before:.1f}%"
     console.print(
         f"i.i.d. accuracy ({report.iid_eval_examples} examples): {before} -> "

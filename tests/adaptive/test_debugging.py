@@ -131,6 +131,7 @@ def test_a_round_writes_its_checkpoint_reports_and_the_rescored_tree(first):
     assert (folder / "checkpoint" / "config.json").is_file()
     assert read_fix_round(folder / FIX_REPORT_FILE) == report
     after = read_tree_report(folder / AFTER_REPORT_FILE)
+    assert report.rose == after.changes  # newly failing / worse, on the kept checkpoint
     assert after.model == report.model_after == f"hf:{folder / 'checkpoint'}"
     assert after.previous_model == report.model_before
     assert read_tree_report(folder / BEFORE_REPORT_FILE).model == report.model_before
