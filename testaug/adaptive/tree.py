@@ -92,9 +92,9 @@ class TreeTest(Record):
                 raise ValueError("a test needs a non-empty input")
             if not self.output.strip():
                 raise ValueError(f"a {self.comparator!r} test needs an output")
-            if self.comparator in ("should be no less than", "should be no more than"):
-                if not self.watched:
-                    raise ValueError(f"a {self.comparator!r} test needs `watched`, a label")
+            comparison = self.comparator in ("should be no less than", "should be no more than")
+            if comparison and not self.watched:
+                raise ValueError(f"a {self.comparator!r} test needs `watched`, a label")
         expected = test_id(self.topic, self.input, self.input_pair, self.comparator, self.output)
         if self.kind == "topic":
             expected = content_id("tree-topic", self.topic)
@@ -144,9 +144,7 @@ class TestTree(Record):
         """Tests at `topic` and below (only those directly at `topic` when `direct`)."""
         topic = normalize_topic(topic)
         return [
-            t
-            for t in self.tests
-            if (t.topic == topic if direct else is_within(t.topic, topic))
+            t for t in self.tests if (t.topic == topic if direct else is_within(t.topic, topic))
         ]
 
     def with_rows(self, rows: Iterable[TreeTest]) -> TestTree:
