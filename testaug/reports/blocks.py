@@ -26,12 +26,14 @@ class Text:
 
 @dataclass(frozen=True)
 class Table:
-    """Rows of strings; `marks[i]`, where given, is a warning about row i."""
+    """Rows of strings; `marks[i]`, where given, is a warning about row i; `tones[i]`, where
+    given, a CSS colour for row i's text in HTML (e.g. fixed green, broken red)."""
 
     columns: Sequence[str]
     rows: Sequence[Sequence[str]]
     caption: str = ""
     marks: Sequence[str | None] = ()
+    tones: Sequence[str | None] = ()
 
     def mark(self, index: int) -> str | None:
         """Row `index`'s mark, if any."""
@@ -105,7 +107,10 @@ def render_html(report: Report, path: Path) -> None:
             body.append(f"<p{notice}>{html.escape(block.text)}</p>")
         elif isinstance(block, Table):
             head = "".join(f"<th>{html.escape(c)}</th>" for c in block.columns)
-            rows = "".join(_html_row(row, block.mark(i)) for i, row in enumerate(block.rows))
+            rows = "".join(
+                _html_row(row, block.mark(i), block.tones[i] if i < len(block.tones) else None)
+                for i, row in enumerate(block.rows)
+            )
             caption = f"<caption>{html.escape(block.caption)}</caption>" if block.caption else ""
             body.append(
                 f"<table>{caption}<thead><tr>{head}</tr></thead><tbody>{rows}</tbody></table>"
@@ -138,12 +143,14 @@ p.notice {{ border-left: 4px solid #b36b00; background: #fff4e0; padding: 0.5em 
     path.write_text(page, encoding="utf-8")
 
 
-def _html_row(row: Sequence[str], mark: str | None) -> str:
-    """A table row; a marked one gets the class `marked` and its mark as a badge."""
+def _html_row(row: Sequence[str], mark: str | None, tone: str | None = None) -> str:
+    """A table row; a marked one gets the class `marked` and its mark as a badge, a toned
+    one its colour."""
     cells = [html.escape(str(cell)) for cell in row]
     if mark and cells:
         cells[0] += f' <span class="badge">{html.escape(mark)}</span>'
-    opening = '<tr class="marked">' if mark else "<tr>"
+    style = f' style="color: {html.escape(tone)}; font-weight: bold"' if tone else ""
+    opening = f'<tr class="marked"{style}>' if mark else f"<tr{style}>"
     return opening + "".join(f"<td>{cell}</td>" for cell in cells) + "</tr>"
 
 

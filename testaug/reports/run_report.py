@@ -7,7 +7,8 @@ ranked.calibration.json, annotations.jsonl, verdicts.jsonl, accepted.jsonl,
 templates.induced.jsonl, expanded.jsonl), manifest.json, and the JSON summaries triage.json (`testaug rankers evaluate --json`),
 diversity.json (`testaug diversity --json`), evaluation.json (`testaug evaluate --json`)
 and patching.json (`testaug patch-eval --json`), tree_report.json (`testaug tree retest`)
-and crossfunctional.json (`testaug generalize`).
+and crossfunctional.json (`testaug generalize`), and fix_report.json (`testaug fix`, in a
+round-NNN/ folder).
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from typing import TypeVar
 
 from pydantic import BaseModel
 
+from testaug.adaptive.debugging import FIX_REPORT_FILE, FixRound
 from testaug.adaptive.retest import TREE_REPORT_FILE, TreeReport
 from testaug.core.errors import InputError, Problem
 from testaug.core.jsonl import open_input, read_json, read_jsonl
@@ -31,6 +33,7 @@ from testaug.reports.acceptance import acceptance_blocks, auto_mode_notice, read
 from testaug.reports.blocks import Heading, Image, Report, Table, Text, render_html, render_markdown
 from testaug.reports.crossfunctional import crossfunctional_section
 from testaug.reports.evaluation import evaluation_section
+from testaug.reports.fix import fix_section
 from testaug.reports.patching import patching_section
 from testaug.reports.plots import acc_curves_png
 from testaug.reports.tree import tree_section
@@ -64,6 +67,7 @@ RUN_FILES = (
     "patching.json",
     TREE_REPORT_FILE,
     CROSSFUNCTIONAL_FILE,
+    FIX_REPORT_FILE,
 )
 
 
@@ -105,6 +109,9 @@ def build_report(run_dir: Path) -> Report:
     patching = read_summary(run_dir / "patching.json", PatchingReport)
     if patching is not None:
         report.add(*patching_section(patching))
+    fix = read_summary(run_dir / FIX_REPORT_FILE, FixRound)
+    if fix is not None:
+        report.add(*fix_section(fix))
     tree = read_summary(run_dir / TREE_REPORT_FILE, TreeReport)
     if tree is not None:
         report.add(*tree_section(tree))
