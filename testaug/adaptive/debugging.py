@@ -17,6 +17,12 @@ sample, shuffling and dropout; the per-topic "after" rate is the mean over seeds
 checkpoint chain follows the first seed: its model is saved as the round's
 checkpoint, and the next round in the same work folder starts from it.
 
+Significance (AT-E3): each topic's change is tested on its tests' outcomes before and
+after (a test fails when its failure score is > 0; after: the share of seeds it fails
+on), paired by test, over 5,000 seeded bootstrap re-samples; `significant` reads the
+topics' p-values (the root left out) with Benjamini–Hochberg at FDR 0.05. DIR tests that
+cannot fail count as passing here, while the printed rates leave them out.
+
 Training (`trainer`): "behaviour" (the default) uses BeLUGA's behaviour losses
 (`evaluation.behaviour_training.train_behaviour`, vanilla method): "should be Y"
 trains Y, several labels or neutral on a binary sentiment head as BeLUGA's soft
@@ -73,6 +79,13 @@ from testaug.evaluation.finetune import (
 from testaug.evaluation.models import ModelUnderTest
 from testaug.evaluation.patching import IidExample, iid_accuracy, stat
 from testaug.evaluation.patching_report import Stat
+from testaug.evaluation.significance import (
+    ALPHA,
+    BOOTSTRAP_SAMPLES,
+    SEED,
+    benjamini_hochberg,
+    bootstrap_difference,
+)
 
 if TYPE_CHECKING:
     from testaug.evaluation.behaviour_training import TrainingMaterial
@@ -124,6 +137,8 @@ class TopicFix(Record):
     change: float | None  # after.mean - before, in points
     fixing_tests: int  # fixing examples trained from this topic and its subtopics
     status: TopicStatus
+    p_value: float | None = None  # bootstrap of the change over the topic's tests (AT-E3)
+    significant: bool | None = None  # Benjamini-Hochberg over the topics (not the root)
 
 
 class SeedFix(Record):
@@ -170,6 +185,8 @@ class FixRound(Record):
     rose: tuple[TopicChange, ...] = ()  # the re-test's changes on the kept checkpoint: topics
     # newly failing (from 0%) or worse by more than `threshold` points, whatever `fail_above`
     threshold: float = DEFAULT_THRESHOLD
+    fdr: float = ALPHA  # Benjamini-Hochberg's level for `significant`
+    bootstrap_samples: int = BOOTSTRAP_SAMPLES
 
     def topic(self, topic: str) -> TopicFix | None:
         """One topic's row (None when the tree has no such topic)."""
@@ -220,6 +237,62 @@ def labelled(
 def rates(report: TreeReport) -> dict[str, float | None]:
     """Each topic's failure rate in a report, in report order."""
     return {result.topic: result.failure_rate for result in report.topics}
+
+
+def failing_by_id(scored: TestTree, model: str) -> dict[str, bool]:
+    """Whether each test (by id) fails `model`: its failure score is > 0."""
+    return {test.id: test.scores.get(model, 0.0) > 0 for test in scored.tests}
+
+
+def topic_p_values(
+    tree: TestTree,
+    before: dict[str, bool],
+    after: Sequence[dict[str, bool]],
+    *,
+    samples: int = BOOTSTRAP_SAMPLES,
+    seed: int = SEED,
+) -> dict[str, float | None]:
+    """Each topic's bootstrap p-value (the root "/" first) that its failure rate did not
+    change: its tests' failures before against the share of `after` runs they fail on."""
+    out: dict[str, float | None] = {}
+    for topic in [ROOT, *tree.topics()]:
+        ids = [test.id for test in tree.tests if is_within(test.topic, topic)]
+        if not ids or not after:
+            out[topic] = None
+            continue
+        was = np.array([before.get(i, False) for i in ids], dtype=float)
+        now = np.array([np.mean([run.get(i, False) for run in after]) for i in ids])
+        out[topic] = bootstrap_difference(was, now, samples=samples, seed=seed)
+    return out
+
+
+def with_significance(
+    rows: Sequence[TopicFix], p_values: dict[str, float | None], alpha: float = ALPHA
+) -> list[TopicFix]:
+    """The rows with their p-values, and `significant` from Benjamini-Hochberg over the
+    topics that have one (the root gets its p-value only)."""
+    tested = [
+        row.topic for row in rows if row.topic != ROOT and p_values.get(row.topic) is not None
+    ]
+    flags = dict(zip(tested, benjamini_hochberg([p_values[t] for t in tested], alpha), strict=True))
+    return [
+        row.model_copy(
+            update={"p_value": p_values.get(row.topic), "significant": flags.get(row.topic)}
+        )
+        for row in rows
+    ]
+
+
+def p_cell(row: TopicFix) -> str:
+    """A topic's p-value as shown: "0.004 *" when significant (BH), "-" without one."""
+    if row.p_value is None:
+        return "-"
+    return f"{row.p_value:.3f}" + (" *" if row.significant else "")
+
+
+def has_p_values(report: FixRound) -> bool:
+    """Whether the round's topics carry p-values (reports written before them do not)."""
+    return any(row.p_value is not None for row in report.topics)
 
 
 def failing_tests(scored: TestTree, model: str, topics: Sequence[str] = ()) -> list[TreeTest]:
@@ -548,6 +621,7 @@ def fix_round(
 
     runs: list[SeedFix] = []
     after_reports: list[TreeReport] = []
+    after_failures: list[dict[str, bool]] = []
     chain_scored = scored
     for index, seed in enumerate(seeds):
         chained = index == 0
@@ -577,6 +651,7 @@ def fix_round(
             chain_scored = rescored
             write_tree_report(folder / AFTER_REPORT_FILE, after)
         after_reports.append(after)
+        after_failures.append(failing_by_id(rescored, after_model.name))
         fixed, broken = labelled(before_rates, rates(after), fail_above)
         runs.append(
             SeedFix(
@@ -594,6 +669,8 @@ def fix_round(
     write_tree_report(folder / BEFORE_REPORT_FILE, before)
     write_tree(folder / SCORED_TREE_FILE, chain_scored)
     rows = topic_rows(before, runs, examples, fail_above)
+    p_values = topic_p_values(tree, failing_by_id(scored, before_model.name), after_failures)
+    rows = with_significance(rows, p_values)
     mean_after = {row.topic: row.after.mean if row.after else None for row in rows}
     fixed, broken = labelled(before_rates, mean_after, fail_above)
     iid_after = [run.iid_after for run in runs if run.iid_after is not None]

@@ -120,7 +120,7 @@ def _stat(value: Stat | None, unit: str = "%", scale: float = 1.0) -> str:
 
 def print_round(report: FixRound) -> None:
     """The per-topic table, the fixed and broken topics, i.i.d. accuracy and the files."""
-    from testaug.adaptive.debugging import SCORED_TREE_FILE
+    from testaug.adaptive.debugging import SCORED_TREE_FILE, has_p_values, p_cell
 
     seeds = len(report.seeds)
     title = (
@@ -129,7 +129,9 @@ def print_round(report: FixRound) -> None:
     )
     table = Table(title=title, title_justify="left")
     table.add_column("topic")
-    for column in ("tests", "trained on", "before", "after", "change", ""):
+    tested = has_p_values(report)
+    columns = ("tests", "trained on", "before", "after", "change", *(("p",) if tested else ()), "")
+    for column in columns:
         table.add_column(column, justify="right")
     for row in report.topics:
         change = "-" if row.change is None else f"{row.change:+.1f} pts"
@@ -141,6 +143,7 @@ def print_round(report: FixRound) -> None:
             _rate(row.before),
             _stat(row.after),
             change,
+            *((p_cell(row),) if tested else ()),
             shown,
             style=STYLES.get(row.status),
         )

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Collection, Mapping, Sequence
 
-from testaug.adaptive.debugging import FixRound, TopicFix
+from testaug.adaptive.debugging import FixRound, TopicFix, has_p_values, p_cell
 from testaug.adaptive.tree import ROOT
 from testaug.evaluation.patching_report import Stat
 from testaug.reports.blocks import Block, Heading, Image, Table, Text
@@ -37,12 +37,24 @@ def fix_section(report: FixRound) -> list[Block]:
             + f"; a topic fails above {report.fail_above:g}%."
         ),
     ]
+    tested = has_p_values(report)
+    header = ["topic", "tests", "trained on", "before", "after", "change", "status"]
+    caption = (
+        "failure rates in %; after: mean ± standard deviation over seeds; change "
+        "in points; fixed: failing before, not after; broken: the reverse"
+    )
+    if tested:
+        header.insert(6, "p")
+        caption += (
+            f"; p: the change's bootstrap p-value over the topic's tests "
+            f"({report.bootstrap_samples:,} samples), * significant at Benjamini–Hochberg "
+            f"FDR {report.fdr:g}"
+        )
     blocks.append(
         Table(
-            ["topic", "tests", "trained on", "before", "after", "change", "status"],
-            [_row(row) for row in report.topics],
-            caption="failure rates in %; after: mean ± standard deviation over seeds; change "
-            "in points; fixed: failing before, not after; broken: the reverse",
+            header,
+            [_row(row, tested) for row in report.topics],
+            caption=caption,
             tones=[TONES.get(row.status) for row in report.topics],
         )
     )
@@ -159,8 +171,9 @@ def before_after_png(
     return _png(figure)
 
 
-def _row(row: TopicFix) -> list[str]:
-    """A topic's cells: counts, rates before and after, change and status."""
+def _row(row: TopicFix, tested: bool = False) -> list[str]:
+    """A topic's cells: counts, rates before and after, change, p-value (when `tested`) and
+    status."""
     return [
         row.topic,
         f"{row.tests:,}",
@@ -168,6 +181,7 @@ def _row(row: TopicFix) -> list[str]:
         "-" if row.before is None else f"{row.before:.1f}",
         _stat(row.after, ""),
         "-" if row.change is None else f"{row.change:+.1f}",
+        *([p_cell(row)] if tested else []),
         row.status,
     ]
 
