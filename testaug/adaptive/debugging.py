@@ -284,10 +284,12 @@ def with_significance(
 
 
 def p_cell(row: TopicFix) -> str:
-    """A topic's p-value as shown: "0.004 *" when significant (BH), "-" without one."""
+    """A topic's p-value as shown: "0.004 *" when significant (BH), "<0.001" below that
+    (the bootstrap's floor), "-" without one."""
     if row.p_value is None:
         return "-"
-    return f"{row.p_value:.3f}" + (" *" if row.significant else "")
+    shown = "<0.001" if row.p_value < 0.001 else f"{row.p_value:.3f}"
+    return shown + (" *" if row.significant else "")
 
 
 def has_p_values(report: FixRound) -> bool:
