@@ -79,7 +79,12 @@ def test_every_shipped_deployment_validates_as_a_run_configuration():
 
     configured = []
     for spec in read_deployments():
-        parameters = flow_parameters(load_flow(spec.entrypoint), spec.parameters)
-        if isinstance(parameters.get("config"), dict):
+        flow = load_flow(spec.entrypoint)
+        parameters = flow_parameters(flow, spec.parameters)
+        flow.validate_parameters(parameters)  # every flow's own parameter types, others too
+        takes_run_config = (
+            flow.parameters.properties.get("config", {}).get("$ref", "").endswith("/RunConfig")
+        )
+        if takes_run_config:
             configured.append(run_config(parameters["config"]))
     assert {config.annotation for config in configured} == {"auto", "label-studio"}
