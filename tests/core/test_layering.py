@@ -20,6 +20,7 @@ LAYERS = (
     "testaug.suites",
     "testaug.generation",
     "testaug.review",
+    "testaug.editor",
     "testaug.induction",
     "testaug.diversity",
     "testaug.evaluation",

@@ -1,0 +1,1 @@
+"""CheckList's editor: fill-in suggestions, WordNet relations and lexicon review."""
