@@ -12,17 +12,14 @@ torch = pytest.importorskip("torch")
 
 from testaug.core.errors import TestAugError  # noqa: E402
 from testaug.core.records import TestCase  # noqa: E402
+from testaug.evaluation.behaviour_batching import TrainingMaterial, training_items  # noqa: E402
 from testaug.evaluation.behaviour_losses import inv_loss  # noqa: E402
+from testaug.evaluation.behaviour_methods import GroupDro, irm_penalty, set_dropout  # noqa: E402
 from testaug.evaluation.behaviour_training import (  # noqa: E402
     CONFIGURATIONS,
     METHODS,
-    GroupDro,
-    TrainingMaterial,
-    irm_penalty,
-    set_dropout,
     train_behaviour,
     train_configuration,
-    training_items,
 )
 from testaug.evaluation.expectations import Expectation  # noqa: E402
 from testaug.evaluation.finetune import (  # noqa: E402
@@ -308,13 +305,13 @@ def test_irm_penalty_is_the_mean_squared_gradient_of_each_environment_loss_at_sc
 def test_fish_moves_the_weights_a_meta_step_towards_the_inner_copy(tiny_bert, monkeypatch):
     # With meta_lr = 1 (FISH_META_LR = lr * meta_steps) the update lands on the inner copy:
     # the result equals plain SGD steps on sampled environments, so the loss must fall.
-    import testaug.evaluation.behaviour_training as training
+    import testaug.evaluation.behaviour_methods as methods
 
     config = FineTuneConfig(learning_rate=0.5, epochs=10, batch_size=4, seed=5)
     material = small_material()
     classifier = load_classifier(tiny_bert, labels=BINARY, train=True)
     before = predict_proba(classifier.model, classifier.tokenizer, case_inputs(material.cases[:4]))
-    monkeypatch.setattr(training, "FISH_META_LR", config.learning_rate * training.FISH_META_STEPS)
+    monkeypatch.setattr(methods, "FISH_META_LR", config.learning_rate * methods.FISH_META_STEPS)
     train_behaviour(classifier, material, config, method="fish")
     after = predict_proba(classifier.model, classifier.tokenizer, case_inputs(material.cases[:4]))
     wanted = np.array([1, 1, 1, 0])  # positive, positive, positive, negative
