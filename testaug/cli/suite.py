@@ -14,6 +14,7 @@ from testaug.core.bundled import resolve_suite
 from testaug.core.errors import InputError, Problem
 from testaug.core.jsonl import read_jsonl, write_jsonl
 from testaug.core.records import TestCase
+from testaug.suites.builtin_lexicons import builtin_lexicons
 from testaug.suites.cases import SuiteStats, case_stats, suite_stats
 from testaug.suites.load import load_suite
 from testaug.suites.tables import RejectedRow, no_case_error, read_table
@@ -81,6 +82,31 @@ def _stats_table(stats: SuiteStats, title: str) -> Table:
         style="bold",
     )
     return table
+
+
+@suite_app.command("lexicons")
+def lexicons_command(
+    name: str | None = typer.Argument(None, help="Print this built-in lexicon's words."),
+) -> None:
+    """List the built-in lexicons any suite may use ({first_name}, {city}, ...), with
+    counts and sources; a suite's own lexicon of the same name wins."""
+    lexicons = builtin_lexicons()
+    if name is not None:
+        if name not in lexicons:
+            known = ", ".join(lexicons)
+            raise InputError(Problem(f"no built-in lexicon {name!r} (built-in: {known})"))
+        for word in lexicons[name].words:
+            typer.echo(word)
+        return
+    table = Table(title="built-in lexicons", title_justify="left")
+    for column in ("lexicon", "words", "examples", "file", "source", "licence"):
+        table.add_column(column, overflow="fold", justify="right" if column == "words" else "left")
+    for lexicon in lexicons.values():
+        source = f"alias of {lexicon.alias_of}" if lexicon.alias_of else lexicon.source
+        examples = ", ".join(lexicon.words[:3])
+        row = (lexicon.name, str(len(lexicon.words)), examples, lexicon.file, source)
+        table.add_row(*row, "" if lexicon.alias_of else lexicon.licence)
+    console.print(table)
 
 
 @suite_app.command("import")

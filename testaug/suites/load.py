@@ -19,6 +19,7 @@ from testaug.core.records import (
     normalize_label,
 )
 from testaug.core.yaml_source import FieldPath, YamlDocument, load_yaml
+from testaug.suites.builtin_lexicons import builtin_lexicon, builtin_lexicons
 from testaug.suites.lexicons import read_lexicon_file
 from testaug.suites.templates import TemplateSyntaxError, fill_space, lexicon_of, parse, tags
 
@@ -306,8 +307,11 @@ class _SuiteReader:
         template_tags = tags(text, text_pair)
         for tag in template_tags:
             name = lexicon_of(tag)
+            if name not in self.lexicons and (builtin := builtin_lexicon(name)) is not None:
+                self.lexicons[name] = builtin  # a suite's own lexicon of that name wins
             if name not in self.lexicons:
                 close = difflib.get_close_matches(name, list(self.lexicons), n=1)
+                close = close or difflib.get_close_matches(name, list(builtin_lexicons()), n=1)
                 hint = f"; did you mean {{{close[0]}}}?" if close else ""
                 self.problem(at, f"unknown slot {{{tag}}}: no lexicon named {name!r}{hint}")
                 ok = False
