@@ -7,7 +7,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from rankers.ensemble import Ensemble, EnsembleConfig, train_ensemble
+from rankers.ensemble import Ensemble, EnsembleConfig
+from rankers.ensemble_training import train_ensemble
 from testaug.core.jsonl import read_jsonl
 from testaug.core.records import Annotation, Candidate, LabelledCandidate, RankedCandidate
 from testaug.review.plans import read_annotations

@@ -30,14 +30,8 @@ from pydantic import BaseModel, ConfigDict
 
 from rankers.active import PEOPLE_WEIGHT, retrain_and_rerank
 from rankers.calibration import generator_of
-from rankers.ensemble import (
-    MANIFEST,
-    Ensemble,
-    EnsembleConfig,
-    ensemble_version,
-    train_ensemble,
-    trained_ensemble,
-)
+from rankers.ensemble import MANIFEST, Ensemble, EnsembleConfig
+from rankers.ensemble_training import ensemble_version, train_ensemble, trained_ensemble
 from rankers.triage import TriageReport, triage_report
 from testaug.core.records import Annotation, LabelledCandidate, RankedCandidate
 from testaug.review.acceptance import acceptance_rule, expected_calibration_error

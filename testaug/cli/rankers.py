@@ -27,7 +27,8 @@ def train_command(
     config: str = typer.Option("offline", help="Ensemble config: offline, paper, or a YAML file."),
 ) -> None:
     """Train every member of an ensemble on labelled candidates and save it."""
-    from rankers.ensemble import load_config, train_ensemble
+    from rankers.ensemble import load_config
+    from rankers.ensemble_training import train_ensemble
 
     ensemble_config = load_config(config)
     items = list(read_jsonl(labelled, LabelledCandidate))

@@ -7,13 +7,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Literal
 
-from rankers.ensemble import (
-    MANIFEST,
-    EnsembleManifest,
-    ProgressCallback,
-    load_config,
-    trained_ensemble,
-)
+from rankers.ensemble import MANIFEST, EnsembleManifest, ProgressCallback, load_config
+from rankers.ensemble_training import trained_ensemble
 from testaug.core.bundled import bundled_dir
 from testaug.core.jsonl import read_json, read_jsonl
 from testaug.core.records import LabelledCandidate

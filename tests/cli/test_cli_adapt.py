@@ -11,7 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from rankers.ensemble import load_config, trained_ensemble
+from rankers.ensemble import load_config
+from rankers.ensemble_training import trained_ensemble
 from testaug.adaptive.suggestion import Suggestion
 from testaug.adaptive.tree import TreeTest
 from testaug.adaptive.tree_files import write_tree

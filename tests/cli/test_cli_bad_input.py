@@ -30,7 +30,8 @@ def assert_one_line_error(result, *names: str) -> None:
 @pytest.fixture(scope="module")
 def ensemble(tmp_path_factory) -> Path:
     """A trained ensemble of one lexical member."""
-    from rankers.ensemble import load_config, train_ensemble
+    from rankers.ensemble import load_config
+    from rankers.ensemble_training import train_ensemble
 
     root = tmp_path_factory.mktemp("ensemble")
     config = root / "lexical.yaml"

@@ -240,7 +240,8 @@ def _must(result: CliResult) -> CliResult:
 def build_workspace(root: Path) -> Path:
     """A folder of valid inputs for every reader in `READERS`, made by the real commands
     where one makes them; returns it."""
-    from rankers.ensemble import load_config, train_ensemble
+    from rankers.ensemble import load_config
+    from rankers.ensemble_training import train_ensemble
     from testaug.core.jsonl import write_jsonl
     from testaug.core.records import Annotation
     from tests.tiny_models import (

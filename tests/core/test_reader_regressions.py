@@ -147,7 +147,8 @@ def test_generate_from_a_cases_file_listing_a_case_twice_counts_it_once(tmp_path
 
 @pytest.fixture(scope="module")
 def lexical_ensemble(tmp_path_factory) -> Path:
-    from rankers.ensemble import load_config, train_ensemble
+    from rankers.ensemble import load_config
+    from rankers.ensemble_training import train_ensemble
     from tests.tiny_models import make_labelled
 
     root = tmp_path_factory.mktemp("ensemble")

@@ -9,13 +9,8 @@ import numpy as np
 import pytest
 
 from rankers.cross_encoder import RankerError
-from rankers.ensemble import (
-    Ensemble,
-    load_config,
-    ranked_candidates,
-    shipped_configs,
-    train_ensemble,
-)
+from rankers.ensemble import Ensemble, load_config, ranked_candidates, shipped_configs
+from rankers.ensemble_training import train_ensemble
 from rankers.evaluation import evaluate_scores
 from rankers.lexical import LexicalConfig, train_lexical
 from testaug.core.errors import InputError
@@ -117,7 +112,7 @@ def test_ensemble_of_tiny_bert_electra_roberta_trains_saves_loads_and_ranks(tiny
 
 
 def test_same_data_and_config_give_the_same_version(tiny_config, tmp_path):
-    from rankers.ensemble import ensemble_version
+    from rankers.ensemble_training import ensemble_version
 
     config = load_config(tiny_config)
     assert ensemble_version(config, labelled_set()) == ensemble_version(

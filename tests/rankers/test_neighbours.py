@@ -6,7 +6,8 @@ import numpy as np
 import pytest
 
 from rankers.calibration import GENERATED, calibration_group, fit_calibration
-from rankers.ensemble import EnsembleConfig, train_ensemble
+from rankers.ensemble import EnsembleConfig
+from rankers.ensemble_training import train_ensemble
 from rankers.folds import fold_assignment
 from rankers.hard_cases import hard_cases
 from rankers.neighbours import FEATURES, NeighbourConfig, NeighbourRanker, neighbour_features

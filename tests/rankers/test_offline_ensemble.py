@@ -5,7 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from rankers.ensemble import load_config, train_ensemble
+from rankers.ensemble import load_config
+from rankers.ensemble_training import train_ensemble
 from rankers.evaluation import evaluate_scores
 from testaug.core.bundled import bundled_dir
 from testaug.core.jsonl import read_jsonl

@@ -7,7 +7,8 @@ import json
 
 import pytest
 
-from rankers.ensemble import load_config, trained_ensemble
+from rankers.ensemble import load_config
+from rankers.ensemble_training import trained_ensemble
 from testaug.adaptive.suggestion import Suggestion
 from testaug.adaptive.suggestions import RoundSettings
 from testaug.adaptive.tree import TreeTest
