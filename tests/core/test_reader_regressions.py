@@ -293,69 +293,56 @@ def test_a_saved_linear_head_member_loads_back(tmp_path):
     assert np.allclose(loaded.head.weights, head.weights)
 
 
-def test_induce_from_seeds_without_fills_names_the_seed_cases_file(tmp_path):
+def induce_from(tmp_path, seed: dict, accepted: dict):
+    """Run `templates induce` on one accepted case generated from one seed case."""
     from testaug.core.records import TestCase
 
     fields = {"task": "sentiment", "capability": "Vocabulary", "description_id": "d"}
-    seed = TestCase(**fields, description="D.", text="The seat was great.", label="positive")
-    accepted = TestCase(
-        **fields, description="D.", text="The seat was nice.", label="positive",
-        source="llm", meta={"seed_case_ids": [seed.id]},
-    )  # fmt: skip
-    write_jsonl(tmp_path / "cases.jsonl", [seed])
-    write_jsonl(tmp_path / "accepted.jsonl", [accepted])
+    seed_case = TestCase(**fields, description="D.", **seed)
+    seed_ids = accepted.pop("seed_case_ids", [seed_case.id])
+    accepted_case = TestCase(
+        **fields, description="D.", source="llm", **accepted, meta={"seed_case_ids": seed_ids}
+    )
+    write_jsonl(tmp_path / "cases.jsonl", [seed_case])
+    write_jsonl(tmp_path / "accepted.jsonl", [accepted_case])
     result = run_testaug(
         tmp_path, "templates", "induce", "accepted.jsonl", "--cases", "cases.jsonl",
         "-o", "templates.yaml",
     )  # fmt: skip
     assert result.returncode == 1 and "Traceback" not in result.stderr
+    assert not (tmp_path / "templates.yaml").exists()
+    return result
+
+
+def test_induce_from_seeds_without_fills_names_the_seed_cases_file(tmp_path):
+    result = induce_from(
+        tmp_path,
+        {"text": "The seat was great.", "label": "positive"},
+        {"text": "The seat was nice.", "label": "positive"},
+    )
     assert "error: accepted.jsonl: no template induced" in result.stderr
     assert "their seed cases in cases.jsonl are missing or have no fills" in result.stderr
-    assert not (tmp_path / "templates.yaml").exists()
 
 
 def test_induce_from_a_seed_whose_fill_name_is_no_slot_name_names_file_line_and_field(tmp_path):
-    from testaug.core.records import TestCase
-
-    fields = {"task": "sentiment", "capability": "Vocabulary", "description_id": "d"}
-    seed = TestCase(
-        **fields, description="D.", text="No one likes the seat.", label="negative",
-        fills={"pos_verb_ 3sg": "likes", "air_noun": "seat"},
-    )  # fmt: skip
-    accepted = TestCase(
-        **fields, description="D.", text="Nobody likes that seat.", label="negative",
-        source="llm", meta={"seed_case_ids": [seed.id]},
-    )  # fmt: skip
-    write_jsonl(tmp_path / "cases.jsonl", [seed])
-    write_jsonl(tmp_path / "accepted.jsonl", [accepted])
-    result = run_testaug(
-        tmp_path, "templates", "induce", "accepted.jsonl", "--cases", "cases.jsonl",
-        "-o", "templates.yaml",
-    )  # fmt: skip
-    assert result.returncode == 1 and "Traceback" not in result.stderr
+    seed = {
+        "text": "No one likes the seat.",
+        "label": "negative",
+        "fills": {"pos_verb_ 3sg": "likes", "air_noun": "seat"},
+    }
+    result = induce_from(tmp_path, seed, {"text": "Nobody likes that seat.", "label": "negative"})
     assert "error: cases.jsonl:1: fills: 'pos_verb_ 3sg' is not a slot name" in result.stderr
-    assert not (tmp_path / "templates.yaml").exists()
 
 
 @pytest.mark.parametrize("ids", [float("nan"), "abc", [1, 2]])
 def test_induce_of_an_accepted_case_whose_seed_ids_are_no_list_names_file_line_and_field(
     tmp_path, ids
 ):
-    from testaug.core.records import TestCase
-
-    fields = {"task": "sentiment", "capability": "Vocabulary", "description_id": "d"}
-    seed = TestCase(**fields, description="D.", text="The seat was great.", label="positive")
-    accepted = TestCase(
-        **fields, description="D.", text="The seat was nice.", label="positive",
-        source="llm", meta={"seed_case_ids": ids},
-    )  # fmt: skip
-    write_jsonl(tmp_path / "cases.jsonl", [seed])
-    write_jsonl(tmp_path / "accepted.jsonl", [accepted])
-    result = run_testaug(
-        tmp_path, "templates", "induce", "accepted.jsonl", "--cases", "cases.jsonl",
-        "-o", "templates.yaml",
-    )  # fmt: skip
-    assert result.returncode == 1 and "Traceback" not in result.stderr
+    result = induce_from(
+        tmp_path,
+        {"text": "The seat was great.", "label": "positive"},
+        {"text": "The seat was nice.", "label": "positive", "seed_case_ids": ids},
+    )
     assert "error: accepted.jsonl:1: meta.seed_case_ids: expected a list of seed case ids" in (
         result.stderr
     )
