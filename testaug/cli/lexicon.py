@@ -1,0 +1,170 @@
+"""`testaug lexicon`: suggested words (from `testaug suggest -o`) reviewed in the terminal or
+Label Studio, and the kept ones written into the suite's lexicon files."""
+
+from __future__ import annotations
+
+import getpass
+from pathlib import Path
+
+import typer
+
+from testaug.cli.annotate import API_KEY, URL
+from testaug.cli.console import console, err_console
+from testaug.core.bundled import resolve_suite
+from testaug.steps.lexicon_review import LexiconWrite, default_project, default_verdicts
+
+lexicon_app = typer.Typer(
+    help="Review suggested words (the terminal or Label Studio) into a suite's lexicons.",
+    no_args_is_help=True,
+)
+
+SUGGESTIONS = typer.Argument(
+    ..., metavar="SUGGESTIONS", help="Word suggestions (JSONL, from testaug suggest -o)."
+)
+SUITE = typer.Option(
+    ...,
+    "--suite",
+    help="The suite whose lexicon files get the words: a suite YAML file, a folder holding "
+    "suite.yaml, or a shipped suite's name.",
+)
+INTO = typer.Option(
+    ...,
+    "--into",
+    help="A lexicon the words may go into (repeatable, up to 9; a new name creates it).",
+)
+VERDICTS = typer.Option(
+    None, "--verdicts", help="Verdicts file (default: <SUGGESTIONS>.verdicts.jsonl beside it)."
+)
+PROJECT = typer.Option(
+    None, "--project", help="Label Studio project (default: testaug lexicon <SUGGESTIONS name>)."
+)
+
+
+@lexicon_app.command("review")
+def review_command(
+    suggestions_path: Path = SUGGESTIONS,
+    suite: str = SUITE,
+    into: list[str] = INTO,
+    annotator: str | None = typer.Option(
+        None, help="Your name in the provenance (default: login)."
+    ),
+    verdicts: Path | None = VERDICTS,
+) -> None:
+    """Judge suggested words in the terminal, best first: Enter/k keeps a word in the one
+    --into lexicon (1-9 picks one of several), d drops it, s skips, q quits. Verdicts are
+    saved one by one (run it again to go on); kept words are written when the session ends."""
+    import sys
+
+    from testaug.review.terminal import key_reader
+    from testaug.steps.lexicon_review import review_in_terminal
+
+    verdicts = verdicts or default_verdicts(suggestions_path)
+    done = review_in_terminal(
+        suggestions_path,
+        resolve_suite(suite),
+        into,
+        verdicts,
+        annotator=annotator or getpass.getuser(),
+        read_key=key_reader(sys.stdin),
+        console=console,
+    )
+    session = done.session
+    console.print(
+        f"[green]{session.judged:,} judged[/] ({session.kept:,} kept, {session.dropped:,} "
+        f"dropped), {session.skipped:,} skipped, {session.remaining:,} left, "
+        f"{done.already_in:,} already in the lexicons; saved to {verdicts}",
+        highlight=False,
+    )
+    _print_written(done.written)
+
+
+@lexicon_app.command("push")
+def push_command(
+    suggestions_path: Path = SUGGESTIONS,
+    suite: str = SUITE,
+    into: list[str] = INTO,
+    project: str | None = PROJECT,
+    url: str | None = URL,
+    api_key: str | None = API_KEY,
+) -> None:
+    """Send suggested words to a Label Studio project, one task per word in its sentence,
+    with a choice per --into lexicon and one to drop it (each word once, however often it is
+    pushed; words the lexicons hold are left out)."""
+    from testaug.steps.annotate import connect_label_studio
+    from testaug.steps.lexicon_review import push_words_file
+
+    project = project or default_project(suggestions_path)
+    pushed, already_in = push_words_file(
+        suggestions_path,
+        resolve_suite(suite),
+        into,
+        studio=connect_label_studio(url, api_key),
+        project=project,
+    )
+    state = "created" if pushed.created else "reused"
+    console.print(
+        f"[green]pushed[/] words to project {project!r} ({state}, id {pushed.project_id}): "
+        f"{pushed.imported:,} imported, {pushed.already_present:,} already there, "
+        f"{already_in:,} already in the lexicons",
+        highlight=False,
+    )
+
+
+@lexicon_app.command("pull")
+def pull_command(
+    suggestions_path: Path = SUGGESTIONS,
+    suite: str = SUITE,
+    verdicts: Path | None = VERDICTS,
+    project: str | None = PROJECT,
+    url: str | None = URL,
+    api_key: str | None = API_KEY,
+) -> None:
+    """Bring people's verdicts on words back from Label Studio into the verdicts file and
+    write the kept words into the suite's lexicon files."""
+    from testaug.steps.annotate import connect_label_studio
+    from testaug.steps.lexicon_review import pull_into_lexicons
+
+    verdicts = verdicts or default_verdicts(suggestions_path)
+    project = project or default_project(suggestions_path)
+    done = pull_into_lexicons(
+        resolve_suite(suite), verdicts, studio=connect_label_studio(url, api_key), project=project
+    )
+    reading = done.reading
+    console.print(
+        f"[green]pulled[/] project {project!r}: {len(reading.verdicts):,} verdicts "
+        f"({done.fresh:,} new or changed), {reading.cancelled:,} skipped, "
+        f"{reading.unanswered:,} without a verdict; saved to {verdicts}",
+        highlight=False,
+    )
+    for problem in reading.problems[:10]:
+        err_console.print(f"[yellow]warning:[/] {problem}", highlight=False)
+    _print_written(done.written)
+
+
+@lexicon_app.command("apply")
+def apply_command(
+    verdicts: Path = typer.Argument(..., help="A verdicts file (JSONL) of testaug lexicon."),
+    suite: str = SUITE,
+) -> None:
+    """Write every word a verdicts file keeps into the suite's lexicon files (words already
+    there are left out)."""
+    from testaug.steps.lexicon_review import apply_verdicts
+
+    _print_written(apply_verdicts(resolve_suite(suite), verdicts))
+
+
+def _print_written(written: LexiconWrite) -> None:
+    if not written.files:
+        console.print("no new words for the lexicons", highlight=False)
+    for update in written.files:
+        for lexicon, words in update.added.items():
+            new = " (new lexicon)" if lexicon in update.created else ""
+            console.print(
+                f"[green]added[/] {len(words):,} words to {lexicon}{new} in {update.path}: "
+                f"{', '.join(words)}",
+                highlight=False,
+            )
+    if written.already_there:
+        console.print(
+            f"{written.already_there:,} kept words were in their lexicon already", highlight=False
+        )

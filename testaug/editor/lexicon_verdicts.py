@@ -1,0 +1,165 @@
+"""People's verdicts on suggested words: which lexicon a word joins, or none (dropped).
+
+Suggestions (testaug.editor.suggestion) become one review item per distinct word: a
+suggestion for several masks gives one word per mask, and a word suggested in several
+sentences is reviewed once, in the context of its best-scored sentence. Verdicts are kept
+one per word and annotator in a JSONL file, saved as they are given; when people disagree,
+the latest verdict on a word counts.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Literal
+
+from pydantic import Field, model_validator
+
+from testaug.core.errors import InputError, Problem
+from testaug.core.jsonl import read_jsonl, write_jsonl
+from testaug.core.records import Record
+from testaug.editor.suggestion import WordSuggestion
+from testaug.suites.lexicons import LEXICON_NAME
+
+WordDecision = Literal["keep", "drop"]
+MAX_LEXICONS = 9  # one digit key each in the terminal
+
+
+class LexiconVerdict(Record):
+    """One person's verdict on a suggested word: kept into a lexicon, or dropped."""
+
+    word: str
+    decision: WordDecision
+    lexicon: str | None = None  # set exactly when the word is kept
+    annotator: str
+    origin: Literal["terminal", "label-studio", "file"] = "terminal"
+    masked: str = ""  # the masked sentence the word was suggested for
+    sources: tuple[str, ...] = ()  # where the suggestion came from (wordnet, lm, ...)
+    created_at: datetime = Field(default_factory=lambda: datetime.now(UTC))
+
+    @model_validator(mode="after")
+    def _lexicon_when_kept(self) -> LexiconVerdict:
+        if (self.decision == "keep") != (self.lexicon is not None):
+            raise ValueError("a kept word names its lexicon; a dropped word names none")
+        return self
+
+
+@dataclass(frozen=True)
+class ReviewWord:
+    """A word to review, in the context of the suggestion that scored it best."""
+
+    word: str
+    mask: int  # which mask of the sentence the word fills (0 for the first)
+    suggestion: WordSuggestion
+
+    @property
+    def context(self) -> str:
+        """The sentence with every mask filled by this suggestion."""
+        return self.suggestion.filled
+
+
+def review_words(suggestions: Iterable[WordSuggestion]) -> list[ReviewWord]:
+    """One item per distinct word, best score first (ties keep file order); a suggestion for
+    several masks offers each of its words."""
+    best: dict[str, ReviewWord] = {}
+    for suggestion in suggestions:
+        for mask, word in enumerate(suggestion.words):
+            word = word.strip()
+            if not word:
+                continue
+            known = best.get(word)
+            if known is None or suggestion.score > known.suggestion.score:
+                best[word] = ReviewWord(word, mask, suggestion)
+    return sorted(best.values(), key=lambda item: -item.suggestion.score)
+
+
+def read_word_suggestions(path: Path) -> list[WordSuggestion]:
+    """The suggestions of a file written by `testaug suggest -o`; errors name file and line."""
+    return list(read_jsonl(path, WordSuggestion))
+
+
+def check_lexicon_names(names: Sequence[str]) -> list[str]:
+    """The lexicons words may go into, checked: 1 to 9 valid names, no repeats."""
+    problems = []
+    if not names:
+        problems.append(Problem("name at least one lexicon to put words into (--into NAME)"))
+    if len(names) > MAX_LEXICONS:
+        problems.append(Problem(f"at most {MAX_LEXICONS} lexicons at once, got {len(names)}"))
+    for name in names:
+        if not LEXICON_NAME.match(name) or name[-1].isdigit():
+            problems.append(
+                Problem(
+                    f"{name!r} is not a lexicon name: letters, digits and _, starting with a "
+                    "letter or _ and not ending in a digit",
+                    field="--into",
+                )
+            )
+    if len(set(names)) != len(names):
+        problems.append(Problem("a lexicon is named twice", field="--into"))
+    if problems:
+        raise InputError(problems)
+    return list(names)
+
+
+def read_verdicts(path: Path) -> list[LexiconVerdict]:
+    """The verdicts in a file (none when it does not exist yet); errors name file and line."""
+    return list(read_jsonl(path, LexiconVerdict)) if path.exists() else []
+
+
+@dataclass(frozen=True)
+class VerdictUpdate:
+    """Verdicts after a merge, and the incoming ones that were new or changed an earlier one."""
+
+    verdicts: list[LexiconVerdict]
+    fresh: list[LexiconVerdict]
+
+
+def _same(a: LexiconVerdict, b: LexiconVerdict) -> bool:
+    return (a.decision, a.lexicon) == (b.decision, b.lexicon)
+
+
+def save_verdicts(path: Path, incoming: Iterable[LexiconVerdict]) -> VerdictUpdate:
+    """Merge verdicts into the file at `path`, one per word and annotator (an incoming one
+    replaces that person's earlier verdict), rewriting it atomically."""
+    merged = {(v.word, v.annotator): v for v in read_verdicts(path)}
+    fresh = []
+    for verdict in incoming:
+        key = (verdict.word, verdict.annotator)
+        before = merged.get(key)
+        if before is None or not _same(before, verdict):
+            fresh.append(verdict)
+            merged[key] = verdict
+    if fresh:
+        write_jsonl(path, merged.values())
+    return VerdictUpdate(list(merged.values()), fresh)
+
+
+def judged_by(verdicts: Iterable[LexiconVerdict], annotator: str) -> set[str]:
+    """The words `annotator` has given a verdict on."""
+    return {v.word for v in verdicts if v.annotator == annotator}
+
+
+def latest_verdicts(verdicts: Iterable[LexiconVerdict]) -> list[LexiconVerdict]:
+    """The verdict that counts for each word: the latest one given (by anybody)."""
+    latest: dict[str, LexiconVerdict] = {}
+    for verdict in verdicts:
+        known = latest.get(verdict.word)
+        if known is None or verdict.created_at >= known.created_at:
+            latest[verdict.word] = verdict
+    return list(latest.values())
+
+
+def kept(verdicts: Iterable[LexiconVerdict]) -> list[LexiconVerdict]:
+    """The verdicts that keep a word, the latest verdict per word counting."""
+    return [v for v in latest_verdicts(verdicts) if v.decision == "keep"]
+
+
+_SPACES = re.compile(r"\s+")
+
+
+def one_line(text: str) -> str:
+    """Text on one line (for comments and screens): runs of white space become one space."""
+    return _SPACES.sub(" ", text).strip()

@@ -1,0 +1,174 @@
+"""Suggested words reviewed in Label Studio: one task per word, shown in its sentence, with
+one choice per target lexicon and a choice to drop it; verdicts read back from an export.
+
+The connection, retries and exports are the review stage's (testaug.review.label_studio);
+this module adds the words' labeling interface, their tasks and their verdicts. A project's
+choices are those of the push that created it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+from xml.sax.saxutils import quoteattr
+
+from testaug.editor.lexicon_verdicts import LexiconVerdict, ReviewWord, one_line
+from testaug.review.label_studio import LabelStudio
+
+VERDICT = "lexicon"
+DROP = "drop (in no lexicon)"
+INTO = "into "
+INSTRUCTIONS = (
+    "<p>Each task is a word suggested for the masked slot of a sentence, shown in that "
+    "sentence. Put a word into the lexicon it belongs to when it fits every template that "
+    "uses the lexicon (grammar and label); drop it otherwise.</p>"
+)
+
+
+def choice_for(lexicon: str) -> str:
+    """What annotators see for putting a word into a lexicon."""
+    return f"{INTO}{lexicon}"
+
+
+def word_labeling_config(lexicons: Sequence[str]) -> str:
+    """The labeling interface: the word, its sentence and the masked sentence; one choice
+    per lexicon and one to drop the word."""
+    choices = "\n".join(
+        f"    <Choice value={quoteattr(text)}/>"
+        for text in [*(choice_for(name) for name in lexicons), DROP]
+    )
+    return f"""<View>
+  <Header value="Word: $word"/>
+  <Text name="context" value="$context"/>
+  <Header value="Suggested for"/>
+  <Text name="masked" value="$masked"/>
+  <Header value="Score $score, from $sources"/>
+  <Choices name="{VERDICT}" toName="context" choice="single" required="true">
+{choices}
+  </Choices>
+</View>"""
+
+
+def word_task(item: ReviewWord, rank: int, lexicons: Sequence[str]) -> dict[str, Any]:
+    """A Label Studio task for a word; `rank` is its place in score order."""
+    suggestion = item.suggestion
+    return {
+        "data": {
+            "word": item.word,
+            "context": one_line(item.context),
+            "masked": one_line(suggestion.masked),
+            "score": f"{suggestion.score:.2f}",
+            "sources": ", ".join(suggestion.sources) or "unknown",
+            "lexicons": list(lexicons),
+            "rank": rank,
+            "suggestion": suggestion.model_dump(mode="json"),
+        }
+    }
+
+
+@dataclass(frozen=True)
+class WordPush:
+    """What a push did: the project, how many words were new to it, how many were there."""
+
+    project_id: int
+    created: bool
+    imported: int
+    already_present: int
+
+
+def push_words(
+    studio: LabelStudio, project: str, words: Sequence[ReviewWord], lexicons: Sequence[str]
+) -> WordPush:
+    """Import words, in the given order, into a project (created with the words' interface
+    if needed), skipping those it already has: pushing twice imports nothing twice."""
+    project_id = studio.find_project(project)
+    created = project_id is None
+    if project_id is None:
+        project_id = studio.create_project(
+            project,
+            (),
+            label_config=word_labeling_config(lexicons),
+            description="Suggested words for a suite's lexicons (testaug)",
+            instructions=INSTRUCTIONS,
+        )
+    present = {(task.get("data") or {}).get("word") for task in studio.export(project_id)}
+    tasks = [
+        word_task(item, rank, lexicons)
+        for rank, item in enumerate(words, start=1)
+        if item.word not in present
+    ]
+    imported = studio.import_tasks(project_id, tasks)
+    return WordPush(project_id, created, imported, len(words) - len(tasks))
+
+
+@dataclass
+class WordReading:
+    """Verdicts read from an export, and what could not become a verdict."""
+
+    verdicts: list[LexiconVerdict] = field(default_factory=list)
+    cancelled: int = 0
+    unanswered: int = 0
+    problems: list[str] = field(default_factory=list)
+
+
+def read_word_export(tasks: Iterable[Mapping[str, Any]], users: Mapping[int, str]) -> WordReading:
+    """Verdicts from a Label Studio JSON export of a words project. Skipped (cancelled)
+    annotations and ones without a choice are counted, not turned into verdicts."""
+    reading = WordReading()
+    for task in tasks:
+        data = task.get("data") or {}
+        word = data.get("word")
+        if not isinstance(word, str) or not word.strip():
+            reading.problems.append(f"task {task.get('id')}: no word in its data")
+            continue
+        suggestion = data.get("suggestion") if isinstance(data.get("suggestion"), dict) else {}
+        for answer in task.get("annotations") or []:
+            if answer.get("was_cancelled"):
+                reading.cancelled += 1
+                continue
+            verdict = _verdict(word, suggestion, answer, users)
+            if verdict is None:
+                reading.unanswered += 1
+            else:
+                reading.verdicts.append(verdict)
+    return reading
+
+
+def _verdict(
+    word: str, suggestion: Mapping[str, Any], answer: Mapping[str, Any], users: Mapping[int, str]
+) -> LexiconVerdict | None:
+    chosen: list[str] = []
+    for item in answer.get("result") or []:
+        if item.get("from_name") == VERDICT:
+            chosen = (item.get("value") or {}).get("choices") or []
+    if len(chosen) != 1 or not (chosen[0] == DROP or chosen[0].startswith(INTO)):
+        return None
+    lexicon = None if chosen[0] == DROP else chosen[0][len(INTO) :]
+    who = answer.get("completed_by")
+    who_id = who.get("id") if isinstance(who, dict) else who
+    return LexiconVerdict(
+        word=word,
+        decision="drop" if lexicon is None else "keep",
+        lexicon=lexicon,
+        annotator=users.get(who_id, f"user {who_id}") if isinstance(who_id, int) else "unknown",
+        origin="label-studio",
+        masked=str(suggestion.get("masked") or ""),
+        sources=tuple(str(s) for s in suggestion.get("sources") or []),
+        created_at=_timestamp(answer.get("updated_at") or answer.get("created_at")),
+    )
+
+
+def _timestamp(value: Any) -> datetime:
+    """When an answer was given (now, when the export does not say)."""
+    try:
+        return datetime.fromisoformat(str(value).replace("Z", "+00:00"))
+    except ValueError:
+        return datetime.now(UTC)
+
+
+def pull_word_verdicts(studio: LabelStudio, project: str) -> WordReading:
+    """Every verdict people gave in a words project so far."""
+    project_id = studio.project(project)
+    return read_word_export(studio.export(project_id), studio.users())

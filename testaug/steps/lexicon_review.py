@@ -1,0 +1,209 @@
+"""Suggested words reviewed into a suite's lexicons, as `testaug lexicon` takes them: in the
+terminal or Label Studio, verdicts saved to a file as they are given, and the kept words
+written into the lexicon files the suite names (with provenance, never twice)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from testaug.editor.lexicon_verdicts import (
+    LexiconVerdict,
+    ReviewWord,
+    check_lexicon_names,
+    judged_by,
+    kept,
+    read_verdicts,
+    read_word_suggestions,
+    review_words,
+    save_verdicts,
+)
+from testaug.editor.lexicon_writer import Addition, FileUpdate, add_words, suite_lexicons
+from testaug.editor.review_label_studio import (
+    WordPush,
+    WordReading,
+    pull_word_verdicts,
+    push_words,
+)
+from testaug.editor.review_terminal import WordSession, review_words_in_terminal
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+    from testaug.review.label_studio import LabelStudio
+    from testaug.review.terminal import KeyReader
+
+
+def default_verdicts(suggestions_path: Path) -> Path:
+    """Where the verdicts on a suggestions file go: <name>.verdicts.jsonl beside it."""
+    return suggestions_path.with_name(f"{suggestions_path.stem}.verdicts.jsonl")
+
+
+def default_project(suggestions_path: Path) -> str:
+    """The Label Studio project of a suggestions file: `testaug lexicon <its name>`."""
+    return f"testaug lexicon {suggestions_path.stem}"
+
+
+@dataclass(frozen=True)
+class LexiconWrite:
+    """What writing kept words did to the suite's lexicon files (only files written to)."""
+
+    files: tuple[FileUpdate, ...] = ()
+
+    @property
+    def added(self) -> int:
+        return sum(len(words) for update in self.files for words in update.added.values())
+
+    @property
+    def already_there(self) -> int:
+        return sum(update.already_there for update in self.files)
+
+
+def write_kept(
+    suite: Path, verdicts: Iterable[LexiconVerdict], *, origin: str = ""
+) -> LexiconWrite:
+    """Write the words the verdicts keep (the latest verdict per word counting) into the
+    suite's lexicon files: one commented block per lexicon and masked sentence."""
+    chosen = kept(verdicts)
+    if not chosen:
+        return LexiconWrite()
+    files = suite_lexicons(suite)
+    groups: dict[tuple[str, str], list[LexiconVerdict]] = {}
+    for verdict in chosen:
+        assert verdict.lexicon is not None
+        groups.setdefault((verdict.lexicon, verdict.masked), []).append(verdict)
+    per_file: dict[Path, list[Addition]] = {}
+    for (lexicon, masked), group in groups.items():
+        addition = Addition(
+            lexicon=lexicon,
+            words=tuple(v.word for v in group),
+            annotators=tuple(dict.fromkeys(v.annotator for v in group)),
+            when=max(v.created_at for v in group),
+            masked=masked,
+            sources=tuple(dict.fromkeys(s for v in group for s in v.sources)),
+            origin=origin,
+        )
+        per_file.setdefault(files.file_for(lexicon), []).append(addition)
+    return LexiconWrite(tuple(add_words(path, additions) for path, additions in per_file.items()))
+
+
+@dataclass(frozen=True)
+class WordsToReview:
+    """The words of a suggestions file left to review, and how many the lexicons hold already."""
+
+    words: list[ReviewWord]
+    already_in: int
+    contents: dict[str, tuple[str, ...]]
+
+
+def words_to_review(suggestions_path: Path, suite: Path, lexicons: Sequence[str]) -> WordsToReview:
+    """The suggested words, best first, less those a target lexicon already holds."""
+    check_lexicon_names(lexicons)
+    contents = suite_lexicons(suite).contents()
+    held = {word for name in lexicons for word in contents.get(name, ())}
+    every = review_words(read_word_suggestions(suggestions_path))
+    left = [item for item in every if item.word not in held]
+    return WordsToReview(left, len(every) - len(left), contents)
+
+
+@dataclass(frozen=True)
+class TerminalReview:
+    """A terminal session on a suggestions file and what it wrote into the lexicons."""
+
+    session: WordSession
+    already_in: int
+    written: LexiconWrite
+
+
+def review_in_terminal(
+    suggestions_path: Path,
+    suite: Path,
+    lexicons: Sequence[str],
+    verdicts_path: Path,
+    *,
+    annotator: str,
+    read_key: KeyReader,
+    console: Console,
+) -> TerminalReview:
+    """Ask a person about each suggested word they have not judged yet (best first), saving
+    every verdict at once; the words kept in this session go into the lexicon files when it
+    ends (an interrupted session included)."""
+    todo = words_to_review(suggestions_path, suite, lexicons)
+    made: list[LexiconVerdict] = []
+
+    def save(verdict: LexiconVerdict) -> None:
+        save_verdicts(verdicts_path, [verdict])
+        made.append(verdict)
+
+    def present(word: str) -> list[str]:
+        return [name for name, words in todo.contents.items() if word in words]
+
+    try:
+        session = review_words_in_terminal(
+            todo.words,
+            lexicons=lexicons,
+            annotator=annotator,
+            done=judged_by(read_verdicts(verdicts_path), annotator),
+            read_key=read_key,
+            console=console,
+            save=save,
+            present=present,
+        )
+    finally:
+        written = _write_latest(suite, verdicts_path, made, origin=suggestions_path.name)
+    return TerminalReview(session, todo.already_in, written)
+
+
+def _write_latest(
+    suite: Path, verdicts_path: Path, fresh: Sequence[LexiconVerdict], *, origin: str
+) -> LexiconWrite:
+    """Write the kept words among `fresh` verdicts' words, as every verdict so far decides."""
+    words = {v.word for v in fresh}
+    if not words:
+        return LexiconWrite()
+    every = [v for v in read_verdicts(verdicts_path) if v.word in words]
+    return write_kept(suite, every, origin=origin)
+
+
+def push_words_file(
+    suggestions_path: Path,
+    suite: Path,
+    lexicons: Sequence[str],
+    *,
+    studio: LabelStudio,
+    project: str,
+) -> tuple[WordPush, int]:
+    """Push a suggestions file's words (less those the target lexicons hold) into a Label
+    Studio project; also returns how many were left out as already in the lexicons."""
+    todo = words_to_review(suggestions_path, suite, lexicons)
+    return push_words(studio, project, todo.words, lexicons), todo.already_in
+
+
+@dataclass(frozen=True)
+class PullIntoLexicons:
+    """A pull: what the export held, the verdicts new to the file, and what was written."""
+
+    reading: WordReading
+    fresh: int
+    written: LexiconWrite
+
+
+def pull_into_lexicons(
+    suite: Path, verdicts_path: Path, *, studio: LabelStudio, project: str
+) -> PullIntoLexicons:
+    """Bring people's verdicts from a words project into the verdicts file and write the
+    words that new or changed verdicts keep into the suite's lexicon files."""
+    reading = pull_word_verdicts(studio, project)
+    update = save_verdicts(verdicts_path, reading.verdicts)
+    written = _write_latest(
+        suite, verdicts_path, update.fresh, origin=f"Label Studio project {project!r}"
+    )
+    return PullIntoLexicons(reading, len(update.fresh), written)
+
+
+def apply_verdicts(suite: Path, verdicts_path: Path) -> LexiconWrite:
+    """Write every word a verdicts file keeps into the suite's lexicon files (those already
+    there are left out): after a hand-edited verdicts file, or to redo a write."""
+    return write_kept(suite, read_verdicts(verdicts_path), origin=verdicts_path.name)
