@@ -1,4 +1,4 @@
-"""`testaug suite ...`: validate, count and import suites."""
+"""`testaug suite ...`: validate, count, import and export suites."""
 
 from __future__ import annotations
 
@@ -16,11 +16,14 @@ from testaug.core.jsonl import read_jsonl, write_jsonl
 from testaug.core.records import TestCase
 from testaug.suites.builtin_lexicons import builtin_lexicons
 from testaug.suites.cases import SuiteStats, case_stats, suite_stats
+from testaug.suites.export import FORMATS, export_cases, export_format, source_cases
 from testaug.suites.load import load_suite
-from testaug.suites.tables import RejectedRow, no_case_error, read_table
-from testaug.suites.task_labels import check_labels, known_labels
+from testaug.suites.tables import ImportNotes, RejectedRow, no_case_error, read_table
+from testaug.suites.task_labels import bundled_task, check_labels, known_labels
 
-suite_app = typer.Typer(help="Validate, count and import test suites.", no_args_is_help=True)
+suite_app = typer.Typer(
+    help="Validate, count, import and export test suites.", no_args_is_help=True
+)
 
 
 @suite_app.command("validate")
@@ -113,32 +116,44 @@ def lexicons_command(
 def import_command(
     table: Path = typer.Argument(
         ...,
-        help="A case table: .jsonl or .csv with capability, description, text (or a pair), label.",
+        help="A case table: .jsonl or .csv with capability, description, text (or a pair), "
+        "label. Pickles are refused (never unpickled).",
     ),
     output: Path = typer.Option(..., "-o", "--output", help="Where to write the cases (JSONL)."),
-    task: str | None = typer.Option(None, help="The task, where the table has no task column."),
+    task: str | None = typer.Option(
+        None,
+        help="The task, where the table has no task column; a paper's name (qqp, sst2, mnli, "
+        "snli) is read as the bundled task.",
+    ),
     labels: str | None = typer.Option(
         None, help="The task's labels, comma-separated; other labels are rejected."
     ),
     label_map: str | None = typer.Option(
-        None, help="Raw-to-label mapping, e.g. '0=negative,1=positive'."
+        None,
+        help="Raw-to-label mapping, e.g. '0=negative,1=positive'; without it numeric labels "
+        "follow the task's documented order (sentiment 0=negative, 1=neutral, 2=positive; "
+        "sst2 0=negative, 1=positive; qqp/paraphrase 0=not_duplicate, 1=duplicate; "
+        "mnli/snli/nli 0=entailment, 1=neutral, 2=contradiction).",
     ),
 ) -> None:
     """Import a published case table as test cases; rows that cannot be read go to a rejects file."""
     mapping = _parse_label_map(label_map)
     wanted_labels = tuple(labels.split(",")) if labels else None
     if wanted_labels is None and task:
-        wanted_labels = known_labels(task) or None
+        wanted_labels = known_labels(bundled_task(task)) or None
     rejects: list[RejectedRow] = []
-    found: list[str] = []
+    notes = ImportNotes()
+    found = 0
 
     def cases() -> Iterator[TestCase]:
-        for item in read_table(table, task=task, labels=wanted_labels, label_map=mapping):
+        nonlocal found
+        items = read_table(table, task=task, labels=wanted_labels, label_map=mapping, notes=notes)
+        for item in items:
             if isinstance(item, RejectedRow):
                 rejects.append(item)
             else:
                 check_labels([item], known=wanted_labels, file=table, lines=[None])
-                found.append(item.id)
+                found += 1
                 yield item
         if not found:
             raise no_case_error(table, rejects)
@@ -148,9 +163,11 @@ def import_command(
     if rejects:
         write_jsonl(rejects_path, rejects)
         for reject in rejects[:10]:
-            err_console.print(f"{table}:{reject.line}: {reject.reason}", highlight=False)
+            err_console.print(str(reject.problem(table)), highlight=False, soft_wrap=True)
         if len(rejects) > 10:
             err_console.print(f"... and {len(rejects) - 10} more rows", highlight=False)
+    for note, count in notes.counts.items():
+        console.print(f"{note} ({count:,} rows)", highlight=False, soft_wrap=True)
     console.print(
         f"[green]imported[/] {written:,} cases to {output}"
         + (
@@ -160,6 +177,39 @@ def import_command(
         ),
         highlight=False,
     )
+
+
+@suite_app.command("export")
+def export_command(
+    source: str = typer.Argument(
+        ...,
+        help="A suite (YAML file, folder or shipped name; its cases expanded) or a cases "
+        "JSONL file.",
+    ),
+    output: Path = typer.Option(
+        ...,
+        "-o",
+        "--output",
+        help="Where to write: .csv, .jsonl, .parquet, or a folder for a Hugging Face "
+        "datasets folder (load_from_disk).",
+    ),
+    fmt: str | None = typer.Option(
+        None, "--format", help=f"One of {', '.join(FORMATS)} (default: by the output's suffix)."
+    ),
+    per_template: int | None = typer.Option(
+        None,
+        "--per-template",
+        min=1,
+        help="For a suite: sample this many cases per template (default: every case).",
+    ),
+    seed: int = typer.Option(0, help="Seed of the per-template samples."),
+) -> None:
+    """Export a suite's cases as a table that pandas and `datasets` read, one row a case."""
+    chosen = export_format(output, fmt)
+    written = export_cases(
+        source_cases(source, per_template=per_template, seed=seed), output, chosen
+    )
+    console.print(f"[green]exported[/] {written:,} cases to {output} ({chosen})", highlight=False)
 
 
 def _parse_label_map(text: str | None) -> dict[str, str]:

@@ -8,6 +8,8 @@ from itertools import count
 from pathlib import Path
 from typing import Any, TypeVar
 
+from pydantic import BaseModel
+
 from testaug.core.bundled import bundled_suites, resolve_suite
 from testaug.core.errors import InputError, Problem
 from testaug.core.records import TestCase, label_options
@@ -98,3 +100,57 @@ def check_labels(
             problems.append(Problem(message, file, line, field))
     if problems:
         raise InputError(problems)
+
+
+class PaperTask(BaseModel):
+    """A task name used by a paper or a dataset: the bundled task it is, and the order of its
+    numeric labels as that dataset documents them (label 0 first)."""
+
+    name: str
+    task: str
+    numeric: tuple[str, ...]
+
+
+_SENTIMENT3 = ("negative", "neutral", "positive")  # CheckList's and TestAug's 0, 1, 2
+_SENTIMENT2 = ("negative", "positive")  # GLUE SST-2
+_PARAPHRASE = ("not_duplicate", "duplicate")  # GLUE QQP, PAWS, MRPC; CheckList's QQP suite
+_NLI = ("entailment", "neutral", "contradiction")  # GLUE MNLI, SNLI, ANLI, XNLI
+_PAPER_TASKS: dict[str, tuple[str, tuple[str, ...]]] = {
+    "sentiment": ("sentiment", _SENTIMENT3),
+    "sa": ("sentiment", _SENTIMENT3),
+    "sent": ("sentiment", _SENTIMENT3),
+    "sst": ("sentiment", _SENTIMENT3),
+    "sst3": ("sentiment", _SENTIMENT3),
+    "sst2": ("sentiment", _SENTIMENT2),
+    "paraphrase": ("paraphrase", _PARAPHRASE),
+    "pd": ("paraphrase", _PARAPHRASE),
+    "para": ("paraphrase", _PARAPHRASE),
+    "qqp": ("paraphrase", _PARAPHRASE),
+    "paws": ("paraphrase", _PARAPHRASE),
+    "mrpc": ("paraphrase", _PARAPHRASE),
+    "nli": ("nli", _NLI),
+    "mnli": ("nli", _NLI),
+    "snli": ("nli", _NLI),
+    "anli": ("nli", _NLI),
+    "xnli": ("nli", _NLI),
+    "lonli": ("nli", _NLI),
+}
+
+
+def paper_task(name: str) -> PaperTask | None:
+    """The bundled task a paper's or dataset's task name stands for (`qqp`, `SST-2`,
+    `glue/mnli`: case, `-`, `_` and a `glue/` prefix do not matter), or None."""
+    key = name.strip().lower().rsplit("/", 1)[-1].replace("-", "").replace("_", "")
+    found = _PAPER_TASKS.get(key)
+    return PaperTask(name=name, task=found[0], numeric=found[1]) if found else None
+
+
+def bundled_task(name: str) -> str:
+    """The bundled task a task name stands for, or the name itself when it is none of them."""
+    found = paper_task(name)
+    return found.task if found else name
+
+
+def documented_orders() -> dict[str, tuple[str, ...]]:
+    """Each known task name with its numeric labels in order (for help and the README)."""
+    return {name: numeric for name, (_, numeric) in _PAPER_TASKS.items()}
