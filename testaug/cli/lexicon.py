@@ -154,7 +154,7 @@ def apply_command(
 
 
 def _print_written(written: LexiconWrite) -> None:
-    if not written.files:
+    if not written.added:
         console.print("no new words for the lexicons", highlight=False)
     for update in written.files:
         for lexicon, words in update.added.items():

@@ -23,6 +23,7 @@ import yaml
 from testaug.core.errors import InputError, Problem, TestAugError
 from testaug.core.yaml_source import load_yaml
 from testaug.editor.lexicon_verdicts import one_line
+from testaug.suites.builtin_lexicons import builtin_lexicon
 
 DEFAULT_INDENT = 2
 
@@ -72,6 +73,26 @@ class SuiteLexicons:
             for name, words in data.items() if isinstance(data, dict) else ():
                 found.setdefault(str(name), tuple(_words(words)))
         return found
+
+
+def check_not_builtin(lexicons: SuiteLexicons, names: Sequence[str]) -> None:
+    """Refuse to create a suite lexicon named like a built-in one: it would replace the
+    built-in lexicon in that suite (a suite's own lexicon wins) instead of adding to it."""
+    problems = []
+    for name in names:
+        builtin = None if name in lexicons.defined_in else builtin_lexicon(name)
+        if builtin is not None:
+            problems.append(
+                Problem(
+                    f"{name!r} is a built-in lexicon ({len(builtin.words):,} words); a suite "
+                    f"lexicon of that name would replace it, not add to it: name another "
+                    f"lexicon (such as my_{name})",
+                    lexicons.suite,
+                    field="--into",
+                )
+            )
+    if problems:
+        raise InputError(problems)
 
 
 def suite_lexicons(suite: Path) -> SuiteLexicons:

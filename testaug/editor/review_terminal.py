@@ -75,7 +75,9 @@ def review_words_in_terminal(
             continue
         save(outcome)
         verdicts.append(outcome)
-    console.print(f"\nEnd of the words ({len(queue)} shown).", highlight=False)
+    console.print(
+        f"\nEnd of the words ({len(queue)} shown, {before} judged before).", highlight=False
+    )
     return _summary(verdicts, skipped, len(queue), quit=False)
 
 

@@ -20,7 +20,13 @@ from testaug.editor.lexicon_verdicts import (
     review_words,
     save_verdicts,
 )
-from testaug.editor.lexicon_writer import Addition, FileUpdate, add_words, suite_lexicons
+from testaug.editor.lexicon_writer import (
+    Addition,
+    FileUpdate,
+    add_words,
+    check_not_builtin,
+    suite_lexicons,
+)
 from testaug.editor.review_label_studio import (
     WordPush,
     WordReading,
@@ -70,6 +76,7 @@ def write_kept(
     if not chosen:
         return LexiconWrite()
     files = suite_lexicons(suite)
+    check_not_builtin(files, sorted({v.lexicon for v in chosen if v.lexicon is not None}))
     groups: dict[tuple[str, str], list[LexiconVerdict]] = {}
     for verdict in chosen:
         assert verdict.lexicon is not None
@@ -101,7 +108,9 @@ class WordsToReview:
 def words_to_review(suggestions_path: Path, suite: Path, lexicons: Sequence[str]) -> WordsToReview:
     """The suggested words, best first, less those a target lexicon already holds."""
     check_lexicon_names(lexicons)
-    contents = suite_lexicons(suite).contents()
+    files = suite_lexicons(suite)
+    check_not_builtin(files, lexicons)
+    contents = files.contents()
     held = {word for name in lexicons for word in contents.get(name, ())}
     every = review_words(read_word_suggestions(suggestions_path))
     left = [item for item in every if item.word not in held]
