@@ -13,6 +13,7 @@ from testaug.evaluation.significance import (
     bootstrap_difference,
     g_statistic,
     randomization_test,
+    randomization_test_g,
     randomization_test_statistic,
 )
 
@@ -124,3 +125,32 @@ def test_benjamini_hochberg_textbook_example() -> None:
 def test_benjamini_hochberg_step_up_keeps_smaller_p_values_below_a_passing_one() -> None:
     # 0.04 fails its own bound (0.05 * 1/2) but the largest passing rank (2) carries it.
     assert benjamini_hochberg([0.04, 0.045], alpha=0.05) == [True, True]
+
+
+def test_vectorized_g_test_agrees_with_the_loop_over_trials() -> None:
+    suite_a, suite_b = _hits(0.80, 120, 1), _hits(0.65, 120, 2)
+    iid_a, iid_b = _hits(0.85, 80, 3), _hits(0.85, 80, 4)
+    fast = randomization_test_g(suite_a, suite_b, iid_a, iid_b, trials=4000)
+    slow = randomization_test_statistic(
+        [suite_a, iid_a], [suite_b, iid_b], g_statistic, trials=4000
+    )
+    assert fast == pytest.approx(slow, abs=0.03)
+
+
+def test_g_test_of_identical_systems_is_one_and_of_a_clear_gap_is_small() -> None:
+    suite, iid = _hits(0.6, 100, 5), _hits(0.9, 50, 6)
+    assert randomization_test_g(suite, suite, iid, iid) == 1.0
+    better = np.ones(100, dtype=bool)
+    assert randomization_test_g(better, suite, iid, iid, trials=2000) < 0.01
+
+
+def test_g_test_weights_the_tests_as_the_mean_of_functionality_pass_rates() -> None:
+    # One large functionality the systems agree on and one small one where A is right and B
+    # wrong: with equal weight per functionality the small one decides G.
+    a = np.array([1] * 200 + [1] * 6, dtype=float)
+    b = np.array([1] * 200 + [0] * 6, dtype=float)
+    iid = np.ones(20)
+    weights = np.array([1 / (2 * 200)] * 200 + [1 / (2 * 6)] * 6)
+    assert randomization_test_g(a, b, iid, iid, weights=weights, trials=2000) < 0.05
+    with pytest.raises(TestAugError, match="weights"):
+        randomization_test_g(a, b, iid, iid, weights=weights[:10])
