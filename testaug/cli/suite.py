@@ -14,7 +14,7 @@ from testaug.core.bundled import resolve_suite
 from testaug.core.errors import InputError, Problem
 from testaug.core.jsonl import read_jsonl, write_jsonl
 from testaug.core.records import TestCase
-from testaug.suites.builtin_lexicons import builtin_lexicons
+from testaug.suites.builtin_lexicons import builtin_lexicons, builtins_used
 from testaug.suites.cases import SuiteStats, case_stats, suite_stats
 from testaug.suites.export import FORMATS, export_cases, export_format, source_cases
 from testaug.suites.load import load_suite
@@ -47,6 +47,8 @@ def validate_command(
         f"{stats.templates} templates, {len(loaded.lexicons)} lexicons, {stats.cases:,} cases",
         highlight=False,
     )
+    if used := builtins_used(loaded):
+        console.print(f"built-in lexicons used: {', '.join(used)}", highlight=False)
 
 
 @suite_app.command("stats")

@@ -15,7 +15,7 @@ from pathlib import Path
 
 from testaug.core.bundled import bundled_dir
 from testaug.core.errors import InputError
-from testaug.core.records import Lexicon, Record
+from testaug.core.records import Lexicon, Record, Suite
 from testaug.suites.lexicons import read_lexicon_file
 
 # CheckList's editor names -> ours.
@@ -83,3 +83,13 @@ def builtin_lexicon(name: str) -> Lexicon | None:
     """The built-in lexicon of that name as a suite lexicon, or None."""
     builtin = builtin_lexicons().get(name)
     return None if builtin is None else Lexicon(name=name, words=builtin.words)
+
+
+def builtins_used(suite: Suite) -> list[str]:
+    """The suite's lexicons that are built-in ones (by name and words), not its own."""
+    builtins = builtin_lexicons()
+    return [
+        name
+        for name, lexicon in suite.lexicons.items()
+        if name in builtins and builtins[name].words == lexicon.words
+    ]

@@ -135,6 +135,17 @@ def test_each_builtin_lexicon_file_names_its_source_and_licence_and_is_small():
     assert "CC BY 4.0" in file_header(builtin_dir() / "places.yaml")["Licence"]
 
 
+def test_suite_validate_names_the_builtin_lexicons_a_suite_uses_but_not_its_own(tmp_path: Path):
+    path = write_suite(
+        tmp_path, ["{first_name} lives in {city}."], lexicons="city: [Springfield]\n"
+    )
+    result = run_testaug(tmp_path, "suite", "validate", str(path))
+    assert result.returncode == 0, result.stderr
+    assert "2 lexicons" in result.stdout
+    assert "built-in lexicons used: first_name" in result.stdout.replace("\n", " ")
+    assert "city" not in result.stdout.split("used:")[1]
+
+
 def test_suite_lexicons_command_lists_builtins_with_counts_and_sources(tmp_path: Path):
     result = run_testaug(tmp_path, "suite", "lexicons")
     assert result.returncode == 0, result.stderr
