@@ -20,6 +20,7 @@ from testaug.cli.fix import fix_command
 from testaug.cli.flows import flows_app
 from testaug.cli.generalize import generalize_command
 from testaug.cli.generate import generate_command
+from testaug.cli.lexicon import lexicon_app
 from testaug.cli.patch_eval import patch_eval_command
 from testaug.cli.rankers import rank_command, rankers_app
 from testaug.cli.report import report_command
@@ -79,6 +80,7 @@ app.command("report")(report_command)
 app.add_typer(templates_app, name="templates")
 app.add_typer(flows_app, name="flows")
 app.add_typer(suggestions_app, name="suggestions")
+app.add_typer(lexicon_app, name="lexicon")
 app.add_typer(tree_app, name="tree")
 app.command("adapt")(adapt_command)
 app.command("fix")(fix_command)

@@ -136,7 +136,7 @@ def test_suite_import_writes_cases_and_a_rejects_file(tmp_path):
     )
     assert result.returncode == 0
     assert "imported 2 cases" in result.stdout and "1 rows rejected" in result.stdout
-    assert f"{table}:4: label '7' is a number" in result.stderr
+    assert f"{table}:4: label: '7' is a number not in --label-map" in result.stderr
     assert len(out.read_text().splitlines()) == 2
     rejects = [
         json.loads(line) for line in (tmp_path / "cases.rejects.jsonl").read_text().splitlines()
