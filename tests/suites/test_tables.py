@@ -59,18 +59,32 @@ def test_jsonl_rows_with_fills_label_sets_and_sources(tmp_path):
     assert cases[1].fills == {"adj": "good"}
 
 
-def test_numeric_labels_need_a_label_map(tmp_path):
+def test_numeric_labels_follow_the_tasks_documented_order_unless_a_label_map_is_given(tmp_path):
+    path = tmp_path / "t.csv"
+    path.write_text(
+        "capability,description,text,label\nVocabulary,d,Great.,2\nVocabulary,d,Awful.,0\n"
+    )
+    cases, rejects = split(list(read_table(path, task="sentiment")))
+    assert not rejects and [c.label for c in cases] == ["positive", "negative"]
+    assert cases[0].meta == {"label_raw": "2"}
+    cases, rejects = split(
+        list(read_table(path, task="sentiment", label_map={"0": "negative", "2": "positive"}))
+    )
+    assert not rejects and [c.label for c in cases] == ["positive", "negative"]
+
+
+def test_numeric_labels_of_a_task_without_a_documented_order_need_a_label_map(tmp_path):
     path = tmp_path / "t.csv"
     path.write_text(
         "capability,description,text,label\nVocabulary,d,Great.,1\nVocabulary,d,Awful.,0\n"
     )
-    _, rejects = split(list(read_table(path, task="sentiment")))
-    assert [r.line for r in rejects] == [2, 3]
+    _, rejects = split(list(read_table(path, task="toxicity")))
+    assert [(r.line, r.field) for r in rejects] == [(2, "label"), (3, "label")]
     assert "--label-map 1=NAME" in rejects[0].reason
     cases, rejects = split(
-        list(read_table(path, task="sentiment", label_map={"0": "negative", "1": "positive"}))
+        list(read_table(path, task="toxicity", label_map={"0": "clean", "1": "toxic"}))
     )
-    assert not rejects and [c.label for c in cases] == ["positive", "negative"]
+    assert not rejects and [c.label for c in cases] == ["toxic", "clean"]
 
 
 def test_bad_rows_are_rejected_with_line_and_reason_and_good_rows_still_import(tmp_path):
@@ -97,7 +111,8 @@ def test_bad_rows_are_rejected_with_line_and_reason_and_good_rows_still_import(t
     assert set(reasons) == {2, 3, 4, 5, 6, 7}
     assert "not valid JSON" in reasons[2]
     assert "'mixed' is not one of" in reasons[3]
-    assert "missing capability" in reasons[4]
+    assert reasons[4].startswith("missing (columns tried: capability")
+    assert {r.line: r.field for r in rejects}[4] == "capability"
     assert reasons[5] == "duplicate of line 1"
     assert "expected a JSON object" in reasons[6]
     assert "unknown source 'crowd'" in reasons[7]
@@ -108,7 +123,7 @@ def test_missing_task_is_a_row_reason_not_a_crash(tmp_path):
     path = tmp_path / "t.csv"
     path.write_text("capability,description,text,label\nVocabulary,d,Great.,positive\n")
     _, rejects = split(list(read_table(path)))
-    assert "missing task" in rejects[0].reason
+    assert rejects[0].field == "task" and "give --task" in rejects[0].reason
 
 
 def test_a_csv_with_a_utf8_bom_reads_its_first_column(tmp_path):
