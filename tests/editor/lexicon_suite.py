@@ -77,11 +77,5 @@ def write_suggestions(path: Path, items: list[WordSuggestion] | None = None) -> 
 
 
 def lexicon(folder: Path, *args: str, input: str | None = None, env=None) -> CliResult:
-    """`testaug lexicon ARGS` in `folder` (registering the command group on the app when the
-    app does not have it yet)."""
-    from testaug.cli import app
-    from testaug.cli.lexicon import lexicon_app
-
-    if not any(group.name == "lexicon" for group in app.registered_groups):
-        app.add_typer(lexicon_app, name="lexicon")
+    """`testaug lexicon ARGS` in `folder`."""
     return run_testaug(folder, "lexicon", *args, input=input, env=env)
