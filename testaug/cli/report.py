@@ -1,4 +1,5 @@
-"""`testaug report`: report.md and a self-contained report.html for a run directory."""
+"""`testaug report`: report.md and a self-contained report.html for a run directory;
+`testaug report --install-browser` installs the headless browser its page tests use."""
 
 from __future__ import annotations
 
@@ -7,15 +8,27 @@ from pathlib import Path
 import typer
 
 from testaug.cli.console import console
+from testaug.core.errors import InputError, Problem
 
 
 def report_command(
-    run_dir: Path = typer.Argument(..., metavar="RUN_DIR", help="A run directory."),
+    run_dir: Path | None = typer.Argument(None, metavar="RUN_DIR", help="A run directory."),
     output: Path | None = typer.Option(
         None, "-o", "--output", help="Folder for the report (default: RUN_DIR)."
     ),
+    install_browser: bool = typer.Option(
+        False,
+        "--install-browser",
+        help="Install Debian's chromium and chromium-driver (headless page tests of "
+        "report.html) and exit; exits 0 with a message where that cannot be done.",
+    ),
 ) -> None:
     """Write the run's report from the files its stages wrote (see README, "Reports")."""
+    if install_browser:
+        _install_browser()
+        return
+    if run_dir is None:
+        raise InputError(Problem("give a run directory (or --install-browser)", field="RUN_DIR"))
     from testaug.reports.run_report import write_report
 
     written = write_report(run_dir, output)
@@ -24,3 +37,13 @@ def report_command(
         f"(sections: {', '.join(written.sections)})",
         highlight=False,
     )
+
+
+def _install_browser() -> None:
+    """Install the browser, or say why not; exit 0 either way (the report needs no browser)."""
+    from testaug.reports.browser import install_browser
+
+    console.print("installing the headless browser (chromium, chromium-driver) ...")
+    outcome = install_browser()
+    colour = "green" if outcome.browser is not None else "yellow"
+    console.print(f"[{colour}]browser:[/] {outcome.message}", highlight=False, soft_wrap=True)

@@ -36,6 +36,13 @@ from testaug.reports.evaluation import evaluation_section
 from testaug.reports.fix import fix_section
 from testaug.reports.patching import patching_section
 from testaug.reports.plots import acc_curves_png
+from testaug.reports.test_summary import (
+    TestSummary,
+    embed_test_summary,
+    per_test_blocks,
+    read_test_summary,
+)
+from testaug.reports.test_summary_html import render_test_summary
 from testaug.reports.tree import tree_section
 from testaug.review.verdicts import Verdict, pairwise_agreement, status_counts
 
@@ -80,6 +87,11 @@ class WrittenReport:
 
 def build_report(run_dir: Path) -> Report:
     """The report of a run directory: one section per kind of result found in it."""
+    return _build(run_dir)[0]
+
+
+def _build(run_dir: Path) -> tuple[Report, TestSummary | None]:
+    """The report and, where the run has an evaluation, its per-test summary."""
     if not run_dir.is_dir():
         raise InputError(Problem("not a run directory", file=run_dir))
     if not any((run_dir / name).exists() for name in RUN_FILES):
@@ -104,8 +116,11 @@ def build_report(run_dir: Path) -> Report:
     _triage(report, run_dir)
     _diversity(report, run_dir)
     evaluation = read_summary(run_dir / "evaluation.json", EvaluationSummary)
+    tests = None
     if evaluation is not None:
         report.add(*evaluation_section(evaluation))
+        tests = read_test_summary(run_dir / "evaluation.json", evaluation)
+        report.add(*per_test_blocks(tests))
     patching = read_summary(run_dir / "patching.json", PatchingReport)
     if patching is not None:
         report.add(*patching_section(patching))
@@ -118,19 +133,21 @@ def build_report(run_dir: Path) -> Report:
     crossfunctional = read_summary(run_dir / CROSSFUNCTIONAL_FILE, CrossFunctionalReport)
     if crossfunctional is not None:
         report.add(*crossfunctional_section(crossfunctional))
-    return report
+    return report, tests
 
 
 def write_report(run_dir: Path, output_dir: Path | None = None) -> WrittenReport:
     """Write report.md (images in report_files/) and report.html into the output folder;
     nothing is written (nor the folder made) when the run cannot be reported."""
     output_dir = output_dir or run_dir
-    report = build_report(run_dir)
+    report, tests = _build(run_dir)
     output_dir.mkdir(parents=True, exist_ok=True)
     markdown = output_dir / "report.md"
     render_markdown(report, markdown, output_dir / "report_files")
     html = output_dir / "report.html"
     render_html(report, html)
+    if tests is not None:
+        embed_test_summary(html, render_test_summary(tests))
     sections = tuple(b.text for b in report.blocks if isinstance(b, Heading) and b.level == 2)
     return WrittenReport(markdown, html, sections)
 
