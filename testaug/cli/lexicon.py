@@ -160,11 +160,14 @@ def _print_written(written: LexiconWrite) -> None:
         for lexicon, words in update.added.items():
             new = " (new lexicon)" if lexicon in update.created else ""
             console.print(
-                f"[green]added[/] {len(words):,} words to {lexicon}{new} in {update.path}: "
+                f"[green]added[/] {len(words):,} word{'s' * (len(words) != 1)} to {lexicon}{new} in {update.path}: "
                 f"{', '.join(words)}",
                 highlight=False,
             )
     if written.already_there:
+        count = written.already_there
         console.print(
-            f"{written.already_there:,} kept words were in their lexicon already", highlight=False
+            f"{count:,} kept {'word' if count == 1 else 'words'} already in the lexicons, "
+            "not added again",
+            highlight=False,
         )

@@ -81,7 +81,7 @@ def test_several_lexicons_take_a_word_by_its_number_and_a_new_lexicon_is_created
     done = review(tmp_path, "1d2", "pos_verb", "neg_verb")
     assert done.returncode == 0, done.stderr
     assert "1 pos_verb · 2 neg_verb · d drop" in done.stdout
-    assert "added 1 words to neg_verb (new lexicon)" in done.stdout
+    assert "added 1 word to neg_verb (new lexicon)" in done.stdout
     data = lexicons(tmp_path)
     assert data["pos_verb"][-1] == "adore" and data["neg_verb"] == ["hate"]
     assert data["thing"] == ["flight", "seat"]
