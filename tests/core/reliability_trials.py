@@ -157,6 +157,12 @@ READERS: tuple[Reader, ...] = (
     _import("table.jsonl"),
     Reader("suite stats: cases.jsonl", "cases.jsonl", ("suite", "stats", "cases.jsonl")),
     Reader(
+        "suite export: cases.jsonl",
+        "cases.jsonl",
+        ("suite", "export", "cases.jsonl", "-o", "exported.csv"),
+        ("exported.csv",),
+    ),
+    Reader(
         "expand --exclude: cases.jsonl",
         "cases.jsonl",
         ("expand", "suite/suite.yaml", "-o", "expanded.jsonl", "--exclude", "cases.jsonl"),
