@@ -36,6 +36,8 @@ class Generalized(BaseModel):
     html: Path
     g_standard: float | None
     g: dict[str, dict[str, float]]  # pair -> scenario -> mean G (fraction)
+    g_p: dict[str, dict[str, float]] = {}  # pair -> scenario -> p against the IID baseline
+    selected: dict[str, str] = {}  # pair -> setting chosen on T_val (with select)
 
 
 @task(name="cross-functional analysis", cache_policy=NO_CACHE)
@@ -79,9 +81,15 @@ def generalize(
     learning_rate: float = 2e-5,
     batch_size: int = 16,
     device: str = "cpu",
+    select: bool = False,
+    grid_learning_rates: list[float] = [2e-5, 3e-5, 5e-5],  # noqa: B006
+    grid_epochs: list[int] = [1, 2, 3],  # noqa: B006
+    grid_batch_sizes: list[int] = [16],  # noqa: B006
 ) -> Generalized:
     """BeLUGA's analysis of `model` on the suite with the i.i.d. file: crossfunctional.json
-    and report.html in `run_dir`, the G table logged and published."""
+    and report.html in `run_dir`, the G table (with significance against the IID baseline)
+    logged and published. With `select`, each pair's suite step is tuned on T_val over the
+    grid (BL-12) and the chosen settings are logged."""
     options = GeneralizeOptions(
         configurations=tuple(configurations),
         methods=tuple(methods),
@@ -92,6 +100,10 @@ def generalize(
         learning_rate=learning_rate,
         batch_size=batch_size,
         device=device,
+        select=select,
+        grid_learning_rates=tuple(grid_learning_rates),
+        grid_epochs=tuple(grid_epochs),
+        grid_batch_sizes=tuple(grid_batch_sizes),
     )
     out = run_dir / CROSSFUNCTIONAL_FILE
     report = analyse(suite, iid, model, out, iid_test, perturbed, options)
@@ -106,13 +118,38 @@ def generalize(
             pair.name: {name: s.g.mean for name, s in pair.scenarios.items()}
             for pair in report.pairs
         },
+        g_p={
+            pair.name: {
+                name: s.versus_baseline.g_p
+                for name, s in pair.scenarios.items()
+                if s.versus_baseline is not None
+            }
+            for pair in report.pairs
+        },
+        selected={
+            pair.name: pair.selection.chosen.name
+            for pair in report.pairs
+            if pair.selection is not None
+        },
     )
 
 
 def publish_g_table(report: CrossFunctionalReport) -> None:
-    """Log each pair's G per scenario and publish the G table (percent, mean ± std)."""
+    """Log each pair's G per scenario and publish the G table (percent, mean ± std; ▲ / ▼
+    significantly above / below the IID baseline), and log the settings chosen on T_val."""
     logger = get_run_logger()
     rows = []
+    marks = {
+        pair.name: {
+            name: {"above": " ▲", "below": " ▼"}.get(s.versus_baseline.g_mark, "")
+            for name, s in pair.scenarios.items()
+            if s.versus_baseline is not None
+        }
+        for pair in report.pairs
+    }
+    for pair in report.pairs:
+        if pair.selection is not None:
+            logger.info("%s: selected on T_val: %s", pair.name, pair.selection.chosen.name)
     for name, cells in report.g_table():
         logger.info(
             "%s: %s",
@@ -123,7 +160,10 @@ def publish_g_table(report: CrossFunctionalReport) -> None:
         for key in ("standard", *PAIR_SCENARIOS, "avg"):
             value = cells.get(key)
             row[f"G {key}"] = (
-                "" if value is None else f"{100 * value.mean:.1f} ± {100 * value.std:.1f}"
+                ""
+                if value is None
+                else f"{100 * value.mean:.1f} ± {100 * value.std:.1f}"
+                + marks.get(name, {}).get(key, "")
             )
         rows.append(row)
     create_table_artifact(

@@ -21,6 +21,13 @@ def _names(text: str) -> tuple[str, ...]:
     return tuple(part.strip() for part in text.split(",") if part.strip())
 
 
+def _numbers(text: str, kind: type) -> tuple:
+    try:
+        return tuple(kind(part) for part in _names(text))
+    except ValueError as exc:
+        raise typer.BadParameter(f"not a list of numbers: {text!r}") from exc
+
+
 def generalize_command(
     suite: Path = typer.Option(..., "--suite", help="The suite's cases (JSONL)."),
     iid: Path = typer.Option(
@@ -68,6 +75,22 @@ def generalize_command(
     batch_size: int = typer.Option(16, min=1),
     max_length: int = typer.Option(128, min=8),
     device: str = typer.Option("cpu", help="cpu, cuda, ..."),
+    select: bool = typer.Option(
+        False,
+        "--select",
+        help="Tune each pair's suite step on T_val (BL-12): half of the held-out tests "
+        "become T_val; the grid's best setting (suite score on T_val) is used everywhere.",
+    ),
+    grid_learning_rates: str = typer.Option(
+        "2e-5,3e-5,5e-5", "--grid-learning-rates", help="Learning rates tried with --select."
+    ),
+    grid_epochs: str = typer.Option("1,2,3", "--grid-epochs", help="Epochs tried with --select."),
+    grid_batch_sizes: str = typer.Option(
+        "16", "--grid-batch-sizes", help="Batch sizes tried with --select (BeLUGA: 8,16)."
+    ),
+    significance_trials: int = typer.Option(
+        10_000, "--trials", min=100, help="Randomization trials of the tests against IID."
+    ),
     output: Path | None = typer.Option(
         None, "-o", "--output", help="Write the report here (crossfunctional.json)."
     ),
@@ -90,6 +113,11 @@ def generalize_command(
         batch_size=batch_size,
         max_length=max_length,
         device=device,
+        select=select,
+        grid_learning_rates=_numbers(grid_learning_rates, float),
+        grid_epochs=_numbers(grid_epochs, int),
+        grid_batch_sizes=_numbers(grid_batch_sizes, int),
+        significance_trials=significance_trials,
     )
     with TemporaryDirectory(prefix="testaug-generalize-") as work:
         target = output or Path(work) / "crossfunctional.json"
@@ -103,20 +131,38 @@ def generalize_command(
         err_console.print(f"wrote {output}")
 
 
+MARKS = {"above": ("▲", "green"), "below": ("▼", "red"), "": ("", "")}
+
+
 def print_g_table(report: CrossFunctionalReport) -> None:
-    """The G table: i.i.d. score and G per scenario and their mean, in percent."""
+    """The G table: i.i.d. score and G per scenario and their mean, in percent; ▲ (green)
+    and ▼ (red) mark scores significantly above or below the IID baseline's (BL-13)."""
     from testaug.evaluation.crossfunctional import PAIR_SCENARIOS
 
     table = Table(
         title=f"G (Eq. 8) in %, mean ± std over seeds {list(report.seeds)}",
         title_justify="left",
+        caption="▲ / ▼: significantly above / below the IID baseline (p < 0.05; G: "
+        "randomization test, s_iid: binomial test)",
+        caption_justify="left",
     )
     columns = ["", "s_iid", "G standard", *(f"G {s}" for s in PAIR_SCENARIOS), "Avg"]
     for column in columns:
         table.add_column(column, justify="left" if not column else "right")
 
-    def cell(value) -> str:
-        return "" if value is None else f"{100 * value.mean:.1f} ± {100 * value.std:.1f}"
+    def cell(value, mark: str = "") -> str:
+        if value is None:
+            return ""
+        symbol, colour = MARKS[mark]
+        text = f"{100 * value.mean:.1f} ± {100 * value.std:.1f}"
+        return f"[{colour}]{text} {symbol}[/]" if symbol else text
+
+    def marked(summary, attribute: str) -> str:
+        if summary is None:
+            return ""
+        versus = summary.versus_baseline
+        mark = "" if versus is None else getattr(versus, f"{attribute}_mark")
+        return cell(summary.iid_score if attribute == "iid" else summary.g, mark)
 
     if report.standard is not None:
         table.add_row(
@@ -126,12 +172,29 @@ def print_g_table(report: CrossFunctionalReport) -> None:
             *[""] * (len(PAIR_SCENARIOS) + 1),
         )
     for pair in report.pairs:
-        seen = pair.scenarios.get("seen")
         table.add_row(
             pair.name,
-            cell(seen.iid_score if seen else None),
+            marked(pair.scenarios.get("seen"), "iid"),
             "",
-            *(cell(getattr(pair.scenarios.get(s), "g", None)) for s in PAIR_SCENARIOS),
+            *(marked(pair.scenarios.get(s), "g") for s in PAIR_SCENARIOS),
             cell(pair.g_average),
         )
+    console.print(table)
+    print_selection(report)
+
+
+def print_selection(report: CrossFunctionalReport) -> None:
+    """Each pair's setting chosen on T_val and the T_val suite score of every setting tried."""
+    chosen = [pair for pair in report.pairs if pair.selection is not None]
+    if not chosen:
+        return
+    table = Table(title="Selected on T_val (suite score in %)", title_justify="left")
+    for column in ("", "chosen", "T_val scores"):
+        table.add_column(column)
+    for pair in chosen:
+        assert pair.selection is not None
+        scores = "; ".join(
+            f"{s.setting.name}: {100 * s.val_score:.1f}" for s in pair.selection.scores
+        )
+        table.add_row(pair.name, pair.selection.chosen.name, scores)
     console.print(table)

@@ -25,10 +25,21 @@ SCENARIO_NAMES = {
     "type": "test type out",
 }
 BASELINE = "IID (standard)"
+MARKS = {"above": " ▲", "below": " ▼", "": ""}
+TONES = {"above": "#1a7f37", "below": "#c62828", "": None}  # BeLUGA's Table 3: green, red
 
 
 def _stat(value: Stat | None) -> str:
     return "" if value is None else f"{100 * value.mean:.1f} ± {100 * value.std:.1f}"
+
+
+def _marked(summary: ScenarioSummary | None, attribute: str) -> str:
+    """A pair's G (or i.i.d. score) with ▲ / ▼ where significantly above / below the baseline."""
+    if summary is None:
+        return ""
+    versus = summary.versus_baseline
+    mark = "" if versus is None else getattr(versus, f"{attribute}_mark")
+    return _stat(summary.iid_score if attribute == "iid" else summary.g) + MARKS[mark]
 
 
 def _ordered(report: CrossFunctionalReport) -> list[Functionality]:
@@ -67,13 +78,12 @@ def crossfunctional_section(report: CrossFunctionalReport) -> list[Block]:
             + [""] * (len(PAIR_SCENARIOS) + 1)
         )
     for pair in report.pairs:
-        seen = pair.scenarios.get("seen")
         g_rows.append(
             [
                 pair.name,
-                _stat(seen.iid_score if seen else None),
+                _marked(pair.scenarios.get("seen"), "iid"),
                 "",
-                *(_stat(getattr(pair.scenarios.get(s), "g", None)) for s in PAIR_SCENARIOS),
+                *(_marked(pair.scenarios.get(s), "g") for s in PAIR_SCENARIOS),
                 _stat(pair.g_average),
             ]
         )
@@ -83,9 +93,11 @@ def crossfunctional_section(report: CrossFunctionalReport) -> list[Block]:
             g_rows,
             caption="BeLUGA's G (Eq. 8): harmonic mean of the suite score and the i.i.d. "
             "score, in percent, mean ± standard deviation over seeds; Avg: the mean G of "
-            "the pair's scenarios",
+            "the pair's scenarios; ▲ / ▼ significantly above / below the IID baseline "
+            "(p < 0.05, see the next table)",
         )
     )
+    blocks += significance_blocks(report) + selection_blocks(report)
     score_rows = []
     if report.standard is not None:
         score_rows.append(
@@ -141,6 +153,66 @@ def crossfunctional_section(report: CrossFunctionalReport) -> list[Block]:
             )
         )
     return blocks
+
+
+def significance_blocks(report: CrossFunctionalReport) -> list[Block]:
+    """BL-13: every pair's scores against the IID baseline, from the per-example hits
+    averaged over seeds; rows green where significantly above, red where below."""
+    rows: list[list[str]] = []
+    tones: list[str | None] = []
+    for pair in report.pairs:
+        for name, summary in pair.scenarios.items():
+            versus = summary.versus_baseline
+            if versus is None:
+                continue
+            for what, difference, p, mark in (
+                (f"G {name}", versus.g_difference, versus.g_p, versus.g_mark),
+                (f"s_iid ({name})", versus.iid_difference, versus.iid_p, versus.iid_mark),
+            ):
+                if what.startswith("s_iid") and name != "seen":
+                    continue  # one i.i.d. row per pair, as the G table's i.i.d. column
+                verdict = {"above": "above", "below": "below", "": "not significant"}[mark]
+                rows.append([pair.name, what, f"{100 * difference:+.1f}", f"{p:.4f}", verdict])
+                tones.append(TONES[mark])
+    if not rows:
+        return []
+    return [
+        Table(
+            ["pair", "score", "Δ vs IID (points)", "p", "vs the IID baseline"],
+            rows,
+            caption="significance against the IID baseline (BL-13, α = 0.05): G by paired "
+            "randomization over the test cases and i.i.d. examples (10,000 trials unless "
+            "set otherwise), the i.i.d. score by a two-tailed binomial test; hits averaged "
+            "over seeds; green above, red below",
+            tones=tones,
+        )
+    ]
+
+
+def selection_blocks(report: CrossFunctionalReport) -> list[Block]:
+    """BL-12: the setting chosen on T_val for each pair, and every setting's T_val score."""
+    chosen = [pair for pair in report.pairs if pair.selection is not None]
+    if not chosen:
+        return []
+    rows = [
+        [pair.name, pair.selection.chosen.name, s.setting.name, _percent(s.val_score)]
+        for pair in chosen
+        if pair.selection is not None
+        for s in pair.selection.scores
+    ]
+    return [
+        Table(
+            ["pair", "chosen", "setting", "T_val suite score"],
+            rows,
+            caption=f"hyper-parameters selected on T_val ({report.val_fraction:.0%} of the "
+            "held-out tests; trained on T_train with the first seed; the best suite score "
+            "wins) and used in every scenario and seed of the pair",
+        )
+    ]
+
+
+def _percent(value: float) -> str:
+    return f"{100 * value:.1f}"
 
 
 def pass_rate_heatmap_png(

@@ -12,6 +12,7 @@ from pydantic import Field
 from testaug.core.errors import InputError, Problem, TestAugError
 from testaug.core.jsonl import read_jsonl
 from testaug.core.records import Record, TestCase
+from testaug.evaluation.crossfunctional_records import TrainingSetting
 
 if TYPE_CHECKING:
     from testaug.evaluation.crossfunctional import CrossFunctionalReport
@@ -38,6 +39,24 @@ class GeneralizeOptions(Record):
     max_length: int = Field(default=128, ge=8)
     device: str = "cpu"
     labels: str | None = None  # comma-separated task labels; default the suite's
+    # BL-12: tune each pair's suite step on T_val over this grid (BeLUGA's: lr 2e-5, 3e-5,
+    # 5e-5; epochs 1, 2, 3; batch 8, 16); empty: one setting (the fields above) everywhere.
+    select: bool = False
+    grid_learning_rates: tuple[float, ...] = (2e-5, 3e-5, 5e-5)
+    grid_epochs: tuple[int, ...] = (1, 2, 3)
+    grid_batch_sizes: tuple[int, ...] = (16,)
+    significance_trials: int = Field(default=10_000, ge=100)
+
+    def grid(self) -> list[TrainingSetting]:
+        """The settings tried on T_val (none without `select`), learning rate slowest."""
+        if not self.select:
+            return []
+        return [
+            TrainingSetting(learning_rate=lr, epochs=epochs, batch_size=batch)
+            for batch in self.grid_batch_sizes
+            for epochs in self.grid_epochs
+            for lr in self.grid_learning_rates
+        ]
 
 
 def generalize_files(
@@ -132,6 +151,8 @@ def generalize_files(
         standard=options.standard,
         split_seed=options.split_seed,
         test_fraction=options.test_fraction,
+        grid=options.grid(),
+        significance_trials=options.significance_trials,
         on_progress=on_progress,
     )
     write_report(out, report)

@@ -52,3 +52,38 @@ def test_generalize_with_an_unknown_method_is_a_one_line_error(tmp_path: Path):
         env={"HF_HUB_OFFLINE": "1"},
     )
     assert_one_line_error(done, "sgd", "methods")
+
+
+def test_generalize_select_tunes_on_t_val_and_prints_the_chosen_setting(tmp_path: Path):
+    model = build_tiny_classifier(tmp_path / "model", 2)
+    write_jsonl(tmp_path / "suite.jsonl", suite())
+    write_jsonl(tmp_path / "iid.jsonl", IID)
+    done = run_testaug(
+        tmp_path,
+        *("generalize", "--suite", "suite.jsonl", "--iid", "iid.jsonl", "--model", f"hf:{model}"),
+        *("--configs", "iid->t", "--scenarios", "seen", "--select", "--trials", "200"),
+        *("--grid-learning-rates", "1e-4,1e-3", "--grid-epochs", "1"),
+        *("-o", "run/crossfunctional.json"),
+        env={"HF_HUB_OFFLINE": "1", "OMP_NUM_THREADS": "1"},
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stderr
+    assert "Selected on T_val" in done.stdout and "significantly above / below" in done.stdout
+    report = read_report(tmp_path / "run" / "crossfunctional.json")
+    selection = report.pairs[0].selection
+    assert [s.setting.learning_rate for s in selection.scores] == [1e-4, 1e-3]
+    assert selection.chosen in [s.setting for s in selection.scores]
+    assert report.val_fraction == 0.5 and report.pairs[0].scenarios["seen"].versus_baseline
+
+
+def test_generalize_with_a_bad_grid_is_an_error(tmp_path: Path):
+    write_jsonl(tmp_path / "suite.jsonl", suite())
+    write_jsonl(tmp_path / "iid.jsonl", IID)
+    done = run_testaug(
+        tmp_path,
+        *("generalize", "--suite", "suite.jsonl", "--iid", "iid.jsonl", "--model", "hf:nowhere"),
+        *("--select", "--grid-epochs", "one"),
+        env={"HF_HUB_OFFLINE": "1"},
+    )
+    assert done.returncode != 0 and "grid" not in done.stdout
+    assert "not a list of numbers" in done.stderr

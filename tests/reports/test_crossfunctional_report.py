@@ -29,8 +29,9 @@ def test_a_run_with_crossfunctional_json_gets_the_g_table_and_a_heat_map_per_sce
     written = write_run_report(tmp_path)
     assert "Cross-functional generalization" in written.sections
     markdown = written.markdown.read_text()
-    # G of IID->T seen: s_T = 1, s_iid = 3/4 -> 85.7; no deviation over two seeds
-    assert "| IID->T / vanilla | 75.0 ± 0.0 |  | 85.7 ± 0.0 |" in markdown
+    # G of IID->T seen: s_T = 1, s_iid = 3/4 -> 85.7; no deviation over two seeds; the six
+    # test cases it gets right and the baseline wrong give p = 2 / 2^6 < 0.05: marked above
+    assert "| IID->T / vanilla | 75.0 ± 0.0 |  | 85.7 ± 0.0 ▲ | 66.7 ± 0.0 |" in markdown
     assert "| IID (standard) | 75.0 ± 0.0 | 66.7 ± 0.0 |" in markdown
     for scenario in ("seen", "func", "class", "type"):
         png = tmp_path / "report_files" / f"crossfunctional_{scenario}.png"
@@ -76,3 +77,40 @@ def test_the_heat_map_colours_x_ticks_by_test_type():
     colours = dict(captured["ticks"][1:])
     by_type = {f.description: f.test_type for f in functionalities}
     assert {name: TYPE_COLOURS[by_type[name]] for name in colours} == colours
+
+
+def test_pairs_significantly_above_the_baseline_are_green_and_below_red(tmp_path):
+    from testaug.evaluation.crossfunctional import TrainingSetting
+    from testaug.reports.crossfunctional import TONES
+    from tests.evaluation.test_crossfunctional_significance import (
+        IID_MANY,
+        MethodLearner,
+        big_suite,
+    )
+
+    learner = MethodLearner()
+    report = run_crossfunctional(
+        big_suite(),
+        iid_train=IID_MANY,
+        iid_test=IID_MANY,
+        pairs=[("IID->T", "vanilla"), ("IID", "vanilla"), ("IID->T", "forget")],
+        train=learner.train,
+        predict=learner.predict,
+        scenarios=("seen",),
+        grid=[TrainingSetting(learning_rate=1e-3, epochs=1, batch_size=16)],
+        significance_trials=500,
+    )
+    write_report(tmp_path / CROSSFUNCTIONAL_FILE, report)
+    written = write_run_report(tmp_path)
+    markdown = written.markdown.read_text()
+    html = written.html.read_text()
+    # the G table marks the better pair ▲ and the worse ▼; the baseline model itself neither
+    assert "| IID->T / vanilla | 100.0 ± 0.0 |  | 100.0 ± 0.0 ▲ |" in markdown
+    assert "| IID / vanilla | 100.0 ± 0.0 |  | 75.0 ± 0.0 |" in markdown
+    assert "| IID->T / forget | 50.0 ± 0.0 ▼ |  | 44.4 ± 0.0 ▼ |" in markdown
+    # the significance table's rows: green above, red below, plain otherwise
+    assert f'<tr style="color: {TONES["above"]}; font-weight: bold"><td>IID-&gt;T / vanilla' in html
+    assert f'<tr style="color: {TONES["below"]}; font-weight: bold"><td>IID-&gt;T / forget' in html
+    assert "<tr><td>IID / vanilla</td><td>G seen</td><td>+0.0</td><td>1.0000</td>" in html
+    # the settings chosen on T_val
+    assert "T_val suite score" in markdown and "lr 0.001, 1 epochs, batch 16" in markdown
