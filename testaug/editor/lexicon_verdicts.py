@@ -81,13 +81,14 @@ def read_word_suggestions(path: Path) -> list[WordSuggestion]:
     return list(read_jsonl(path, WordSuggestion))
 
 
-def check_lexicon_names(names: Sequence[str]) -> list[str]:
-    """The lexicons words may go into, checked: 1 to 9 valid names, no repeats."""
+def check_lexicon_names(names: Sequence[str], *, most: int | None = MAX_LEXICONS) -> list[str]:
+    """The lexicons words may go into, checked: valid names, no repeats, at least one and at
+    most `most` (one digit key each in the terminal)."""
     problems = []
     if not names:
         problems.append(Problem("name at least one lexicon to put words into (--into NAME)"))
-    if len(names) > MAX_LEXICONS:
-        problems.append(Problem(f"at most {MAX_LEXICONS} lexicons at once, got {len(names)}"))
+    if most is not None and len(names) > most:
+        problems.append(Problem(f"at most {most} lexicons at once, got {len(names)}"))
     for name in names:
         if not LEXICON_NAME.match(name) or name[-1].isdigit():
             problems.append(

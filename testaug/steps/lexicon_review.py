@@ -76,7 +76,9 @@ def write_kept(
     if not chosen:
         return LexiconWrite()
     files = suite_lexicons(suite)
-    check_not_builtin(files, sorted({v.lexicon for v in chosen if v.lexicon is not None}))
+    names = sorted({v.lexicon for v in chosen if v.lexicon is not None})
+    check_lexicon_names(names, most=None)  # a verdicts file may have been written by hand
+    check_not_builtin(files, names)
     groups: dict[tuple[str, str], list[LexiconVerdict]] = {}
     for verdict in chosen:
         assert verdict.lexicon is not None

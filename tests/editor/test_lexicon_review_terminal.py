@@ -143,6 +143,8 @@ def test_the_words_of_a_suggestion_for_several_masks_are_reviewed_one_by_one(tmp
 def test_a_bad_or_built_in_lexicon_name_is_one_line_before_any_question(tmp_path):
     bad = review(tmp_path, "k", "verb2")
     assert bad.returncode == 1 and "'verb2' is not a lexicon name" in bad.stderr
+    many = review(tmp_path, "k", *(f"verb_{letter}" for letter in "abcdefghij"))
+    assert many.returncode == 1 and "at most 9 lexicons at once, got 10" in many.stderr
     builtin = review(tmp_path, "k", "city")
     assert builtin.returncode == 1 and "'city' is a built-in lexicon" in builtin.stderr
     assert "Traceback" not in bad.stderr + builtin.stderr

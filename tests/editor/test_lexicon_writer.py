@@ -125,3 +125,10 @@ def test_kept_words_are_grouped_by_lexicon_and_masked_sentence_and_the_latest_ve
 def test_the_provenance_comment_stays_on_one_line():
     note = provenance_comment(addition("x", "y", masked="two\nlines", origin=""))
     assert note == 'added by ann on 2026-11-25 17:30 UTC (testaug lexicon review) from "two lines"'
+
+
+def test_a_hand_written_verdict_naming_a_bad_lexicon_is_refused_before_writing(path):
+    bad = LexiconVerdict(word="adore", decision="keep", lexicon="verb 2", annotator="ann")
+    with pytest.raises(InputError, match="'verb 2' is not a lexicon name"):
+        write_kept(path.parent / "suite.yaml", [bad])
+    assert path.read_text(encoding="utf-8") == LEXICONS
