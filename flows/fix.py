@@ -1,102 +1,44 @@
-"""The `fix` flow: one round of AdaTest's debugging loop (AT-10) per run. The model is
-fine-tuned from the work folder's last checkpoint (or `model` for the first round) on the
-tests it fails mixed 1:1 with i.i.d. data, every topic is re-tested, and the topics the
-round fixed and broke are logged and published as Prefect artifacts. Each round's
-checkpoint, reports and re-scored tree stay in `<work>/round-NNN/`, so the next run (or
-the next `adapt` round, on the scored tree) continues from them."""
+"""The `fix` flow: AdaTest's debugging loop (AT-10), one or more rounds per run. The model is
+fine-tuned from the work folder's last checkpoint (or `options.model` for the first round)
+on the tests it fails mixed 1:1 with i.i.d. data, every topic is re-tested, and the topics
+each round fixed and broke are logged and published as Prefect artifacts, with why the run
+stopped (`options.rounds`, or earlier: no topic fixed, none failing, i.i.d. accuracy lost).
+Each round's checkpoints, reports and re-scored tree stay in `<work>/round-NNN/`, so the
+next run (or the next `adapt` round, on the scored tree) continues from them. The flow
+takes the same `FixOptions` record `testaug fix` builds."""
 
 from __future__ import annotations
-
-from pathlib import Path
 
 from prefect import flow, get_run_logger, task
 from prefect.artifacts import create_markdown_artifact, create_table_artifact
 from prefect.cache_policies import NO_CACHE
 
-from testaug.adaptive.debugging import FAIL_ABOVE, FixRound, Trainer
-from testaug.evaluation.finetune import FineTuneConfig
-from testaug.steps.fix import fix_files
+from testaug.adaptive.debugging_records import FixLoop, FixRound
+from testaug.steps.fix import FixOptions, fix_files
 
 
-@task(name="fix round", cache_policy=NO_CACHE)
-def fix_round_task(
-    work: Path,
-    iid: Path,
-    *,
-    tree: Path | None,
-    cases: Path | None,
-    model: str | None,
-    iid_eval: Path | None,
-    topics: tuple[str, ...],
-    seeds: int,
-    config: FineTuneConfig,
-    task: str | None,
-    labels: str | None,
-    fail_above: float,
-    trainer: Trainer,
-) -> FixRound:
-    """One round of the loop from files (see `testaug.steps.fix.fix_files`)."""
+@task(name="fix rounds", cache_policy=NO_CACHE)
+def fix_rounds_task(options: FixOptions) -> FixLoop:
+    """Rounds of the loop from files until the stop rule says so (`steps.fix.fix_files`)."""
     logger = get_run_logger()
-    return fix_files(
-        work,
-        iid,
-        tree=tree,
-        cases=cases,
-        model=model,
-        iid_eval=iid_eval,
-        topics=topics,
-        seeds=range(seeds),
-        config=config,
-        task=task,
-        labels=labels,
-        fail_above=fail_above,
-        trainer=trainer,
-        on_progress=logger.info,
-    )
+    return fix_files(options, on_progress=logger.info)
 
 
 @flow(name="fix")
-def fix(
-    work: Path,
-    iid: Path,
-    tree: Path | None = None,
-    cases: Path | None = None,
-    model: str | None = None,
-    iid_eval: Path | None = None,
-    topics: tuple[str, ...] = (),
-    seeds: int = 1,
-    epochs: int = 3,
-    learning_rate: float = 5e-6,
-    batch_size: int = 8,
-    device: str = "cpu",
-    task: str | None = "sentiment",
-    labels: str | None = None,
-    fail_above: float = FAIL_ABOVE,
-    trainer: Trainer = "behaviour",
-) -> FixRound:
-    """Run the next round of the debugging loop in `work` on `tree` (or test `cases`) with
-    i.i.d. examples `iid`, and publish each topic's failure rate before and after."""
-    config = FineTuneConfig(
-        epochs=epochs, learning_rate=learning_rate, batch_size=batch_size, device=device
+def fix(options: FixOptions) -> FixLoop:
+    """Run the next rounds of the debugging loop in `options.work`, and publish each topic's
+    failure rate before and after each round and why the run stopped."""
+    loop = fix_rounds_task(options)
+    for report in loop.rounds:
+        log_round(report)
+        publish_round(report)
+    get_run_logger().info(
+        "stopped after round %d (%s): %s",
+        loop.rounds[-1].round,
+        loop.stop.reason,
+        loop.stop.message,
     )
-    report = fix_round_task(
-        work,
-        iid,
-        tree=tree,
-        cases=cases,
-        model=model,
-        iid_eval=iid_eval,
-        topics=tuple(topics),
-        seeds=seeds,
-        config=config,
-        task=task,
-        labels=labels,
-        fail_above=fail_above,
-        trainer=trainer,
-    )
-    log_round(report)
-    publish_round(report)
-    return report
+    return loop
 
 
 def log_round(report: FixRound) -> None:
@@ -123,6 +65,7 @@ def log_round(report: FixRound) -> None:
         logger.info(
             "i.i.d. accuracy %.1f%% -> %.1f%%", 100 * report.iid_before, 100 * report.iid_after.mean
         )
+    logger.info("kept seed %d (%s): %s", report.chain_seed, report.chain_reason, report.checkpoint)
 
 
 def publish_round(report: FixRound) -> None:
@@ -148,7 +91,10 @@ def publish_round(report: FixRound) -> None:
         "",
         f"- fixed ({len(report.fixed)}): {', '.join(report.fixed) or 'none'}",
         f"- broken ({len(report.broken)}): {', '.join(report.broken) or 'none'}",
+        f"- kept seed {report.chain_seed} ({report.chain_reason})",
     ]
+    if report.stop is not None:
+        lines.append(f"- stopped after this round ({report.stop.reason}): {report.stop.message}")
     create_markdown_artifact(
         markdown="\n".join(lines),
         key="testaug-fix-changes",

@@ -1,6 +1,6 @@
-"""`testaug fix`: one round of AdaTest's debugging loop. Fine-tune a Hugging Face classifier
+"""`testaug fix`: rounds of AdaTest's debugging loop. Fine-tune a Hugging Face classifier
 from its last checkpoint on the tests it fails mixed 1:1 with i.i.d. data, re-test every
-topic, and say which topics the round fixed and which it broke."""
+topic, say which topics each round fixed and which it broke, and why the run stopped."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from rich.table import Table
 from testaug.cli.console import console, err_console
 
 if TYPE_CHECKING:
-    from testaug.adaptive.debugging import FixRound
+    from testaug.adaptive.debugging_records import FixLoop, FixRound
     from testaug.evaluation.patching_report import Stat
 
 TASK_HELP = "The task whose shipped suite gives the labels (sentiment, paraphrase, nli)."
@@ -48,6 +48,21 @@ def fix_command(
         help="i.i.d. examples for the accuracy (default: a seeded half of --iid held out).",
     ),
     seeds: int = typer.Option(1, "--seeds", min=1, help="Fine-tunings with seeds 0, 1, ..."),
+    continue_from: str = typer.Option(
+        "best-iid",
+        "--continue-from",
+        help="Which seed's checkpoint the next round starts from: best-iid (the best i.i.d. "
+        "accuracy) or first.",
+    ),
+    rounds: int = typer.Option(
+        1, "--rounds", min=1, help="Rounds to run at most (each from the last one's checkpoint)."
+    ),
+    iid_tolerance: float = typer.Option(
+        5.0,
+        "--iid-tolerance",
+        min=0.0,
+        help="Stop when i.i.d. accuracy falls more than this many points below the run's start.",
+    ),
     trainer: str = typer.Option(
         "behaviour",
         "--trainer",
@@ -66,45 +81,50 @@ def fix_command(
     labels: str | None = typer.Option(None, "--labels", help=LABELS_HELP),
     as_json: bool = typer.Option(False, "--json", help="Print the round's report as JSON."),
 ) -> None:
-    """One round: fine-tune on the failing tests and as many i.i.d. examples, re-test every
-    topic, and report each topic's failure rate before and after (fixed / broken)."""
+    """Rounds until a stop: fine-tune on the failing tests and as many i.i.d. examples,
+    re-test every topic, and report each topic's failure rate before and after (fixed /
+    broken); stop after --rounds, or when a round fixes no failing topic, no topic fails, or
+    i.i.d. accuracy falls more than --iid-tolerance points."""
     from testaug.core.errors import InputError, Problem
     from testaug.evaluation.finetune import FineTuneConfig
-    from testaug.steps.fix import fix_files
+    from testaug.steps.fix import FixOptions, fix_files
 
-    if trainer not in ("behaviour", "hard"):
-        raise InputError(
-            Problem(f"unknown trainer {trainer!r}: behaviour or hard", field="--trainer")
-        )
-
-    config = FineTuneConfig(
-        epochs=epochs,
-        learning_rate=learning_rate,
-        batch_size=batch_size,
-        max_length=max_length,
-        device=device,
+    for value, allowed, option in (
+        (trainer, ("behaviour", "hard"), "--trainer"),
+        (continue_from, ("best-iid", "first"), "--continue-from"),
+    ):
+        if value not in allowed:
+            raise InputError(Problem(f"{value!r}: expected {' or '.join(allowed)}", field=option))
+    options = FixOptions(
+        work=work,
+        iid=iid,
+        tree=tree,
+        cases=cases,
+        model=model,
+        iid_eval=iid_eval,
+        topics=tuple(topic),
+        seeds=seeds,
+        config=FineTuneConfig(
+            epochs=epochs,
+            learning_rate=learning_rate,
+            batch_size=batch_size,
+            max_length=max_length,
+            device=device,
+        ),
+        task=task,
+        labels=labels,
+        fail_above=fail_above,
+        trainer=trainer,  # type: ignore[arg-type]  # checked above
+        continue_from=continue_from,  # type: ignore[arg-type]
+        rounds=rounds,
+        iid_tolerance=iid_tolerance,
     )
     with err_console.status("fixing") as status:
-        report = fix_files(
-            work,
-            iid,
-            tree=tree,
-            cases=cases,
-            model=model,
-            iid_eval=iid_eval,
-            topics=topic,
-            seeds=range(seeds),
-            config=config,
-            task=task,
-            labels=labels,
-            fail_above=fail_above,
-            trainer=trainer,  # type: ignore[arg-type]  # checked above
-            on_progress=lambda message: status.update(message),
-        )
+        loop = fix_files(options, on_progress=lambda message: status.update(message))
     if as_json:
-        typer.echo(json.dumps(report.model_dump(mode="json")))
+        typer.echo(json.dumps(loop.model_dump(mode="json")))
         return
-    print_round(report)
+    print_loop(loop)
 
 
 def _rate(value: float | None) -> str:
@@ -120,7 +140,7 @@ def _stat(value: Stat | None, unit: str = "%", scale: float = 1.0) -> str:
 
 def print_round(report: FixRound) -> None:
     """The per-topic table, the fixed and broken topics, i.i.d. accuracy and the files."""
-    from testaug.adaptive.debugging import SCORED_TREE_FILE, has_p_values, p_cell
+    from testaug.adaptive.debugging_topics import has_p_values, p_cell
 
     seeds = len(report.seeds)
     title = (
@@ -183,10 +203,56 @@ def print_round(report: FixRound) -> None:
         + (f" (left out: {left_out})" if left_out else ""),
         highlight=False,
     )
-    folder = Path(report.checkpoint).parent
-    console.print(f"[green]wrote[/] {folder} (checkpoint, fix_report.json)", highlight=False)
+    if seeds > 1:
+        for run in report.per_seed:
+            accuracy = "-" if run.iid_after is None else f"{100 * run.iid_after:.1f}%"
+            console.print(
+                f"  seed {run.seed}: i.i.d. {accuracy}, fixed {len(run.fixed)}, "
+                f"broken {len(run.broken)} -> {run.checkpoint or '-'}",
+                highlight=False,
+            )
     console.print(
-        f"next: `testaug adapt {folder / SCORED_TREE_FILE} --model hf:{report.checkpoint} ...` "
+        f"kept seed {report.chain_seed} ({report.chain_reason}): {report.checkpoint}",
+        highlight=False,
+    )
+
+
+def print_loop(loop: FixLoop) -> None:
+    """Each round, a line per round when there were several, why the run stopped, and what
+    to run next."""
+    from testaug.adaptive.debugging_records import SCORED_TREE_FILE
+
+    for report in loop.rounds:
+        print_round(report)
+    if len(loop.rounds) > 1:
+        table = Table(title="rounds", title_justify="left")
+        for column in ("round", "seeds", "fixed", "broken", "i.i.d. before", "after", "kept"):
+            table.add_column(column, justify="left" if column == "kept" else "right")
+        for report in loop.rounds:
+            kept = report.kept()
+            table.add_row(
+                str(report.round),
+                str(len(report.seeds)),
+                str(len(kept.fixed)),
+                str(len(kept.broken)),
+                "-" if report.iid_before is None else f"{100 * report.iid_before:.1f}%",
+                "-" if kept.iid_after is None else f"{100 * kept.iid_after:.1f}%",
+                f"seed {kept.seed}",
+            )
+        console.print(table)
+        console.print("(fixed, broken and i.i.d. after: the kept seed's)", highlight=False)
+    last = loop.rounds[-1]
+    console.print(
+        f"[bold]stopped[/] after round {last.round} ({loop.stop.reason}): {loop.stop.message}",
+        highlight=False,
+    )
+    folders = ", ".join(str(Path(r.checkpoint).parent) for r in loop.rounds)
+    console.print(
+        f"[green]wrote[/] {folders} (a checkpoint per seed, fix_report.json)", highlight=False
+    )
+    folder = Path(last.checkpoint).parent
+    console.print(
+        f"next: `testaug adapt {folder / SCORED_TREE_FILE} --model hf:{last.checkpoint} ...` "
         "finds new failures; `testaug fix` again starts from this checkpoint",
         highlight=False,
     )

@@ -3,13 +3,15 @@
 tests, the fixing examples trained from it and the failure rate before and after (mean ±
 standard deviation over seeds), fixed topics in green and broken ones in red as the CLI
 marks them; the fixed and broken lists, the i.i.d. accuracy before -> after, and a plot of
-each topic's rate before and after."""
+each topic's rate before and after; every seed's checkpoint with the one the next round
+continues from and why, and why a run of rounds stopped after this one."""
 
 from __future__ import annotations
 
 from collections.abc import Collection, Mapping, Sequence
 
-from testaug.adaptive.debugging import FixRound, TopicFix, has_p_values, p_cell
+from testaug.adaptive.debugging_records import FixRound, TopicFix
+from testaug.adaptive.debugging_topics import has_p_values, p_cell
 from testaug.adaptive.tree import ROOT
 from testaug.evaluation.patching_report import Stat
 from testaug.reports.blocks import Block, Heading, Image, Table, Text
@@ -72,6 +74,7 @@ def fix_section(report: FixRound) -> list[Block]:
                 f"broken {_stat(report.broken_count, '')} topics."
             )
         )
+    blocks.extend(_seed_blocks(report))
     if report.rose:
         rose = ", ".join(
             f"{c.topic} ({c.kind}, {c.before:.1f}% -> {c.after:.1f}%)" for c in report.rose
@@ -90,6 +93,13 @@ def fix_section(report: FixRound) -> list[Block]:
             f"{_stat(report.iid_after, '%', 100.0)}"
         )
     )
+    if report.stop is not None:
+        blocks.append(
+            Text(
+                f"The run stopped after this round ({report.stop.reason}): {report.stop.message}.",
+                notice=report.stop.reason == "iid-drop",
+            )
+        )
     topics = [row for row in report.topics if row.topic != ROOT]
     plotted = _plotted(topics)
     if plotted:
@@ -107,6 +117,39 @@ def fix_section(report: FixRound) -> list[Block]:
                 "largest changes)"
             )
         blocks.append(Image(png, "fix_failure_rates.png", alt))
+    return blocks
+
+
+def _seed_blocks(report: FixRound) -> list[Block]:
+    """Every seed's i.i.d. accuracy, fixed and broken counts and checkpoint (with several
+    seeds), and the seed the next round continues from, with why."""
+    blocks: list[Block] = []
+    if len(report.seeds) > 1:
+        rows = [
+            [
+                str(run.seed),
+                "-" if run.iid_after is None else f"{100 * run.iid_after:.1f}",
+                str(len(run.fixed)),
+                str(len(run.broken)),
+                run.checkpoint or "-",
+                "kept" if run.seed == report.chain_seed else "",
+            ]
+            for run in report.per_seed
+        ]
+        blocks.append(
+            Table(
+                ["seed", "i.i.d. accuracy", "fixed", "broken", "checkpoint", ""],
+                rows,
+                caption="each seed's fine-tuning: i.i.d. accuracy in %, topics fixed and "
+                "broken by its own rates",
+            )
+        )
+    blocks.append(
+        Text(
+            f"The next round continues from seed {report.chain_seed} ({report.chain_reason}): "
+            f"{report.checkpoint}."
+        )
+    )
     return blocks
 
 

@@ -1,20 +1,28 @@
-"""A round of AdaTest's debugging loop as a step, from files to files, for `testaug fix` and
-the fix flow: the tests (a tree, or a suite run's cases as a tree), the i.i.d. examples
-(JSONL: text, text_pair, label, as `testaug patch-eval --iid` reads them) and a work folder
-whose rounds chain (`adaptive.debugging`)."""
+"""AdaTest's debugging loop as a step, from files to files, for `testaug fix` and the fix
+flow: the tests (a tree, or a suite run's cases as a tree), the i.i.d. examples (JSONL: text,
+text_pair, label, as `testaug patch-eval --iid` reads them) and a work folder whose rounds
+chain (`adaptive.debugging`, `adaptive.debugging_loop`). `FixOptions` is the one record of
+what to run, built by the CLI or given to the flow."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable
 from pathlib import Path
 
-from testaug.adaptive.debugging import (
+from pydantic import Field
+
+from testaug.adaptive.debugging import round_start
+from testaug.adaptive.debugging_examples import Progress
+from testaug.adaptive.debugging_loop import fix_loop
+from testaug.adaptive.debugging_records import (
     FAIL_ABOVE,
+    IID_TOLERANCE,
+    ContinueFrom,
+    FixLoop,
     FixRound,
-    Progress,
+    RoundSettings,
+    StopRule,
     Trainer,
-    fix_round,
-    round_start,
 )
 from testaug.adaptive.from_suite import tree_from_cases
 from testaug.adaptive.retest import DEFAULT_THRESHOLD
@@ -22,9 +30,52 @@ from testaug.adaptive.tree import TestTree
 from testaug.adaptive.tree_jobs import read_tree_with_tests, tree_task_labels
 from testaug.core.errors import InputError, Problem
 from testaug.core.jsonl import read_jsonl
-from testaug.core.records import TestCase
+from testaug.core.records import Record, TestCase
 from testaug.evaluation.finetune import FineTuneConfig
 from testaug.evaluation.patching import IidExample
+
+
+class FixOptions(Record):
+    """What a run of the debugging loop does: the work folder, the i.i.d. file, the tests (a
+    tree or cases), the model of the first round, the topics to train on, the seeds, the
+    fine-tuning, the task's labels, AdaTest's failing threshold, the trainer, which seed's
+    checkpoint the next round continues from, and when to stop (rounds, i.i.d. tolerance)."""
+
+    work: Path
+    iid: Path
+    tree: Path | None = None
+    cases: Path | None = None
+    model: str | None = None  # hf:PATH, for the first round in `work`
+    iid_eval: Path | None = None
+    topics: tuple[str, ...] = ()
+    seeds: int = Field(default=1, ge=1)  # seeds 0 .. seeds-1
+    config: FineTuneConfig = FineTuneConfig()
+    task: str | None = None
+    labels: str | None = None
+    fail_above: float = Field(default=FAIL_ABOVE, ge=0, le=100)
+    threshold: float = DEFAULT_THRESHOLD
+    trainer: Trainer = "behaviour"
+    batch_size: int = Field(default=32, ge=1)  # scoring the tree
+    continue_from: ContinueFrom = "best-iid"
+    rounds: int = Field(default=1, ge=1)
+    iid_tolerance: float = Field(default=IID_TOLERANCE, ge=0)
+
+    def settings(self) -> RoundSettings:
+        """How each round runs."""
+        return RoundSettings(
+            topics=self.topics,
+            seeds=tuple(range(self.seeds)),
+            config=self.config,
+            fail_above=self.fail_above,
+            threshold=self.threshold,
+            trainer=self.trainer,
+            batch_size=self.batch_size,
+            continue_from=self.continue_from,
+        )
+
+    def stop_rule(self) -> StopRule:
+        """When the run stops."""
+        return StopRule(rounds=self.rounds, iid_tolerance=self.iid_tolerance)
 
 
 def read_tests(tree: Path | None, cases: Path | None) -> tuple[TestTree, Path]:
@@ -50,43 +101,26 @@ def read_iid(path: Path) -> list[IidExample]:
 
 
 def fix_files(
-    work: Path,
-    iid: Path,
+    options: FixOptions,
     *,
-    tree: Path | None = None,
-    cases: Path | None = None,
-    model: str | None = None,
-    iid_eval: Path | None = None,
-    topics: Sequence[str] = (),
-    seeds: Sequence[int] = (0,),
-    config: FineTuneConfig | None = None,
-    task: str | None = None,
-    labels: str | None = None,
-    fail_above: float = FAIL_ABOVE,
-    threshold: float = DEFAULT_THRESHOLD,
-    trainer: Trainer = "behaviour",
-    batch_size: int = 32,
     on_progress: Progress | None = None,
-) -> FixRound:
-    """One round in `work`: from the last round's checkpoint there, or from `model` (hf:PATH)
-    for the first; writes `work/round-NNN/` and returns its report."""
-    start, number = round_start(work, model)
-    tests, source = read_tests(tree, cases)
-    return fix_round(
+    on_round: Callable[[FixRound], None] | None = None,
+) -> FixLoop:
+    """Rounds in `options.work` until the stop rule says so: the first from the last round's
+    checkpoint there, or from `options.model` (hf:PATH); each writes `work/round-NNN/`."""
+    start, number = round_start(options.work, options.model)
+    tests, source = read_tests(options.tree, options.cases)
+    return fix_loop(
         tests,
         start,
-        read_iid(iid),
-        work,
-        task_labels=tree_task_labels(task, labels),
+        read_iid(options.iid),
+        options.work,
+        options.settings(),
+        options.stop_rule(),
+        task_labels=tree_task_labels(options.task, options.labels),
         tree_file=source,
-        topics=topics,
-        seeds=seeds,
-        config=config,
-        iid_eval=read_iid(iid_eval) if iid_eval is not None else None,
-        fail_above=fail_above,
-        threshold=threshold,
+        iid_eval=read_iid(options.iid_eval) if options.iid_eval is not None else None,
         number=number,
-        trainer=trainer,
-        batch_size=batch_size,
         on_progress=on_progress,
+        on_round=on_round,
     )

@@ -7,27 +7,23 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from testaug.adaptive.debugging import (
+from testaug.adaptive.debugging import choose_kept, fix_round, round_start
+from testaug.adaptive.debugging_examples import fixing_examples, sample_iid, split_iid
+from testaug.adaptive.debugging_records import (
     AFTER_REPORT_FILE,
     BEFORE_REPORT_FILE,
     FIX_REPORT_FILE,
     SCORED_TREE_FILE,
-    fix_round,
-    fixing_examples,
-    is_failing,
-    labelled,
+    RoundSettings,
     read_fix_round,
-    round_start,
-    sample_iid,
-    split_iid,
-    topic_status,
 )
+from testaug.adaptive.debugging_topics import is_failing, labelled, topic_status
 from testaug.adaptive.retest import read_tree_report
 from testaug.adaptive.tree import ROOT, TreeTest
 from testaug.adaptive.tree_files import read_tree
 from testaug.core.errors import InputError
 from testaug.evaluation.patching import IidExample
-from testaug.steps.fix import fix_files
+from testaug.steps.fix import FixOptions, fix_files
 from tests.adaptive.fix_fixtures import (
     FIX,
     LABELS,
@@ -47,19 +43,18 @@ def base():
 
 @pytest.fixture(scope="module")
 def first(base, tmp_path_factory):
-    """Round 1 on /Negation, two seeds; the chain follows seed 1, whose fine-tuning broke
-    /Vocabulary/Positive (a shortcut the re-test catches), so round 2 has work to do."""
+    """Round 1 on /Negation, two seeds (1, then 0), each keeping its checkpoint; the chain
+    follows the first seed, 1, whose fine-tuning broke /Vocabulary/Positive (a shortcut the
+    re-test catches), so round 2 has work to do."""
     work = tmp_path_factory.mktemp("fix-work")
     report = fix_round(
         sentiment_tree(),
         base,
         iid_examples(),
         work,
+        RoundSettings(topics=("/Negation",), seeds=(1, 0), config=FIX, continue_from="first"),
         task_labels=LABELS,
         tree_file="tree.jsonl",
-        topics=("/Negation",),
-        seeds=(1, 0),
-        config=FIX,
     )
     return work, report
 
@@ -84,11 +79,9 @@ def test_hard_labels_fix_the_topic_too(base, tmp_path):
         base,
         iid_examples(),
         tmp_path,
+        RoundSettings(topics=("/Negation",), config=FIX, trainer="hard"),
         task_labels=LABELS,
         tree_file="tree.jsonl",
-        topics=("/Negation",),
-        config=FIX,
-        trainer="hard",
     )
     negation = report.topic("/Negation/Negated positive")
     assert negation is not None and negation.after is not None
@@ -124,15 +117,16 @@ def test_the_fixed_and_broken_counts_agree_with_the_per_topic_rates(first):
     assert report.broken_count.mean == np.mean([len(run.broken) for run in report.per_seed])
 
 
-def test_a_round_writes_its_checkpoint_reports_and_the_rescored_tree(first):
+def test_a_round_writes_its_checkpoints_reports_and_the_rescored_tree(first):
     work, report = first
     folder = work / "round-001"
-    assert report.round == 1 and report.checkpoint == str(folder / "checkpoint")
-    assert (folder / "checkpoint" / "config.json").is_file()
+    kept = folder / f"seed-{report.chain_seed}"
+    assert report.round == 1 and report.checkpoint == str(kept)
+    assert (kept / "config.json").is_file()
     assert read_fix_round(folder / FIX_REPORT_FILE) == report
     after = read_tree_report(folder / AFTER_REPORT_FILE)
     assert report.rose == after.changes  # newly failing / worse, on the kept checkpoint
-    assert after.model == report.model_after == f"hf:{folder / 'checkpoint'}"
+    assert after.model == report.model_after == f"hf:{kept}"
     assert after.previous_model == report.model_before
     assert read_tree_report(folder / BEFORE_REPORT_FILE).model == report.model_before
     scored = read_tree(folder / SCORED_TREE_FILE)
@@ -141,17 +135,34 @@ def test_a_round_writes_its_checkpoint_reports_and_the_rescored_tree(first):
     assert len(failing_after) == after.overall.failing  # the next adapt round sees these
 
 
+def test_every_seed_keeps_its_checkpoint_and_the_round_says_which_one_continues(first):
+    work, report = first
+    folder = work / "round-001"
+    assert [run.checkpoint for run in report.per_seed] == [
+        str(folder / "seed-1"),
+        str(folder / "seed-0"),
+    ]
+    assert all((folder / f"seed-{seed}" / "config.json").is_file() for seed in (1, 0))
+    assert (report.continue_from, report.chain_seed) == ("first", 1)
+    assert report.chain_reason == "the first seed (--continue-from first)"
+    assert report.kept().checkpoint == report.checkpoint
+    kept, why = choose_kept(report.per_seed, "best-iid")
+    assert kept.iid_after == max(run.iid_after or 0.0 for run in report.per_seed)
+    assert why.startswith("the best i.i.d. accuracy of 2 seeds")
+
+
 def test_the_next_round_starts_from_the_last_rounds_checkpoint(first, tmp_path):
     work, report = first
     tree, iid = write_inputs(tmp_path)
     start, number = round_start(work, model=None)
-    assert (start, number) == (work / "round-001" / "checkpoint", 2)
-    second = fix_files(work, iid, tree=tree, labels=",".join(LABELS), config=FIX, seeds=(0,))
+    assert (start, number) == (work / "round-001" / f"seed-{report.chain_seed}", 2)
+    options = FixOptions(work=work, iid=iid, tree=tree, labels=",".join(LABELS), config=FIX)
+    (second,) = fix_files(options).rounds
     assert second.round == 2 and second.start_checkpoint == report.checkpoint
     assert second.model_before == report.model_after
-    assert (work / "round-002" / "checkpoint" / "config.json").is_file()
+    assert (work / "round-002" / "seed-0" / "config.json").is_file()
     before = {row.topic: row.before for row in second.topics}
-    assert before == report.per_seed[0].after  # the chain follows the first seed
+    assert before == report.kept().after  # the chain follows the kept seed
     assert second.failing_tests > 0 and second.topics_trained == ()
 
 
@@ -208,7 +219,7 @@ def test_hard_fixing_examples_train_one_label_and_leave_dir_tests_out(base):
 
 
 def test_behaviour_fixing_examples_keep_soft_targets_inv_and_dir_tests(base):
-    from testaug.adaptive.debugging import behaviour_material
+    from testaug.adaptive.debugging_examples import behaviour_material
     from testaug.evaluation.behaviour_losses import mft_target
 
     model = load_model_for(base)

@@ -3,8 +3,8 @@ topic's change and Benjamini–Hochberg over the topics; old fix reports still r
 
 from __future__ import annotations
 
-from testaug.adaptive.debugging import (
-    TopicFix,
+from testaug.adaptive.debugging_records import TopicFix
+from testaug.adaptive.debugging_topics import (
     failing_by_id,
     p_cell,
     topic_p_values,

@@ -7,7 +7,7 @@ import re
 
 import pytest
 
-from testaug.adaptive.debugging import FIX_REPORT_FILE, SCORED_TREE_FILE, read_fix_round
+from testaug.adaptive.debugging_records import FIX_REPORT_FILE, SCORED_TREE_FILE, read_fix_round
 from tests.adaptive.fix_fixtures import FIX, shared_base, write_inputs
 from tests.cli_runner import run_testaug
 
@@ -70,15 +70,23 @@ def test_fix_prints_fixed_and_broken_topics_that_agree_with_the_rates_it_prints(
     report = read_fix_round(work / "round-001" / FIX_REPORT_FILE)
     assert (list(report.fixed), list(report.broken)) == (fixed, broken)
     assert str(work / "round-001" / SCORED_TREE_FILE) in result.stdout.replace("\n", "")
+    assert f"kept seed {report.chain_seed} (the best i.i.d. accuracy of 2 seeds" in result.stdout
+    assert all(f"  seed {seed}: i.i.d. " in result.stdout for seed in (0, 1))
+    assert report.stop is not None
+    assert f"stopped after round 1 ({report.stop.reason}): " in result.stdout
 
-    again = run_testaug(tmp_path, *fix_args(work, tree, iid), env={"COLUMNS": "200"})
+    again = run_testaug(
+        tmp_path, *fix_args(work, tree, iid, "--rounds", "2"), env={"COLUMNS": "200"}
+    )
     assert again.returncode == 0 or "no failing test to train on" in again.stderr.replace(
         "\n", " "
     ), again.stderr
     if again.returncode == 0:
-        assert read_fix_round(work / "round-002" / FIX_REPORT_FILE).start_checkpoint == (
-            report.checkpoint
-        )
+        second = read_fix_round(work / "round-002" / FIX_REPORT_FILE)
+        assert second.start_checkpoint == report.checkpoint
+        last = max(work.glob("round-*/fix_report.json"))
+        stop = read_fix_round(last).stop
+        assert stop is not None and stop.message.split()[0] in again.stdout
 
 
 def test_fix_without_a_model_or_earlier_round_is_one_line_naming_the_option(tmp_path):
@@ -86,3 +94,12 @@ def test_fix_without_a_model_or_earlier_round_is_one_line_naming_the_option(tmp_
     result = run_testaug(tmp_path, *fix_args(tmp_path / "work", tree, iid))
     assert result.returncode == 1
     assert "--model" in result.stderr and "Traceback" not in result.stderr
+
+
+def test_fix_with_an_unknown_checkpoint_choice_names_the_option(tmp_path):
+    tree, iid = write_inputs(tmp_path)
+    result = run_testaug(
+        tmp_path, *fix_args(tmp_path / "work", tree, iid, "--continue-from", "last")
+    )
+    assert result.returncode == 1
+    assert "--continue-from" in result.stderr and "Traceback" not in result.stderr

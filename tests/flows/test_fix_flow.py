@@ -1,12 +1,14 @@
-"""The fix flow under Prefect's test harness: one round of the debugging loop on the tiny
-model, its files in the work folder, and the topics fixed and broken published as
-artifacts that agree with the round's report."""
+"""The fix flow under Prefect's test harness: rounds of the debugging loop on the tiny
+model from the same `FixOptions` the CLI builds, its files in the work folder, and the topics
+fixed and broken and why the run stopped published as artifacts that agree with the round's
+report."""
 
 from __future__ import annotations
 
 import pytest
 
-from testaug.adaptive.debugging import FIX_REPORT_FILE, read_fix_round
+from testaug.adaptive.debugging_records import FIX_REPORT_FILE, read_fix_round
+from testaug.steps.fix import FixOptions
 from tests.adaptive.fix_fixtures import FIX, shared_base, write_inputs
 
 pytestmark = pytest.mark.usefixtures("prefect_harness")
@@ -22,18 +24,22 @@ def test_a_fix_run_writes_the_round_and_publishes_the_topics_it_fixed(tmp_path):
     base = shared_base()
     tree, iid = write_inputs(tmp_path)
     work = tmp_path / "work"
-    report = fix(
-        work,
-        iid,
+    options = FixOptions(
+        work=work,
+        iid=iid,
         tree=tree,
         model=f"hf:{base}",
         topics=("/Negation",),
-        epochs=FIX.epochs,
-        learning_rate=FIX.learning_rate,
-        task=None,
+        config=FIX,
         labels="negative,positive",
+        rounds=2,
     )
-    assert report == read_fix_round(work / "round-001" / FIX_REPORT_FILE)
+    loop = fix(options)
+    report = loop.rounds[0]
+    assert list(loop.rounds) == [
+        read_fix_round(work / f"round-{r.round:03d}" / FIX_REPORT_FILE) for r in loop.rounds
+    ]
+    assert loop.rounds[-1].stop == loop.stop
     negation = report.topic("/Negation/Negated positive")
     assert negation is not None and negation.after is not None
     assert negation.after.mean < negation.before == 100.0
@@ -44,10 +50,12 @@ def test_a_fix_run_writes_the_round_and_publishes_the_topics_it_fixed(tmp_path):
             artifact_filter=ArtifactFilter(key=ArtifactFilterKey(any_=keys))
         )
     latest = {a.key: a for a in sorted(artifacts, key=lambda a: a.created)}
-    changes = str(latest["testaug-fix-changes"].data)
-    assert f"fixed ({len(report.fixed)})" in changes
-    assert all(topic in changes for topic in (*report.fixed, *report.broken))
-    assert f"broken ({len(report.broken)})" in changes
+    changes, last = str(latest["testaug-fix-changes"].data), loop.rounds[-1]
+    assert f"Round {last.round} " in changes and f"fixed ({len(last.fixed)})" in changes
+    assert all(topic in changes for topic in (*last.fixed, *last.broken))
+    assert f"broken ({len(last.broken)})" in changes
+    assert f"kept seed {last.chain_seed}" in changes
+    assert f"stopped after this round ({loop.stop.reason})" in changes
     assert "/Vocabulary/Positive" in str(latest["testaug-fix-topics"].data)
 
 
@@ -56,15 +64,14 @@ def test_a_fix_run_with_nothing_failing_in_its_topics_fails_and_writes_no_report
 
     base = shared_base()
     tree, iid = write_inputs(tmp_path)
-    state = fix(
-        tmp_path / "work",
-        iid,
+    options = FixOptions(
+        work=tmp_path / "work",
+        iid=iid,
         tree=tree,
         model=f"hf:{base}",
         topics=("/Fairness",),
-        task=None,
         labels="negative,positive",
-        return_state=True,
     )
+    state = fix(options, return_state=True)
     assert state.is_failed()
     assert not list((tmp_path / "work").glob("round-*/fix_report.json"))
