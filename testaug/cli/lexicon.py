@@ -11,6 +11,7 @@ import typer
 from testaug.cli.annotate import API_KEY, URL
 from testaug.cli.console import console, err_console
 from testaug.core.bundled import resolve_suite
+from testaug.core.errors import InputError, Problem
 from testaug.steps.lexicon_review import LexiconWrite, default_project, default_verdicts
 
 lexicon_app = typer.Typer(
@@ -24,8 +25,8 @@ SUGGESTIONS = typer.Argument(
 SUITE = typer.Option(
     ...,
     "--suite",
-    help="The suite whose lexicon files get the words: a suite YAML file, a folder holding "
-    "suite.yaml, or a shipped suite's name.",
+    help="The suite whose lexicon files get the words: a suite YAML file or a folder holding "
+    "suite.yaml (copy a shipped suite's folder first).",
 )
 INTO = typer.Option(
     ...,
@@ -61,7 +62,7 @@ def review_command(
     verdicts = verdicts or default_verdicts(suggestions_path)
     done = review_in_terminal(
         suggestions_path,
-        resolve_suite(suite),
+        _writable_suite(suite),
         into,
         verdicts,
         annotator=annotator or getpass.getuser(),
@@ -127,7 +128,7 @@ def pull_command(
     verdicts = verdicts or default_verdicts(suggestions_path)
     project = project or default_project(suggestions_path)
     done = pull_into_lexicons(
-        resolve_suite(suite), verdicts, studio=connect_label_studio(url, api_key), project=project
+        _writable_suite(suite), verdicts, studio=connect_label_studio(url, api_key), project=project
     )
     reading = done.reading
     console.print(
@@ -150,7 +151,23 @@ def apply_command(
     there are left out)."""
     from testaug.steps.lexicon_review import apply_verdicts
 
-    _print_written(apply_verdicts(resolve_suite(suite), verdicts))
+    _print_written(apply_verdicts(_writable_suite(suite), verdicts))
+
+
+def _writable_suite(suite: str) -> Path:
+    """The suite file whose lexicons get words; a shipped suite named by its task is refused
+    (its files belong to the installation): copy its folder and name the copy."""
+    path = resolve_suite(suite)
+    if not Path(suite).exists():
+        raise InputError(
+            Problem(
+                f"{suite!r} is a shipped suite ({path.parent}); copy its folder "
+                f"(cp -r {path.parent} ./{suite}) and review into the copy "
+                f"(--suite ./{suite}), or name the shipped folder by its path",
+                field="--suite",
+            )
+        )
+    return path
 
 
 def _print_written(written: LexiconWrite) -> None:

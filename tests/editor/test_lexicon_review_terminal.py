@@ -149,3 +149,12 @@ def test_a_bad_or_built_in_lexicon_name_is_one_line_before_any_question(tmp_path
     assert builtin.returncode == 1 and "'city' is a built-in lexicon" in builtin.stderr
     assert "Traceback" not in bad.stderr + builtin.stderr
     assert (tmp_path / "suite" / "lexicons.yaml").read_text(encoding="utf-8") == LEXICONS
+
+
+def test_a_shipped_suite_named_by_its_task_is_not_written_to(tmp_path):
+    write_suggestions(tmp_path / "suggestions.jsonl")
+    done = lexicon(
+        tmp_path, "review", "suggestions.jsonl", "--suite", "sentiment", "--into", "pos_verb"
+    )
+    assert done.returncode == 1 and "'sentiment' is a shipped suite" in done.stderr
+    assert "cp -r" in done.stderr and "Traceback" not in done.stderr
