@@ -21,8 +21,17 @@ cases; an assumption for a MiniLM-sized model at batch 16 on one datacenter GPU)
 The i.i.d. data is a stand-in (suite cases outside the sample, `--iid` of them): it has the
 length and cost of short sentiment sentences, not SST-2's content. Timing only.
 
+With `--pair-cases N` it measures instead exactly the issue's target: one configuration-
+method pair (`--pair`, default IID->T/vanilla) on N suite cases (stratified by functionality,
+half to T_test) and `--iid` i.i.d. stand-ins, MiniLM with a new 3-label head, end to end
+through `run_crossfunctional` in `--pair-scenarios` (default seen) with the IID baseline and
+the significance tests, printing seconds per step (model loading, the i.i.d. step, the
+suite step, predictions on T_test and on the i.i.d. test half, the rest) and PASS/FAIL
+against 10 minutes.
+
 Run: python benchmarks/generalization.py [--per-functionality 100] [--epochs 3] [--seeds 3]
      python benchmarks/generalization.py --quick    (fewer cases and steps, no seen run)
+     python benchmarks/generalization.py --pair-cases 3000 [--pair IID->T/vanilla]
 """
 
 from __future__ import annotations
@@ -137,9 +146,12 @@ def grid_seconds(
     return seeds * (total + iid_model + standard), seeds * (models + 1)
 
 
-def sample_suite(per_functionality: int, n_iid: int, seed: int = 0) -> tuple[list[Any], list[Any]]:
-    """The sentiment suite's cases, at most `per_functionality` per description, and `n_iid`
-    other suite cases as a stand-in i.i.d. set."""
+def sample_suite(
+    per_functionality: int, n_iid: int, seed: int = 0, n_cases: int | None = None
+) -> tuple[list[Any], list[Any]]:
+    """The sentiment suite's cases, at most `per_functionality` per description (with
+    `n_cases`: that many, as evenly over the descriptions as they go), and `n_iid` other
+    suite cases as a stand-in i.i.d. set."""
     from testaug.core.bundled import resolve_suite
     from testaug.evaluation.crossfunctional import sample_per_functionality
     from testaug.evaluation.patching import IidExample
@@ -147,7 +159,12 @@ def sample_suite(per_functionality: int, n_iid: int, seed: int = 0) -> tuple[lis
     from testaug.suites.load import load_suite
 
     cases = list(expand_suite(load_suite(resolve_suite("sentiment")), per_template=60, seed=seed))
+    if n_cases is not None:
+        per_functionality = math.ceil(n_cases / len({c.description_id for c in cases}))
     sample = sample_per_functionality(cases, per_functionality, seed)
+    if n_cases is not None and len(sample) > n_cases:
+        drop = set(random.Random(seed).sample([c.id for c in sample], len(sample) - n_cases))
+        sample = [c for c in sample if c.id not in drop]
     chosen = {case.id for case in sample}
     rest = [case for case in cases if case.id not in chosen]
     rest = random.Random(seed).sample(rest, min(n_iid, len(rest)))
@@ -257,11 +274,21 @@ def main() -> int:
                         metavar=("TRAIN", "EVAL"))  # fmt: skip
     parser.add_argument("--no-run", action="store_true", help="skip the timed seen run")
     parser.add_argument("--quick", action="store_true", help="20 per functionality, 6 steps")
+    parser.add_argument("--pair-cases", type=int, help="time one pair end to end on N cases")
+    parser.add_argument("--pair", default="IID->T/vanilla", help="configuration/method")
+    parser.add_argument("--pair-scenarios", default="seen", help="with --pair-cases")
+    parser.add_argument("--trials", type=int, default=10_000, help="randomization trials")
     args = parser.parse_args()
     if args.quick:
         args.per_functionality, args.iid, args.steps, args.no_run = 20, 200, 6, True
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     console = Console(width=120)
+    if args.pair_cases:
+        from generalization_pair import (
+            pair_run,  # benchmarks/ is on sys.path as the script's folder
+        )
+
+        return pair_run(args, console)
     import torch
 
     cases, iid = sample_suite(args.per_functionality, args.iid)

