@@ -8,19 +8,25 @@ Prints a table:
   Self-BLEU (texygen)    the plain NLTK loop on --texygen-n cases against testaug's
   dependency paths       sentences per second, one nlp() call per sentence (the
                          reference, on --one-by-one-n sentences) against batched nlp.pipe
+                         in one process and in --n-process forked processes (default:
+                         the CPUs this process may use), each with its CPU seconds
 
 Targets: the same values (to 1e-6 on sacrebleu's 0-100 scale), at least 50x faster
 than the loop at 1,000 cases, --n cases in under a minute, batched parsing giving
-the same paths as one call per sentence.
+the same paths as one call per sentence, several processes giving the paths of one
+process at >= 1,500 sentences/s. The load average is printed with the table: on a
+busy machine the wall-clock rates fall, the CPU seconds per sentence much less.
 
-Run: python benchmarks/diversity.py [--n 5000] [--reference-n 1000]
+Run: python benchmarks/diversity.py [--n 5000] [--reference-n 1000] [--n-process 2]
 Exits 1 when a target is missed.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import random
+import resource
 import sys
 import time
 from collections.abc import Callable
@@ -30,7 +36,7 @@ from rich.console import Console
 from rich.table import Table
 
 from testaug.core.bundled import resolve_suite
-from testaug.diversity.dependency_paths import load_parser, paths_per_text
+from testaug.diversity.dependency_paths import available_cpus, load_parser, paths_per_text
 from testaug.diversity.self_bleu import sampled_self_bleu, self_bleu, self_bleu_reference
 from testaug.suites.cases import expand_suite, template_case_counts
 from testaug.suites.load import load_suite
@@ -60,6 +66,13 @@ def timed(function: Callable[[], Any]) -> tuple[float, Any]:
     return time.perf_counter() - started, result
 
 
+def cpu_seconds() -> float:
+    """CPU seconds used so far by this process and its finished children."""
+    own = resource.getrusage(resource.RUSAGE_SELF)
+    children = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--n", type=int, default=5000)
@@ -68,11 +81,18 @@ def main() -> int:
     parser.add_argument("--sample", type=int, default=500)
     parser.add_argument("--one-by-one-n", type=int, default=500)
     parser.add_argument("--batch-size", type=int, default=256)
+    parser.add_argument("--n-process", type=int, default=available_cpus())
+    parser.add_argument("--parse-target", type=float, default=1500.0)
     args = parser.parse_args()
 
     texts = suite_texts(args.n)
     small, tiny = texts[: args.reference_n], texts[: args.texygen_n]
-    table = Table(title=f"diversity: cases of the shipped sentiment suite (n = {args.n:,})")
+    rates: dict[int, float] = {}
+    load = ", ".join(f"{x:.1f}" for x in os.getloadavg())
+    table = Table(
+        title=f"diversity: cases of the shipped sentiment suite (n = {args.n:,}); "
+        f"{available_cpus()} CPUs, load average {load}"
+    )
     for column in ("measure", "method", "cases", "seconds", "value", "vs reference"):
         table.add_column(column, justify="left" if column in ("measure", "method") else "right")
 
@@ -99,30 +119,34 @@ def main() -> int:
     ]
 
     nlp = load_parser()
-    paths_per_text(texts[:50], nlp)  # warm up
+    paths_per_text(texts[:50], nlp, n_process=1)  # warm up
     few = texts[: args.one_by_one_n]
     one_s, one = timed(lambda: [paths_per_text([t], nlp, batch_size=1)[0] for t in few])
-    batch_s, batched = timed(lambda: paths_per_text(texts, nlp, batch_size=args.batch_size))
-    n_paths = len(set().union(*batched))
-    rate_one, rate_batch = len(few) / one_s, len(texts) / batch_s
-    rows += [
-        (
-            "dependency paths",
-            "one nlp() per sentence",
-            len(few),
-            one_s,
-            f"{rate_one:,.0f} sent/s",
-            "",
-        ),
-        (
-            "",
-            f"nlp.pipe, batch {args.batch_size}",
-            len(texts),
-            batch_s,
-            f"{rate_batch:,.0f} sent/s; {n_paths} paths",
-            f"{rate_batch / rate_one:.1f}x",
-        ),
-    ]
+    rate_one = len(few) / one_s
+    method = "one nlp() per sentence"
+    rows.append(("dependency paths", method, len(few), one_s, f"{rate_one:,.0f} sent/s", ""))
+    parsed: dict[int, list[frozenset[tuple[str, ...]]]] = {}
+    for n_process in dict.fromkeys((1, args.n_process)):
+        cpu_before = cpu_seconds()
+        seconds, parsed[n_process] = timed(
+            lambda n_process=n_process: paths_per_text(
+                texts, nlp, batch_size=args.batch_size, n_process=n_process
+            )
+        )
+        cpu = cpu_seconds() - cpu_before
+        n_paths = len(set().union(*parsed[n_process]))
+        rates[n_process] = len(texts) / seconds
+        rows.append(
+            (
+                "",
+                f"nlp.pipe, batch {args.batch_size}, {n_process} process(es)",
+                len(texts),
+                seconds,
+                f"{rates[n_process]:,.0f} sent/s; {cpu:.1f} CPU s "
+                f"({len(texts) * n_process / cpu:,.0f}/s on free cores); {n_paths} paths",
+                f"{rates[n_process] / rate_one:.1f}x",
+            )
+        )
     for measure, method, n, seconds, value, versus in rows:
         shown = f"{value:.6f}" if isinstance(value, float) else str(value)
         table.add_row(measure, method, f"{n:,}", f"{seconds:.3f}", shown, versus)
@@ -153,8 +177,19 @@ def main() -> int:
         ),
         (
             "batched parsing gives the same paths",
-            batched[: len(few)] == one,
+            parsed[1][: len(few)] == one,
             f"{len(few)} sentences",
+        ),
+        (
+            f"{args.n_process} processes give the paths of one process",
+            parsed[args.n_process] == parsed[1],
+            f"{len(texts):,} sentences",
+        ),
+        (
+            f"{args.n_process} processes parse at least {args.parse_target:,.0f} sentences/s",
+            rates[args.n_process] >= args.parse_target,
+            f"{rates[args.n_process]:,.0f}/s against {rates[1]:,.0f}/s in one process "
+            f"({rates[args.n_process] / rates[1]:.2f}x), load average {load}",
         ),
     ]
     return print_checks(console, checks)

@@ -6,8 +6,12 @@ import pytest
 
 from testaug.core.errors import TestAugError
 from testaug.diversity.dependency_paths import (
+    PARSE_COMPONENTS,
+    TEXTS_PER_PROCESS,
+    choose_n_process,
     count_dependency_paths,
     dependency_paths,
+    doc_paths,
     load_parser,
     paths_per_text,
 )
@@ -74,3 +78,38 @@ def test_a_pipeline_without_a_parser_is_an_error() -> None:
 
 def test_no_texts_have_no_paths(nlp) -> None:
     assert dependency_paths([], nlp) == set()
+
+
+def test_two_processes_give_the_paths_of_one(nlp) -> None:
+    texts = SENTENCES * 6
+    one = paths_per_text(texts, nlp, batch_size=4, n_process=1)
+    assert paths_per_text(texts, nlp, batch_size=4, n_process=2) == one
+    assert dependency_paths(texts, nlp, batch_size=4, n_process=2) == set().union(*one)
+
+
+def test_the_tagger_is_not_needed_for_the_paths(nlp) -> None:
+    with_tagger = [doc_paths(doc) for doc in nlp.pipe(SENTENCES)]
+    assert "tagger" in nlp.pipe_names and "tagger" not in PARSE_COMPONENTS
+    assert paths_per_text(SENTENCES, nlp, n_process=1) == with_tagger
+
+
+@pytest.mark.parametrize(
+    ("n_texts", "cpus", "expected"),
+    [
+        (0, 2, 1),
+        (TEXTS_PER_PROCESS * 2 - 1, 2, 1),
+        (TEXTS_PER_PROCESS * 2, 2, 2),
+        (TEXTS_PER_PROCESS * 100, 2, 2),
+        (TEXTS_PER_PROCESS * 3, 16, 3),
+        (TEXTS_PER_PROCESS * 100, 1, 1),
+    ],
+)
+def test_one_process_per_thousand_texts_at_most_one_per_cpu(
+    n_texts: int, cpus: int, expected: int
+) -> None:
+    assert choose_n_process(n_texts, cpus) == expected
+
+
+def test_zero_processes_is_an_error(nlp) -> None:
+    with pytest.raises(TestAugError, match="n_process"):
+        paths_per_text(SENTENCES, nlp, n_process=0)
