@@ -5,6 +5,7 @@ labels, label sets."""
 from __future__ import annotations
 
 import ast
+import json
 import re
 from collections.abc import Mapping
 from typing import Any
@@ -12,6 +13,9 @@ from typing import Any
 from testaug.core.jsonl import parse_json
 
 _INTEGER = re.compile(r"-?\d{1,18}(\.0*)?")
+# A cell longer than this is text, never a list literal (a pair of case texts is far
+# shorter, and parsing a literal costs seconds a megabyte).
+LIST_CELL_LIMIT = 64 * 1024
 
 
 class CellError(ValueError):
@@ -31,10 +35,10 @@ def listed(value: Any) -> list[str] | None:
     if not isinstance(value, str):
         return None
     text = value.strip()
-    if len(text) < 2 or text[0] not in "[(" or text[-1] not in "])":
+    if not 2 <= len(text) <= LIST_CELL_LIMIT or text[0] not in "[(" or text[-1] not in "])":
         return None
     parsed = parse_json(text) if text[0] == "[" else None
-    if not isinstance(parsed, list):
+    if parsed is None or isinstance(parsed, json.JSONDecodeError):
         try:
             parsed = ast.literal_eval(text)
         except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
