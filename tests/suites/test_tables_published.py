@@ -15,9 +15,12 @@ import pickle
 
 import pandas as pd
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from testaug.core.errors import InputError
 from testaug.core.records import TestCase
+from testaug.suites.table_cells import pair
 from testaug.suites.tables import ImportNotes, RejectedRow, read_table
 
 FIRST = ["John", "Mary", "Ahmed", "Mei", "Olga", "Kwame"]
@@ -236,3 +239,17 @@ def test_a_pickle_is_never_loaded_and_the_error_says_how_to_export_it(tmp_path, 
     message = str(caught.value)
     assert message.startswith(f"{path}: a pickle is never read")
     assert f"pd.read_pickle('{name}').to_csv(" in message and "CheckList" in message
+
+
+@settings(max_examples=200, deadline=None)
+@given(texts=st.lists(st.text(min_size=1).filter(str.strip), min_size=1, max_size=2))
+def test_a_pair_written_as_json_or_as_a_python_tuple_reads_back_as_the_same_texts(texts):
+    expected = (texts[0], texts[1] if len(texts) == 2 else None)
+    assert pair(json.dumps(texts), "template") == expected
+    assert pair(repr(tuple(texts)), "template") == expected
+    assert pair(texts, "template") == expected
+
+
+def test_a_long_cell_that_looks_like_a_list_is_text(tmp_path):
+    long = "[" + "1, " * 30_000 + "1]"
+    assert pair(long, "text") == (long, None)
