@@ -219,4 +219,12 @@ def source_cases(
         refuse_pickle(path)
     if path.suffix.lower() in (".jsonl", ".ndjson"):
         return read_jsonl(path, TestCase)
+    if path.suffix.lower() in (".csv", ".tsv"):
+        raise InputError(
+            Problem(
+                "export reads a suite or a cases JSONL file; import a table first "
+                "(testaug suite import)",
+                path,
+            )
+        )
     return expand_suite(load_suite(resolve_suite(source)), per_template=per_template, seed=seed)

@@ -158,3 +158,14 @@ def test_export_streams_memory_stays_flat_as_the_cases_grow(tmp_path, monkeypatc
         peaks.append(tracemalloc.get_traced_memory()[1])
         tracemalloc.stop()
     assert peaks[1] < 1.5 * peaks[0], peaks  # 4x the cases, not 4x the memory
+
+
+def test_a_table_or_a_pickle_as_the_source_is_an_input_error_saying_what_to_do(tmp_path):
+    table = tmp_path / "table.csv"
+    table.write_text("capability,description,text,label\nV,d,Great.,positive\n")
+    with pytest.raises(InputError, match="import a table first"):
+        export.source_cases(str(table))
+    pickled = tmp_path / "suite.pkl"
+    pickled.write_bytes(b"\x80\x04N.")
+    with pytest.raises(InputError, match="a pickle is never read"):
+        export.source_cases(str(pickled))
