@@ -1,0 +1,141 @@
+"""`testaug suggest`: fill-in suggestions for a masked sentence, from the sources asked for.
+
+Offline (the default), candidates come from WordNet (when installed), the suite's
+lexicons and the embedded LM (its likeliest next words, and a continuation of the
+best words as a list), ranked by the embedded LM's log-probability of the filled
+sentence. With `mlm`, a Hugging Face masked LM fills the masks instead. With
+`related_to`, the candidates are that word's WordNet relations, kept when they fit.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from pathlib import Path
+
+from pydantic import Field
+
+from testaug.core.bundled import resolve_suite
+from testaug.core.errors import TestAugError
+from testaug.core.records import Record
+from testaug.editor.candidates import CandidatePool, continue_list, wordnet_words
+from testaug.editor.fill_in import in_context, score_fills, suggest
+from testaug.editor.masks import parse_masked
+from testaug.editor.scorer import LMScorer
+from testaug.editor.suggestion import WordSuggestion
+from testaug.editor.wordnet import Relation, WordNetMissing, load_wordnet, related_words
+from testaug.suites.load import load_suite
+
+logger = logging.getLogger(__name__)
+
+CONTINUATION_SOURCE = "lm:list"
+
+
+class SuggestRequest(Record):
+    """What to suggest: the masked sentence and where candidates come from."""
+
+    text: str
+    pos: str | None = None
+    n: int = Field(default=30, ge=1)
+    suite: str | None = None
+    mlm: str | None = Field(default=None, description="hf:NAME_OR_PATH of a masked LM")
+    related_to: str | None = None
+    relation: Relation = "synonyms"
+    margin: float = Field(default=4.0, ge=0.0, description="nats below the related word's own fill")
+    exclude_lexicons: tuple[str, ...] = ()
+    use_wordnet: bool = True
+    use_lexicons: bool = True
+    continue_list: bool = True
+
+
+class SuggestResult(Record):
+    """The suggestions, how many candidates were ranked, and notes for the user."""
+
+    suggestions: list[WordSuggestion]
+    candidates: int = 0
+    seconds: float = 0.0
+    notes: list[str] = Field(default_factory=list)
+
+
+def _lexicons(suite: str | None) -> dict[str, tuple[str, ...]]:
+    return load_suite(resolve_suite(suite)).words() if suite else {}
+
+
+def run_suggest(
+    request: SuggestRequest, *, cache_dir: Path, scorer: LMScorer | None = None
+) -> SuggestResult:
+    """Suggestions for the request (`scorer`: a loaded one to reuse, else the embedded LM)."""
+    lexicons = _lexicons(request.suite)
+    masked = parse_masked(request.text, lexicons)
+    if request.mlm:
+        from testaug.editor.mlm import load_fill_mask, mlm_name, mlm_suggest
+
+        name = mlm_name(request.mlm)
+        start = time.perf_counter()
+        out = mlm_suggest(masked, load_fill_mask(name), n=request.n, model=name)
+        return SuggestResult(suggestions=out, seconds=time.perf_counter() - start)
+
+    notes: list[str] = []
+    wn = None
+    if request.use_wordnet or request.related_to:
+        try:
+            wn = load_wordnet(Path(cache_dir))
+        except WordNetMissing as exc:
+            if request.related_to:
+                raise
+            notes.append(f"{exc}; suggesting from the suite's lexicons and the LM only")
+    scorer = scorer or LMScorer.load(Path(cache_dir))
+    start = time.perf_counter()
+
+    if request.related_to:
+        assert wn is not None
+        words = related_words(wn, request.related_to, request.relation, request.pos)
+        if not words:
+            notes.append(f"WordNet has no {request.relation} for {request.related_to!r}")
+            return SuggestResult(suggestions=[], notes=notes)
+        kept, base = in_context(
+            masked,
+            scorer,
+            words,
+            reference=request.related_to,
+            source=f"relation:{request.relation}:{request.related_to}",
+            margin=request.margin,
+        )
+        notes.append(
+            f"{len(kept)} of {len(words)} {request.relation} of {request.related_to!r} fit "
+            f"(within {request.margin:g} nats of {masked.fill([request.related_to])!r}, "
+            f"{base:.1f})"
+        )
+        return SuggestResult(
+            suggestions=kept[: request.n],
+            candidates=len(words),
+            seconds=time.perf_counter() - start,
+            notes=notes,
+        )
+
+    pool = CandidatePool()
+    if wn is not None:
+        pool.add(wordnet_words(wn, request.pos), "wordnet")
+    if request.use_lexicons:
+        for name, words in lexicons.items():
+            if name not in request.exclude_lexicons:
+                pool.add(words, f"lexicon:{name}")
+    out = suggest(masked, scorer, pool, n=request.n)
+    if request.continue_list and masked.n_masks == 1 and out:
+        more = continue_list(scorer, request.text, [s.word for s in out[:8]])
+        new = [w for w in more if w not in {s.word for s in out}]
+        if new:
+            extra = score_fills(
+                masked, scorer, [[w] for w in new], [[CONTINUATION_SOURCE]] * len(new)
+            )
+            seen = {s.filled for s in out}
+            out = sorted(out + [s for s in extra if s.filled not in seen], key=lambda s: -s.score)
+            out = out[: request.n]
+    if not out:
+        raise TestAugError(f"no candidates for {request.text!r}")
+    return SuggestResult(
+        suggestions=out,
+        candidates=len(pool),
+        seconds=time.perf_counter() - start,
+        notes=notes,
+    )
