@@ -201,11 +201,13 @@ def _verdict(result: CaseResult) -> ModelVerdict:
 
 
 def rate_cell(stats: Mapping[str, FailureRate], model: str) -> str:
-    """A test's failure rate for a model, `12.5% (3/24)`; n/a when not known."""
+    """A test's failure rate for a model, `12.5% (3/24)`, with the DIR cases left out
+    (`, 2 filtered`); n/a when not known."""
     cell = stats.get(model)
+    filtered = f", {cell.filtered} filtered" if cell is not None and cell.filtered else ""
     if cell is None or cell.rate is None:
-        return "n/a"
-    return f"{cell.rate:.1f}% ({cell.failed}/{cell.n})"
+        return "n/a" + filtered
+    return f"{cell.rate:.1f}% ({cell.failed}/{cell.n}){filtered}"
 
 
 def prediction_text(verdict: ModelVerdict) -> str:

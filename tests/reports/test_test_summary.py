@@ -7,13 +7,22 @@ import re
 from html.parser import HTMLParser
 from pathlib import Path
 
+import pytest
+
 from testaug.core.jsonl import read_jsonl
 from testaug.core.records import TestCase
 from testaug.evaluation.expectations import Expectation
 from testaug.evaluation.failures import CaseResult, evaluate_from_probabilities
 from testaug.evaluation.perturbed_cases import PerturbedCase
-from testaug.reports.test_summary import per_test_blocks, prediction_text, summarize_tests
+from testaug.reports.browser import find_browser
+from testaug.reports.test_summary import (
+    per_test_blocks,
+    prediction_text,
+    rate_cell,
+    summarize_tests,
+)
 from testaug.reports.test_summary_html import render_test_summary
+from tests.cli_runner import run_testaug
 from tests.reports.summary_run import HOSTILE, evaluated_run
 
 LABELS = ("negative", "positive")
@@ -173,3 +182,55 @@ def test_without_every_cases_result_the_section_shows_the_failures_without_rates
 def test_an_evaluation_without_cases_has_a_section_that_says_so():
     blocks = per_test_blocks(summarize_tests(["m"], []))
     assert blocks[-1].text == "The evaluation has no test cases."  # type: ignore[union-attr]
+
+
+def test_a_dir_case_that_cannot_fail_is_counted_as_filtered_in_the_tests_rate():
+    summary = summarize_tests(["m"], [r for r in _results_with_filtered() if r.model == "m"])
+    [test] = [t for t in summary.tests if t.test_type == "DIR"]
+    assert rate_cell(test.stats, "m") == "0.0% (0/1), 1 filtered"
+
+
+def _results_with_filtered() -> list[CaseResult]:
+    """A DIR test (P(positive) must not go down) of two cases for model `m`: one counted
+    and passing, one already at the bottom (filtered: it cannot fail)."""
+    low = _case("The seat was awful.", "negative", "Vocabulary", "Add praise")
+    high = _case("I love it.", "positive", "Vocabulary", "Add praise")
+    expectation = Expectation.monotonic("positive", "up")
+    perturbed = [
+        PerturbedCase(
+            original=case,
+            text=f"{case.text} Great job.",
+            perturbation="add_phrase",
+            test_type="DIR",
+            expectation=expectation,
+        )
+        for case in (low, high)
+    ]
+    table = {
+        (low.text, None): [0.9, 0.1],
+        (f"{low.text} Great job.", None): [0.7, 0.3],
+        (high.text, None): [0.2, 0.8],
+        (f"{high.text} Great job.", None): [0.1, 0.9],
+    }
+    return list(evaluate_from_probabilities("m", LABELS, [], perturbed, table).results)
+
+
+def test_install_browser_without_apt_get_or_a_browser_exits_0_and_says_what_to_do(tmp_path):
+    done = run_testaug(tmp_path, "report", "--install-browser", env={"PATH": str(tmp_path)})
+    assert done.returncode == 0, done.stderr
+    assert "cannot install the browser here: no apt-get" in done.stdout
+    assert "only the page tests are skipped" in done.stdout
+
+
+def test_install_browser_with_the_browser_on_path_says_it_is_already_installed(tmp_path):
+    if find_browser() is None:
+        pytest.skip("chromium and chromedriver are not installed")
+    done = run_testaug(tmp_path, "report", "--install-browser")
+    assert done.returncode == 0, done.stderr
+    assert "already installed:" in done.stdout
+
+
+def test_report_without_a_run_directory_or_install_browser_is_an_input_error(tmp_path):
+    done = run_testaug(tmp_path, "report")
+    assert done.returncode == 1
+    assert "give a run directory (or --install-browser)" in done.stderr
