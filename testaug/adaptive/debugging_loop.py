@@ -7,7 +7,8 @@ the next round would start), in this order:
 1. "iid-drop": its i.i.d. accuracy fell more than `iid_tolerance` points below the accuracy
    before the run's first round (the fix costs the task too much);
 2. "nothing-fails": no topic (within the trained topics, when given) fails any more;
-3. "no-fix": the round fixed no failing topic (more rounds would not either);
+3. "no-fix": the round fixed no failing topic, nor lowered the rate of one that still fails
+   by more than the re-test's threshold (5 points): more rounds would not help either;
 4. "rounds": as many rounds as asked for.
 
 A round that finds no failing test it can train on ("nothing-to-train") stops a run after
@@ -33,14 +34,29 @@ from testaug.adaptive.debugging_records import (
     round_folder,
     write_fix_round,
 )
-from testaug.adaptive.debugging_topics import failing_topics
-from testaug.adaptive.tree import TestTree
+from testaug.adaptive.debugging_topics import failing_topics, is_failing
+from testaug.adaptive.tree import ROOT, TestTree
 from testaug.evaluation.patching import IidExample
 
 
 def _listed(topics: Sequence[str], most: int = 5) -> str:
     shown = ", ".join(topics[:most])
     return shown + (f" and {len(topics) - most} more" if len(topics) > most else "")
+
+
+def lowered(report: FixRound) -> list[str]:
+    """The topics (not the root) that failed before the round and whose rate on the kept
+    checkpoint fell by more than the re-test's threshold: progress short of a fix."""
+    after = report.kept().after
+    return [
+        row.topic
+        for row in report.topics
+        if row.topic != ROOT
+        and is_failing(row.before, report.fail_above)
+        and row.before is not None
+        and after.get(row.topic) is not None
+        and row.before - after[row.topic] > report.threshold  # type: ignore[operator]
+    ]
 
 
 def stop_after(
@@ -65,10 +81,11 @@ def stop_after(
             message=f"no topic{scope} fails above {report.fail_above:g}% on the kept checkpoint",
         )
     still = f"{len(failing)} topic(s){scope} still fail: {_listed(failing)}"
-    if not kept.fixed:
+    if not kept.fixed and not lowered(report):
         return LoopStop(
             reason="no-fix",
-            message=f"round {report.round} fixed no failing topic on the kept checkpoint; {still}",
+            message=f"round {report.round} fixed no failing topic on the kept checkpoint and "
+            f"lowered none by more than {report.threshold:g} points; {still}",
         )
     if done >= rule.rounds:
         return LoopStop(

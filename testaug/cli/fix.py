@@ -221,12 +221,14 @@ def print_loop(loop: FixLoop) -> None:
     """Each round, a line per round when there were several, why the run stopped, and what
     to run next."""
     from testaug.adaptive.debugging_records import SCORED_TREE_FILE
+    from testaug.adaptive.debugging_topics import failing_topics
 
     for report in loop.rounds:
         print_round(report)
     if len(loop.rounds) > 1:
         table = Table(title="rounds", title_justify="left")
-        for column in ("round", "seeds", "fixed", "broken", "i.i.d. before", "after", "kept"):
+        columns = ("round", "seeds", "fixed", "broken", "failing", "i.i.d. before", "after", "kept")
+        for column in columns:
             table.add_column(column, justify="left" if column == "kept" else "right")
         for report in loop.rounds:
             kept = report.kept()
@@ -235,12 +237,16 @@ def print_loop(loop: FixLoop) -> None:
                 str(len(report.seeds)),
                 str(len(kept.fixed)),
                 str(len(kept.broken)),
+                str(len(failing_topics(kept.after, report.fail_above, report.topics_trained))),
                 "-" if report.iid_before is None else f"{100 * report.iid_before:.1f}%",
                 "-" if kept.iid_after is None else f"{100 * kept.iid_after:.1f}%",
                 f"seed {kept.seed}",
             )
         console.print(table)
-        console.print("(fixed, broken and i.i.d. after: the kept seed's)", highlight=False)
+        console.print(
+            "(fixed, broken, topics still failing and i.i.d. after: on the kept seed's checkpoint)",
+            highlight=False,
+        )
     last = loop.rounds[-1]
     console.print(
         f"[bold]stopped[/] after round {last.round} ({loop.stop.reason}): {loop.stop.message}",

@@ -16,6 +16,7 @@ from testaug.adaptive.debugging_records import (
     RoundSettings,
     SeedFix,
     StopRule,
+    TopicFix,
     read_fix_round,
 )
 from testaug.adaptive.tree import ROOT, TestTree, TreeTest
@@ -45,6 +46,7 @@ def _round(
     fixed: tuple[str, ...] = ("/A",),
     iid_after: float | None = 0.9,
     topics_trained: tuple[str, ...] = (),
+    before: dict[str, float] | None = None,
 ) -> FixRound:
     run = SeedFix(
         seed=0,
@@ -75,7 +77,18 @@ def _round(
         iid_eval_examples=10,
         iid_before=0.9,
         iid_after=None,
-        topics=(),
+        topics=tuple(
+            TopicFix(
+                topic=topic,
+                tests=10,
+                before=rate,
+                after=None,
+                change=None,
+                fixing_tests=0,
+                status="failing",
+            )
+            for topic, rate in (before or {}).items()
+        ),
         fixed=fixed,
         broken=(),
         fixed_count=ONE,
@@ -122,13 +135,17 @@ def test_a_run_stops_when_no_topic_in_its_scope_fails_any_more():
     )
 
 
-def test_a_run_stops_when_a_round_fixes_no_failing_topic_or_the_rounds_are_done():
+def test_a_run_stops_when_a_round_neither_fixes_nor_lowers_a_failing_topic_or_the_rounds_are_done():
     failing = {ROOT: 30.0, "/A": 0.0, "/B": 60.0}
     stuck = stop_after(_round(failing, fixed=()), StopRule(rounds=5), done=1, start_iid=0.9)
     assert stuck is not None and stuck.reason == "no-fix"
     assert (
         "fixed no failing topic" in stuck.message and "1 topic(s) still fail: /B" in stuck.message
     )
+    progress = _round(failing, fixed=(), before={ROOT: 40.0, "/A": 0.0, "/B": 70.0})
+    assert stop_after(progress, StopRule(rounds=5), done=1, start_iid=0.9) is None  # /B: -10
+    slight = _round(failing, fixed=(), before={ROOT: 31.0, "/A": 0.0, "/B": 64.0})
+    assert stop_after(slight, StopRule(rounds=5), done=1, start_iid=0.9).reason == "no-fix"  # type: ignore[union-attr]
     done = stop_after(_round(failing), StopRule(rounds=2), done=2, start_iid=0.9)
     assert done is not None and done.reason == "rounds" and done.message.startswith("2 rounds run")
     assert stop_after(_round(failing), StopRule(rounds=3), done=2, start_iid=0.9) is None
