@@ -122,14 +122,14 @@ def summarize_tests(
         groups.setdefault(key, []).append(result)
     capabilities = {c: i for i, c in enumerate(dict.fromkeys(k[0] for k in groups))}
     descriptions = {d: i for i, d in enumerate(dict.fromkeys(k[1] for k in groups))}
-    order = list(groups)
+    order = {k: i for i, k in enumerate(groups)}
     keys = sorted(
         groups,
         key=lambda k: (
             capabilities[k[0]],
             descriptions[k[1]],
             TEST_TYPES.index(k[2]),
-            order.index(k),
+            order[k],
         ),
     )
     tests = tuple(_test(groups[key], models, complete, max_failing, max_passing) for key in keys)
