@@ -79,12 +79,14 @@ def fix_command(
     device: str = typer.Option("cpu", help="Where to fine-tune: cpu, cuda, cuda:1, ..."),
     task: str | None = typer.Option(None, "--task", help=TASK_HELP),
     labels: str | None = typer.Option(None, "--labels", help=LABELS_HELP),
-    as_json: bool = typer.Option(False, "--json", help="Print the round's report as JSON."),
+    as_json: bool = typer.Option(
+        False, "--json", help="Print the run (each round's report and why it stopped) as JSON."
+    ),
 ) -> None:
     """Rounds until a stop: fine-tune on the failing tests and as many i.i.d. examples,
     re-test every topic, and report each topic's failure rate before and after (fixed /
-    broken); stop after --rounds, or when a round fixes no failing topic, no topic fails, or
-    i.i.d. accuracy falls more than --iid-tolerance points."""
+    broken); stop after --rounds, or when a round fixes (or lowers) no failing topic, no topic
+    fails, or i.i.d. accuracy falls more than --iid-tolerance points."""
     from testaug.core.errors import InputError, Problem
     from testaug.evaluation.finetune import FineTuneConfig
     from testaug.steps.fix import FixOptions, fix_files
