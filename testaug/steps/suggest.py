@@ -9,6 +9,7 @@ sentence. With `mlm`, a Hugging Face masked LM fills the masks instead. With
 
 from __future__ import annotations
 
+import json
 import logging
 import time
 from pathlib import Path
@@ -55,6 +56,18 @@ class SuggestResult(Record):
     candidates: int = 0
     seconds: float = 0.0
     notes: list[str] = Field(default_factory=list)
+
+
+def _wordnet_words(wn: object, pos: str | None, cache_dir: Path) -> list[str]:
+    """WordNet's candidate words of a POS, listed once and kept under the cache (listing
+    them reads every synset: seconds)."""
+    path = cache_dir / "editor" / f"wordnet-{(pos or 'any').lower()}.json"
+    if path.is_file():
+        return json.loads(path.read_text(encoding="utf-8"))
+    words = wordnet_words(wn, pos)  # type: ignore[arg-type]
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(words), encoding="utf-8")
+    return words
 
 
 def _lexicons(suite: str | None) -> dict[str, tuple[str, ...]]:
@@ -115,7 +128,7 @@ def run_suggest(
 
     pool = CandidatePool()
     if wn is not None:
-        pool.add(wordnet_words(wn, request.pos), "wordnet")
+        pool.add(_wordnet_words(wn, request.pos, Path(cache_dir)), "wordnet")
     if request.use_lexicons:
         for name, words in lexicons.items():
             if name not in request.exclude_lexicons:
