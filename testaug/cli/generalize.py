@@ -184,17 +184,20 @@ def print_g_table(report: CrossFunctionalReport) -> None:
 
 
 def print_selection(report: CrossFunctionalReport) -> None:
-    """Each pair's setting chosen on T_val and the T_val suite score of every setting tried."""
+    """Each pair's settings tried on T_val with their T_val suite score; ✓ the chosen one."""
     chosen = [pair for pair in report.pairs if pair.selection is not None]
     if not chosen:
         return
-    table = Table(title="Selected on T_val (suite score in %)", title_justify="left")
-    for column in ("", "chosen", "T_val scores"):
-        table.add_column(column)
+    table = Table(title="Selected on T_val (BL-12)", title_justify="left")
+    for column in ("", "setting", "T_val s_T %", "chosen"):
+        table.add_column(column, justify="right" if column == "T_val s_T %" else "left")
     for pair in chosen:
         assert pair.selection is not None
-        scores = "; ".join(
-            f"{s.setting.name}: {100 * s.val_score:.1f}" for s in pair.selection.scores
-        )
-        table.add_row(pair.name, pair.selection.chosen.name, scores)
+        for index, score in enumerate(pair.selection.scores):
+            table.add_row(
+                pair.name if index == 0 else "",
+                score.setting.name,
+                f"{100 * score.val_score:.1f}",
+                "✓" if score.setting == pair.selection.chosen else "",
+            )
     console.print(table)

@@ -48,7 +48,7 @@ class GeneralizeOptions(Record):
     significance_trials: int = Field(default=10_000, ge=100)
 
     def grid(self) -> list[TrainingSetting]:
-        """The settings tried on T_val (none without `select`), learning rate slowest."""
+        """The settings tried on T_val (none without `select`); the learning rate varies fastest."""
         if not self.select:
             return []
         return [
