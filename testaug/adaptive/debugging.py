@@ -40,7 +40,6 @@ from testaug.adaptive.debugging_records import (
     FixRound,
     RoundSettings,
     SeedFix,
-    TopicFix,
     completed_rounds,
     read_fix_round,
     round_folder,
@@ -54,7 +53,6 @@ from testaug.adaptive.debugging_topics import (
     rates,
     topic_p_values,
     topic_rows,
-    topic_status,
     with_significance,
 )
 from testaug.adaptive.retest import TreeReport, retest_tree
@@ -64,20 +62,7 @@ from testaug.evaluation.finetune import Classifier, load_classifier
 from testaug.evaluation.models import ModelUnderTest
 from testaug.evaluation.patching import IidExample, iid_accuracy, stat
 
-__all__ = [  # the round's own names and those other modules read from here
-    "FIX_REPORT_FILE",
-    "FixRound",
-    "NothingToFix",
-    "SeedFix",
-    "TopicFix",
-    "choose_kept",
-    "fix_round",
-    "hf_path",
-    "labelled",
-    "round_start",
-    "topic_status",
-    "write_fix_round",
-]
+__all__ = ["NothingToFix", "choose_kept", "fix_round", "round_start"]
 
 
 class NothingToFix(TestAugError):

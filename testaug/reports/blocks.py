@@ -49,7 +49,16 @@ class Image:
     alt: str
 
 
-Block = Heading | Text | Table | Image
+@dataclass(frozen=True)
+class Html:
+    """An already-escaped HTML fragment for report.html (interactive content); report.md
+    renders the `markdown` blocks in its place."""
+
+    fragment: str
+    markdown: tuple[Heading | Text | Table | Image, ...] = ()
+
+
+Block = Heading | Text | Table | Image | Html
 
 
 @dataclass
@@ -67,7 +76,7 @@ def render_markdown(report: Report, path: Path, images_dir: Path) -> list[Path]:
     """Write report.md and its images (into `images_dir`); returns the image paths."""
     lines = [f"# {report.title}", ""]
     written = []
-    for block in report.blocks:
+    for block in _markdown_blocks(report.blocks):
         if isinstance(block, Heading):
             lines += [f"{'#' * block.level} {block.text}", ""]
         elif isinstance(block, Text):
@@ -105,6 +114,8 @@ def render_html(report: Report, path: Path) -> None:
         elif isinstance(block, Text):
             notice = ' class="notice"' if block.notice else ""
             body.append(f"<p{notice}>{html.escape(block.text)}</p>")
+        elif isinstance(block, Html):
+            body.append(block.fragment)
         elif isinstance(block, Table):
             head = "".join(f"<th>{html.escape(c)}</th>" for c in block.columns)
             rows = "".join(
@@ -141,6 +152,14 @@ p.notice {{ border-left: 4px solid #b36b00; background: #fff4e0; padding: 0.5em 
 </body></html>
 """
     path.write_text(page, encoding="utf-8")
+
+
+def _markdown_blocks(blocks: Sequence[Block]) -> list[Heading | Text | Table | Image]:
+    """The blocks as Markdown renders them: an Html block's Markdown stand-ins in its place."""
+    flat: list[Heading | Text | Table | Image] = []
+    for block in blocks:
+        flat.extend(block.markdown if isinstance(block, Html) else (block,))
+    return flat
 
 
 def _html_row(row: Sequence[str], mark: str | None, tone: str | None = None) -> str:

@@ -19,7 +19,7 @@ from typing import TypeVar
 
 from pydantic import BaseModel
 
-from testaug.adaptive.debugging import FIX_REPORT_FILE, FixRound
+from testaug.adaptive.debugging_records import FIX_REPORT_FILE, FixRound
 from testaug.adaptive.retest import TREE_REPORT_FILE, TreeReport
 from testaug.core.errors import InputError, Problem
 from testaug.core.jsonl import open_input, read_json, read_jsonl
@@ -36,13 +36,8 @@ from testaug.reports.evaluation import evaluation_section
 from testaug.reports.fix import fix_section
 from testaug.reports.patching import patching_section
 from testaug.reports.plots import acc_curves_png
-from testaug.reports.test_summary import (
-    TestSummary,
-    embed_test_summary,
-    per_test_blocks,
-    read_test_summary,
-)
-from testaug.reports.test_summary_html import render_test_summary
+from testaug.reports.test_summary import read_test_summary
+from testaug.reports.test_summary_html import per_test_blocks
 from testaug.reports.tree import tree_section
 from testaug.review.verdicts import Verdict, pairwise_agreement, status_counts
 
@@ -87,10 +82,10 @@ class WrittenReport:
 
 def build_report(run_dir: Path) -> Report:
     """The report of a run directory: one section per kind of result found in it."""
-    return _build(run_dir)[0]
+    return _build(run_dir)
 
 
-def _build(run_dir: Path) -> tuple[Report, TestSummary | None]:
+def _build(run_dir: Path) -> Report:
     """The report and, where the run has an evaluation, its per-test summary."""
     if not run_dir.is_dir():
         raise InputError(Problem("not a run directory", file=run_dir))
@@ -116,11 +111,9 @@ def _build(run_dir: Path) -> tuple[Report, TestSummary | None]:
     _triage(report, run_dir)
     _diversity(report, run_dir)
     evaluation = read_summary(run_dir / "evaluation.json", EvaluationSummary)
-    tests = None
     if evaluation is not None:
         report.add(*evaluation_section(evaluation))
-        tests = read_test_summary(run_dir / "evaluation.json", evaluation)
-        report.add(*per_test_blocks(tests))
+        report.add(*per_test_blocks(read_test_summary(run_dir / "evaluation.json", evaluation)))
     patching = read_summary(run_dir / "patching.json", PatchingReport)
     if patching is not None:
         report.add(*patching_section(patching))
@@ -133,21 +126,19 @@ def _build(run_dir: Path) -> tuple[Report, TestSummary | None]:
     crossfunctional = read_summary(run_dir / CROSSFUNCTIONAL_FILE, CrossFunctionalReport)
     if crossfunctional is not None:
         report.add(*crossfunctional_section(crossfunctional))
-    return report, tests
+    return report
 
 
 def write_report(run_dir: Path, output_dir: Path | None = None) -> WrittenReport:
     """Write report.md (images in report_files/) and report.html into the output folder;
     nothing is written (nor the folder made) when the run cannot be reported."""
     output_dir = output_dir or run_dir
-    report, tests = _build(run_dir)
+    report = _build(run_dir)
     output_dir.mkdir(parents=True, exist_ok=True)
     markdown = output_dir / "report.md"
     render_markdown(report, markdown, output_dir / "report_files")
     html = output_dir / "report.html"
     render_html(report, html)
-    if tests is not None:
-        embed_test_summary(html, render_test_summary(tests))
     sections = tuple(b.text for b in report.blocks if isinstance(b, Heading) and b.level == 2)
     return WrittenReport(markdown, html, sections)
 

@@ -15,10 +15,9 @@ from pathlib import Path
 
 from testaug.core.jsonl import read_jsonl
 from testaug.core.records import Record, TestType
-from testaug.core.runs import sibling, write_text_atomic
+from testaug.core.runs import sibling
 from testaug.evaluation.failures import TEST_TYPES, CaseResult, FailureRate, failure_rate
 from testaug.evaluation.summary import EvaluationSummary
-from testaug.reports.blocks import Block, Heading, Table, Text
 
 SECTION = "Per-test summary"
 MAX_FAILING = 50  # failing cases shown per test
@@ -225,64 +224,3 @@ def _labelled(label: str, confidence: float | None) -> str:
 def case_text(text: str | None, pair: str | None) -> str:
     """A case's input as one line (`text || pair` for pairs)."""
     return (text or "") + (f" || {pair}" if pair else "")
-
-
-def per_test_blocks(summary: TestSummary) -> list[Block]:
-    """The section in report.md: one row per test with its rate per model and a failing
-    example; report.html replaces the table with the filterable cases (`embed_test_summary`)."""
-    blocks: list[Block] = [
-        Heading(SECTION),
-        Text(
-            "One row per test (a description and its test type; INV and DIR tests per "
-            "perturbation). report.html lists each test's cases with every model's prediction "
-            "and confidence, filterable by model, capability, test type, failing only and text."
-        ),
-    ]
-    if not summary.tests:
-        return [*blocks, Text("The evaluation has no test cases.")]
-    if not summary.complete:
-        blocks.append(
-            Text(
-                "evaluation.results.jsonl is missing: only failing cases are shown, "
-                "without failure rates.",
-                notice=True,
-            )
-        )
-    rows = [
-        [
-            test.name,
-            test.capability,
-            *(rate_cell(test.stats, m) for m in summary.models),
-            _example(test),
-        ]
-        for test in summary.tests
-    ]
-    columns = ["test", "capability", *(f"{m} failure rate" for m in summary.models), "example"]
-    return [*blocks, Table(columns, rows)]
-
-
-def _example(test: TestInfo) -> str:
-    """A test's first failing case in one line, or empty."""
-    failing = [c for c in test.cases if c.failing_models]
-    if not failing:
-        return ""
-    case = failing[0]
-    model = case.failing_models[0]
-    text = case_text(case.text, case.text_pair)
-    if case.original_text is not None:
-        text = f"{case_text(case.original_text, case.original_text_pair)} -> {text}"
-    verdict = case.verdicts[model]
-    return f"{text} (expected {case.expected}; {model}: {prediction_text(verdict)})"
-
-
-def embed_test_summary(html_path: Path, fragment: str) -> None:
-    """Put the filterable section (HTML) into report.html in place of the per-test table."""
-    page = html_path.read_text(encoding="utf-8")
-    start = page.find(f"<h2>{SECTION}</h2>")
-    table = page.find("<table>", start) if start >= 0 else -1
-    if table < 0:
-        page = page.replace("</body>", f"{fragment}\n</body>", 1)
-    else:
-        end = page.index("</table>", table) + len("</table>")
-        page = page[:table] + fragment + page[end:]
-    write_text_atomic(html_path, page)

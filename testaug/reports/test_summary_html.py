@@ -10,7 +10,9 @@ from __future__ import annotations
 from html import escape
 
 from testaug.evaluation.failures import TEST_TYPES
+from testaug.reports.blocks import Block, Heading, Html, Table, Text
 from testaug.reports.test_summary import (
+    SECTION,
     ModelVerdict,
     SummaryCase,
     TestInfo,
@@ -202,3 +204,51 @@ def _more(test: TestInfo) -> str:
         f'<p class="ts-more">showing {shown_failing} of {test.n_failing} failing and '
         f"{shown_passing} of {test.n_passing} passing cases</p>"
     )
+
+
+def per_test_blocks(summary: TestSummary) -> list[Block]:
+    """The per-test section: in report.md one row per test with its rate per model and a
+    failing example; in report.html the filterable cases in place of that table."""
+    blocks: list[Block] = [
+        Heading(SECTION),
+        Text(
+            "One row per test (a description and its test type; INV and DIR tests per "
+            "perturbation). report.html lists each test's cases with every model's prediction "
+            "and confidence, filterable by model, capability, test type, failing only and text."
+        ),
+    ]
+    if not summary.tests:
+        return [*blocks, Text("The evaluation has no test cases.")]
+    if not summary.complete:
+        blocks.append(
+            Text(
+                "evaluation.results.jsonl is missing: only failing cases are shown, "
+                "without failure rates.",
+                notice=True,
+            )
+        )
+    rows = [
+        [
+            test.name,
+            test.capability,
+            *(rate_cell(test.stats, m) for m in summary.models),
+            _example(test),
+        ]
+        for test in summary.tests
+    ]
+    columns = ["test", "capability", *(f"{m} failure rate" for m in summary.models), "example"]
+    return [*blocks, Html(render_test_summary(summary), markdown=(Table(columns, rows),))]
+
+
+def _example(test: TestInfo) -> str:
+    """A test's first failing case in one line, or empty."""
+    failing = [c for c in test.cases if c.failing_models]
+    if not failing:
+        return ""
+    case = failing[0]
+    model = case.failing_models[0]
+    text = case_text(case.text, case.text_pair)
+    if case.original_text is not None:
+        text = f"{case_text(case.original_text, case.original_text_pair)} -> {text}"
+    verdict = case.verdicts[model]
+    return f"{text} (expected {case.expected}; {model}: {prediction_text(verdict)})"

@@ -8,15 +8,14 @@ from datetime import UTC, datetime
 
 import pytest
 
-from testaug.adaptive.debugging import (
+from testaug.adaptive.debugging_records import (
     FIX_REPORT_FILE,
     FixRound,
     SeedFix,
     TopicFix,
-    labelled,
-    topic_status,
     write_fix_round,
 )
+from testaug.adaptive.debugging_topics import labelled, topic_status
 from testaug.evaluation.finetune import FineTuneConfig
 from testaug.evaluation.patching_report import Stat
 from testaug.reports.fix import BROKEN_COLOUR, FIXED_COLOUR

@@ -15,13 +15,8 @@ from testaug.evaluation.expectations import Expectation
 from testaug.evaluation.failures import CaseResult, evaluate_from_probabilities
 from testaug.evaluation.perturbed_cases import PerturbedCase
 from testaug.reports.browser import find_browser
-from testaug.reports.test_summary import (
-    per_test_blocks,
-    prediction_text,
-    rate_cell,
-    summarize_tests,
-)
-from testaug.reports.test_summary_html import render_test_summary
+from testaug.reports.test_summary import prediction_text, rate_cell, summarize_tests
+from testaug.reports.test_summary_html import per_test_blocks, render_test_summary
 from tests.cli_runner import run_testaug
 from tests.reports.summary_run import HOSTILE, evaluated_run
 
