@@ -17,6 +17,7 @@ from testaug.core.records import TestCase
 from testaug.core.runs import sibling, write_yaml
 from testaug.review.verdicts import merge_into_suite
 from testaug.steps import StepOutput, StepSummary, step_output
+from testaug.suites.builtin_lexicons import builtin_lexicon
 from testaug.suites.cases import expand_suite, template_case_counts
 from testaug.suites.load import load_suite
 from testaug.suites.provenance import case_provenance, with_origin
@@ -88,8 +89,12 @@ def induce_templates_file(
     result = induce_templates(accepted, seeds, load_spacy())
     templates = []
     skipped = Counter(result.skipped)
+    known = dict(loaded.lexicons)  # and the built-ins that seeds from another suite used
+    for name in {lexicon_of(t) for template in result.templates for t in template.slots}:
+        if name not in known and (builtin := builtin_lexicon(name)) is not None:
+            known[name] = builtin
     for template in result.templates:
-        if all(lexicon_of(t) in loaded.lexicons for t in template.slots):
+        if all(lexicon_of(t) in known for t in template.slots):
             templates.append(template)
         else:
             skipped["unknown_lexicon"] += 1
@@ -98,7 +103,7 @@ def induce_templates_file(
 
     files = {"lexicons": sibling(out, "lexicons", ".yaml"), "induced": sibling(out, "induced")}
     used = lexicons_used(templates)
-    lexicons = {name: list(loaded.lexicons[name].words) for name in used}
+    lexicons = {name: list(known[name].words) for name in used}
     document = induced_suite(
         templates,
         name=f"{loaded.name}-induced",

@@ -179,3 +179,29 @@ def test_the_suite_grows_by_each_new_case_once_after_its_own_cases(
     assert (done.records, done.summary.added) == (13, 5)
     assert done.summary.by_source == {"template": 8, "llm": 3, "expansion": 2}
     assert done.summary.by_provenance == {"template": 8, "people": 3, "expansion-verified": 2}
+
+
+def test_a_seed_filled_from_a_built_in_lexicon_the_suite_never_uses_induces_a_template(
+    tmp_path, tiny_suite_path
+):
+    seed = TestCase(
+        task="sentiment",
+        capability="Negation",
+        description_id="d",
+        description="A negated positive sentence.",
+        text="I did not like Paris at all.",
+        label="negative",
+        template="I did not like {city} at all.",
+        fills={"city": "Paris"},
+    )
+    write_jsonl(tmp_path / "cases.jsonl", [seed])
+    write_jsonl(tmp_path / "accepted.jsonl", [accepted_case("Paris never pleased me.", [seed])])
+    written = induce_templates_file(
+        tmp_path / "accepted.jsonl",
+        tmp_path / "cases.jsonl",
+        tmp_path / "templates.yaml",
+        suite=str(tiny_suite_path),
+    )
+    assert written.records == 1 and "unknown_lexicon" not in written.summary.skipped
+    lexicons = yaml.safe_load((tmp_path / "templates.lexicons.yaml").read_text())
+    assert "Paris" in lexicons["city"] and len(lexicons["city"]) > 100
