@@ -17,6 +17,7 @@ import os
 import re
 import shutil
 import subprocess
+import warnings
 from collections.abc import Sequence
 from functools import lru_cache
 from pathlib import Path
@@ -150,7 +151,9 @@ def load_wordnet(cache_dir: Path) -> WordNetCorpusReader:
     data = str(root.parent.parent)
     if data not in nltk.data.path:
         nltk.data.path.append(data)
-    return WordNetCorpusReader(str(root), None)
+    with warnings.catch_warnings():  # "multilingual functions are not available": no OMW
+        warnings.simplefilter("ignore", UserWarning)
+        return WordNetCorpusReader(str(root), None)
 
 
 def wordnet_pos(pos: str | None) -> str | None:
