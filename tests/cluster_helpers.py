@@ -1,6 +1,7 @@
 """What the scale-out tests share: background processes on 127.0.0.1 (a Dask scheduler and
 its workers, a Prefect server and worker) started in their own session and killed as a
-group, waiting for a port or an HTTP health check, and the digests of a run's outputs."""
+group, waiting for a port or an HTTP health check, a small trained ranker ensemble, and
+the digests of a run's outputs."""
 
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from testaug.steps import file_sha256
+from tests.flow_helpers import lexical_config
 
 # What a manifest says about the run itself rather than its work: two runs of the same work
 # (in folders of the same name) must agree on everything else they wrote, byte for byte.
@@ -100,6 +102,21 @@ def http_ok(url: str) -> bool:
             return response.status == 200
     except OSError:
         return False
+
+
+def trained_rankers(folder: Path, every: int = 10) -> Path:
+    """A lexical ranker ensemble trained on every `every`-th shipped labelled candidate, in
+    a few seconds (on all of them it takes about a minute of CPU): the folder, which runs
+    take as it is (`rankers: FOLDER`), so that no run trains anything."""
+    from rankers.ensemble import load_config
+    from rankers.ensemble_training import trained_ensemble
+    from testaug.core.jsonl import read_jsonl
+    from testaug.core.records import LabelledCandidate
+    from testaug.steps.rankers import default_training
+
+    labelled = list(read_jsonl(default_training(), LabelledCandidate))[::every]
+    config = load_config(str(lexical_config(folder)))
+    return trained_ensemble(config, labelled, folder / "rankers")
 
 
 def run_outputs(run_dir: Path) -> dict[str, object]:

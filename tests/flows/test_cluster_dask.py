@@ -16,8 +16,15 @@ import pytest
 
 from testaug.review.label_studio_server import free_port
 from testaug.testing.openai_server import ScriptedOpenAIServer
-from tests.cluster_helpers import Background, port_open, run_outputs, start, wait_until
-from tests.flow_helpers import PREFECT_ENV, echo_seed_reply, lexical_config, run_pipeline
+from tests.cluster_helpers import (
+    Background,
+    port_open,
+    run_outputs,
+    start,
+    trained_rankers,
+    wait_until,
+)
+from tests.flow_helpers import PREFECT_ENV, echo_seed_reply, run_pipeline
 
 pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("prefect_harness")]
 
@@ -77,7 +84,7 @@ def test_the_pipeline_spreads_over_two_dask_worker_processes_and_matches_a_local
 ):
     monkeypatch.setenv("TESTAUG_CACHE_DIR", str(tmp_path / "local-cache"))
     monkeypatch.setenv("OPENAI_API_KEY", "test-key")
-    rankers = lexical_config(tmp_path)
+    rankers = trained_rankers(tmp_path)
     task_stream(dask_cluster.address, time.time())  # the scheduler records from now on
     with ScriptedOpenAIServer(echo_seed_reply, port=free_port()) as server:
         local = run_pipeline(server, tmp_path / "local" / "run", rankers)
