@@ -13,6 +13,8 @@ from nltk.translate.bleu_score import SmoothingFunction, sentence_bleu
 
 from testaug.core.errors import TestAugError
 from testaug.diversity.self_bleu import (
+    sacrebleu_tokenizer,
+    sacrebleu_tokens,
     sampled_self_bleu,
     self_bleu,
     self_bleu_reference,
@@ -179,3 +181,21 @@ def test_sampling_is_seeded() -> None:
     )
     with pytest.raises(TestAugError, match="at least 2"):
         sampled_self_bleu(texts, sample=1, seed=0)
+
+
+# Characters that sacrebleu's 13a rules treat specially: digits, dashes, periods and commas,
+# the padded punctuation, entities, newlines and the <skipped> marker.
+TRICKY = st.lists(
+    st.sampled_from(
+        ["a", "b", "7", "0", "-", ".", ",", " ", "\n", "&", "&amp;", "&quot;", "&lt;", "<skipped>",
+         "'", "(", "$", "\t", "\u2028", "\x1c", "é"]
+    ),
+    max_size=12,
+).map("".join)  # fmt: skip
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(TRICKY, max_size=6))
+def test_tokenizing_all_texts_at_once_gives_each_text_s_sacrebleu_tokens(texts: list[str]) -> None:
+    tokenize = sacrebleu_tokenizer()
+    assert sacrebleu_tokens(texts) == [tokenize(text) for text in texts]
