@@ -6,6 +6,9 @@ Prints a table:
                          computation on the same cases and on --n cases, and a sampled
                          estimate on --n cases with its 95% interval
   Self-BLEU (texygen)    the plain NLTK loop on --texygen-n cases against testaug's
+  Self-BLEU at scale     testaug exact at each of --scale-sizes texts (distinct texts and
+                         text pairs of the three shipped suites, about 690k, repeated
+                         beyond that), with the RSS high-water mark of this process
   dependency paths       sentences per second, one nlp() call per sentence (the
                          reference, on --one-by-one-n sentences) against batched nlp.pipe
                          in one process and in --n-process forked processes (default:
@@ -14,10 +17,11 @@ Prints a table:
 Targets: the same values (to 1e-6 on sacrebleu's 0-100 scale), at least 50x faster
 than the loop at 1,000 cases, --n cases in under a minute, batched parsing giving
 the same paths as one call per sentence, several processes giving the paths of one
-process at >= 1,500 sentences/s. The load average is printed with the table: on a
+process at >= 1,500 sentences/s, Self-BLEU of the largest --scale-sizes (1M) in under 60 s. The load average is printed with the table: on a
 busy machine the wall-clock rates fall, the CPU seconds per sentence much less.
 
 Run: python benchmarks/diversity.py [--n 5000] [--reference-n 1000] [--n-process 2]
+     [--scale-sizes 100000,300000,1000000] ("" leaves the scale rows out)
 Exits 1 when a target is missed.
 """
 
@@ -54,6 +58,22 @@ def suite_texts(n: int, seed: int = 0) -> list[str]:
     return texts[:n]
 
 
+def many_texts(n: int, seed: int = 0) -> list[str]:
+    """n texts: the distinct texts and text pairs of the shipped suites, shuffled, repeated
+    as needed (about 690,000 are distinct)."""
+    seen: dict[str, None] = {}
+    for name, per_template in (("sentiment", 8000), ("nli", 3000), ("paraphrase", 3000)):
+        for case in expand_suite(load_suite(resolve_suite(name)), per_template=per_template):
+            seen[case.text] = None
+            if case.text_pair:
+                seen[case.text_pair] = None
+        if len(seen) >= n:
+            break
+    texts = list(seen)
+    random.Random(seed).shuffle(texts)
+    return (texts * -(-n // len(texts)))[:n]
+
+
 def timed(function: Callable[[], Any]) -> tuple[float, Any]:
     """Seconds taken and the result, with sacrebleu's tokenizer caches emptied first."""
     from sacrebleu.tokenizers.tokenizer_13a import Tokenizer13a
@@ -83,6 +103,7 @@ def main() -> int:
     parser.add_argument("--batch-size", type=int, default=256)
     parser.add_argument("--n-process", type=int, default=available_cpus())
     parser.add_argument("--parse-target", type=float, default=1500.0)
+    parser.add_argument("--scale-sizes", default="100000,300000,1000000")
     args = parser.parse_args()
 
     texts = suite_texts(args.n)
@@ -117,6 +138,20 @@ def main() -> int:
         ("", "testaug exact", len(tiny), tex_fast_s, tex_fast, f"{tex_loop_s / tex_fast_s:,.0f}x"),
         ("", "testaug exact", len(texts), tex_big_s, tex_big, ""),
     ]
+
+    scale_sizes = [int(size) for size in args.scale_sizes.split(",") if size]
+    scale_seconds: dict[int, float] = {}
+    if scale_sizes:
+        pool = many_texts(max(scale_sizes))
+        for size in sorted(scale_sizes):
+            seconds, value = timed(lambda size=size: self_bleu(pool[:size]))
+            scale_seconds[size] = seconds
+            peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+            rows.append(
+                ("Self-BLEU-4 at scale", f"testaug exact; peak RSS {peak:,.0f} MiB", size, seconds,
+                 value, f"{1000 * seconds / size:.3f} s per 1k")
+            )  # fmt: skip
+        del pool
 
     nlp = load_parser()
     paths_per_text(texts[:50], nlp, n_process=1)  # warm up
@@ -170,6 +205,17 @@ def main() -> int:
             f"{speedup:,.0f}x",
         ),
         (f"{len(texts):,} cases in under a minute", fast_big < 60, f"{fast_big:.2f} s"),
+        *(
+            [
+                (
+                    f"Self-BLEU of {max(scale_sizes):,} texts in under a minute",
+                    scale_seconds[max(scale_sizes)] < 60,
+                    f"{scale_seconds[max(scale_sizes)]:.1f} s",
+                )
+            ]
+            if scale_sizes
+            else []
+        ),
         (
             "sampled interval contains the exact value",
             estimate.ci_low <= value_big <= estimate.ci_high,

@@ -85,7 +85,8 @@ def parse_paths(
     """Parse texts in batches of `batch_size` (only tok2vec and parser on); their paths.
 
     `n_process` None chooses by `choose_n_process` from the texts and the CPUs; more
-    than one forks that many workers (where the platform forks; else one process).
+    than one forks that many workers (where the platform forks and this process is no
+    daemon; else one process parses).
     The paths are the same whatever the number of processes. A text longer than spaCy
     parses (`MAX_PARSE_CHARS`) is an InputError naming it."""
     texts = list(texts)
@@ -97,9 +98,16 @@ def parse_paths(
         n_process = choose_n_process(len(texts), available_cpus())
     if n_process < 1:
         raise TestAugError(f"n_process must be at least 1, not {n_process}")
-    if n_process == 1 or len(texts) < 2 or "fork" not in multiprocessing.get_all_start_methods():
+    if n_process == 1 or len(texts) < 2 or not _can_fork():
         return _parse_chunk(texts, nlp, batch_size)
     return _parse_in_processes(texts, nlp, batch_size, n_process)
+
+
+def _can_fork() -> bool:
+    """Whether workers can be forked here: the platform forks, and this process is not a
+    daemon (a Dask worker's or a multiprocessing pool's, which may not have children)."""
+    forks = "fork" in multiprocessing.get_all_start_methods()
+    return forks and not multiprocessing.current_process().daemon
 
 
 def _parse_chunk(texts: Sequence[str], nlp: Language, batch_size: int) -> list[frozenset[Path]]:

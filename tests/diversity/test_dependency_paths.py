@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import multiprocessing
+
 import pytest
 
 from testaug.core.errors import TestAugError
@@ -85,6 +87,21 @@ def test_two_processes_give_the_paths_of_one(nlp) -> None:
     one = paths_per_text(texts, nlp, batch_size=4, n_process=1)
     assert paths_per_text(texts, nlp, batch_size=4, n_process=2) == one
     assert dependency_paths(texts, nlp, batch_size=4, n_process=2) == set().union(*one)
+
+
+def _paths_in_a_daemon(queue, texts, nlp) -> None:
+    queue.put(paths_per_text(texts, nlp, batch_size=4, n_process=2))
+
+
+def test_a_daemon_process_which_may_not_fork_parses_in_one_process(nlp) -> None:
+    # Dask workers and multiprocessing pools run daemons, which may not start children.
+    context = multiprocessing.get_context("fork")
+    queue = context.Queue()
+    daemon = context.Process(target=_paths_in_a_daemon, args=(queue, SENTENCES, nlp), daemon=True)
+    daemon.start()
+    found = queue.get(timeout=120)
+    daemon.join(timeout=30)
+    assert found == paths_per_text(SENTENCES, nlp, n_process=1)
 
 
 def test_the_tagger_is_not_needed_for_the_paths(nlp) -> None:
