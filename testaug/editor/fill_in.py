@@ -59,8 +59,10 @@ def shortlist(
     beam: int = 8,
     per_token: int = 3,
     lm_words: int = 40,
+    lm_new_words: bool = True,
 ) -> list[_Partial]:
-    """The `size` likeliest fills by first-token log-probability, mask by mask."""
+    """The `size` likeliest fills by first-token log-probability, mask by mask (the LM's
+    likeliest words join the candidates, or with `lm_new_words` off only mark those there)."""
     partials = [_Partial(words=[], sources=[])]
     for index in range(masked.n_masks):
         prefixes = [masked.prefix(index, p.words) for p in partials]
@@ -70,7 +72,8 @@ def shortlist(
         extended: list[_Partial] = []
         for partial, prefix, row in zip(partials, prefixes, logprobs, strict=True):
             lm = scorer.top_words(row, lm_words) if lm_words else []
-            words = pool.words() + [w for w in lm if w not in pool.sources]
+            extra = [w for w in lm if w not in pool.sources] if lm_new_words else []
+            words = pool.words() + extra
             forms = [_surface(prefix, masked.form(index, w))[1] for w in words]
             firsts = scorer.first_tokens(forms)
             scores = row[firsts].tolist()
@@ -104,10 +107,13 @@ def suggest(
     shortlist_size: int | None = None,
     beam: int = 8,
     lm_words: int = 40,
+    lm_new_words: bool = True,
 ) -> list[WordSuggestion]:
     """The `n` best fills of the masks, scored by the log-probability of the filled sentence."""
     size = shortlist_size or max(3 * n, 60)
-    partials = shortlist(masked, scorer, pool, size=size, beam=beam, lm_words=lm_words)
+    partials = shortlist(
+        masked, scorer, pool, size=size, beam=beam, lm_words=lm_words, lm_new_words=lm_new_words
+    )
     return score_fills(masked, scorer, [p.words for p in partials], [p.sources for p in partials])[
         :n
     ]

@@ -24,7 +24,13 @@ from testaug.editor.fill_in import in_context, score_fills, suggest
 from testaug.editor.masks import parse_masked
 from testaug.editor.scorer import LMScorer
 from testaug.editor.suggestion import WordSuggestion
-from testaug.editor.wordnet import Relation, WordNetMissing, load_wordnet, related_words
+from testaug.editor.wordnet import (
+    Relation,
+    WordNetMissing,
+    load_wordnet,
+    related_words,
+    wordnet_pos,
+)
 from testaug.suites.load import load_suite
 
 logger = logging.getLogger(__name__)
@@ -133,10 +139,17 @@ def run_suggest(
         for name, words in lexicons.items():
             if name not in request.exclude_lexicons:
                 pool.add(words, f"lexicon:{name}")
-    out = suggest(masked, scorer, pool, n=request.n)
+    # With a POS and WordNet, the LM's own next words only vouch for WordNet's words of
+    # that POS (its raw next words include "not", "to", "on"...).
+    out = suggest(
+        masked, scorer, pool, n=request.n, lm_new_words=not (request.pos and wn is not None)
+    )
     if request.continue_list and masked.n_masks == 1 and out:
         more = continue_list(scorer, request.text, [s.word for s in out[:8]])
         new = [w for w in more if w not in {s.word for s in out}]
+        if request.pos and wn is not None:  # keep the words WordNet knows in that POS
+            letter = wordnet_pos(request.pos)
+            new = [w for w in new if wn.synsets(w.replace(" ", "_"), letter)]
         if new:
             extra = score_fills(
                 masked, scorer, [[w] for w in new], [[CONTINUATION_SOURCE]] * len(new)
