@@ -102,7 +102,7 @@ def test_the_pipeline_spreads_over_two_dask_worker_processes_and_matches_a_local
     names = set().union(*ran_by.values())
     assert {"prepare_rankers", "generate_candidates", "measure_diversity"} <= names, names
     assert "evaluate_one_model" in names, names
-    assert sum(key.startswith("generate_candidates") for key in _keys(stream)) == 2
+    assert sum(entry["key"].startswith("generate_candidates") for entry in stream) == 2
 
     # The same work gives the same files, byte for byte (manifests less the run's identity).
     local_files = run_outputs(tmp_path / "local" / "run")
@@ -112,7 +112,3 @@ def test_the_pipeline_spreads_over_two_dask_worker_processes_and_matches_a_local
     )
     assert clustered.augmented.candidates.records == local.augmented.candidates.records > 0
     assert clustered.collected.suite.sha256 == local.collected.suite.sha256
-
-
-def _keys(stream: list[dict]) -> list[str]:
-    return [entry["key"] for entry in stream]
