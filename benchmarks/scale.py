@@ -11,8 +11,8 @@ process ("warm-up s": imports, model weights, caches), so N's seconds are the wo
 
   generation   prompts of the sentiment suite against the scripted OpenAI server of
                testaug/testing (fixed latency, --latency), --concurrency requests in flight,
-               one sample each, at min(N, --generation-max) prompts. Ideal: N x latency /
-               concurrency; target >= 90% of that ideal speed-up, the rise flat. The
+               one sample each, at min(N, --generation-max) prompts. Ideal: the latency
+               times ceil(N / concurrency) waves; target >= 90% of that ideal speed-up, the rise flat. The
                server shares the process (and its GIL) with the client, so the latency
                must dwarf a request's CPU cost: 0.5 s, an LLM's order, by default.
   ranking      the offline ensemble (trained once, before timing, or from its cache)
@@ -179,7 +179,7 @@ def stage_generation(n: int, folder: Path, options: dict[str, Any]) -> dict[str,
         write_jsonl(folder / "generated.jsonl", result.candidates)
         cache.close()
         row = clock.row(len(prompts), candidates=len(result.candidates))
-    row["ideal"] = len(prompts) * latency / concurrency
+    row["ideal"] = -(-len(prompts) // concurrency) * latency  # full waves of requests
     return row
 
 
@@ -289,21 +289,31 @@ def in_process(stage: str, n: int, folder: Path, **options: Any) -> dict[str, An
     return result
 
 
-def run_size(n: int, stages: list[str], args: argparse.Namespace, root: Path) -> dict[str, Any]:
-    """Every chosen stage at size n, in order, in its own folder (a run directory)."""
+def run_size(
+    n: int,
+    stages: list[str],
+    args: argparse.Namespace,
+    root: Path,
+    generated: dict[int, dict[str, Any]],
+) -> dict[str, Any]:
+    """Every chosen stage at size n, in order, in its own folder (a run directory);
+    `generated` holds the generation rows by number of prompts, run once each."""
     folder = root / f"n{n}"
     (folder / "warm").mkdir(parents=True)
     write_inputs(n, folder)
     write_inputs(WARM_N, folder / "warm")
     rows: dict[str, Any] = {}
     if "generation" in stages:
-        rows["generation"] = in_process(
-            "generation",
-            min(n, args.generation_max),
-            folder,
-            latency=args.latency,
-            concurrency=args.concurrency,
-        )
+        prompts = min(n, args.generation_max)
+        if prompts not in generated:  # sizes above --generation-max repeat the last run's row
+            generated[prompts] = in_process(
+                "generation",
+                prompts,
+                folder,
+                latency=args.latency,
+                concurrency=args.concurrency,
+            )
+        rows["generation"] = generated[prompts]
     for stage in ("ranking", "induction", "diversity"):
         if stage in stages:
             rows[stage] = in_process(stage, n, folder)
@@ -336,9 +346,10 @@ def main() -> int:
     console = Console(width=120)
 
     results: dict[int, dict[str, Any]] = {}
+    generated: dict[int, dict[str, Any]] = {}
     with tempfile.TemporaryDirectory(prefix="testaug-scale-") as tmp:
         for n in sizes:
-            results[n] = run_size(n, stages, args, Path(tmp))
+            results[n] = run_size(n, stages, args, Path(tmp), generated)
             console.print(f"N = {n:,} done", highlight=False)
     load_after = ", ".join(f"{x:.1f}" for x in os.getloadavg())
 
