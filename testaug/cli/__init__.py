@@ -14,6 +14,7 @@ from testaug.cli.adapt import adapt_command
 from testaug.cli.annotate import annotate_app
 from testaug.cli.console import err_console
 from testaug.cli.diversity import diversity_command
+from testaug.cli.editor import editor_app, suggest_command
 from testaug.cli.evaluate import evaluate_command
 from testaug.cli.expand import expand_command
 from testaug.cli.fix import fix_command
@@ -81,6 +82,8 @@ app.add_typer(templates_app, name="templates")
 app.add_typer(flows_app, name="flows")
 app.add_typer(suggestions_app, name="suggestions")
 app.add_typer(lexicon_app, name="lexicon")
+app.command("suggest")(suggest_command)
+app.add_typer(editor_app, name="editor")
 app.add_typer(tree_app, name="tree")
 app.command("adapt")(adapt_command)
 app.command("fix")(fix_command)
