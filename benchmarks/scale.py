@@ -12,9 +12,10 @@ process ("warm-up s": imports, model weights, caches), so N's seconds are the wo
   generation   prompts of the sentiment suite against the scripted OpenAI server of
                testaug/testing (fixed latency, --latency), --concurrency requests in flight,
                one sample each, at min(N, --generation-max) prompts. Ideal: the latency
-               times ceil(N / concurrency) waves; target >= 90% of that ideal speed-up, the rise flat. The
-               server shares the process (and its GIL) with the client, so the latency
-               must dwarf a request's CPU cost: 0.5 s, an LLM's order, by default.
+               times ceil(N / concurrency) waves; target >= 90% of that ideal speed-up,
+               the rise flat. The client's CPU cost per request counts against the
+               ideal, so the latency must dwarf it: 0.5 s, an LLM's order, by default.
+               The server runs in a process of its own (it records every request).
   ranking      the offline ensemble (trained once, before timing, or from its cache)
                ranking N candidates (sentiment cases as generated candidates), JSONL in/out
   induction    templates induced from N accepted cases (each prompted by two other cases
@@ -155,6 +156,16 @@ def reply(prompt: str, index: int) -> str:
     return f" A generated case for prompt {hash(prompt) % 100_000}, sample {index}. }}\n- {{"
 
 
+def _serve(urls: Any, stop: Any, latency: float) -> None:
+    """The scripted server in its own process, until `stop` is set: the requests it
+    records and its threads are not the client's memory or CPU."""
+    from testaug.testing.openai_server import ScriptedOpenAIServer
+
+    with ScriptedOpenAIServer(reply, latency=latency) as server:
+        urls.put(server.base_url)
+        stop.wait()
+
+
 def stage_generation(n: int, folder: Path, options: dict[str, Any]) -> dict[str, Any]:
     from testaug.core.jsonl import write_jsonl
     from testaug.generation.backends.openai_compatible import OpenAIBackend
@@ -162,15 +173,18 @@ def stage_generation(n: int, folder: Path, options: dict[str, Any]) -> dict[str,
     from testaug.generation.prompts import prompt_for
     from testaug.generation.sampling import GenerationSettings, generate
     from testaug.generation.seeding import build_prompts
-    from testaug.testing.openai_server import ScriptedOpenAIServer
 
     template = prompt_for("sentiment")
     cases = sentiment_cases(max(4000, n // 2))
     per_description = -(-n // len({c.description_id for c in cases}))
     prompts = build_prompts(cases, template, per_description=per_description, seed=0)[:n]
     latency, concurrency = options["latency"], options["concurrency"]
-    with ScriptedOpenAIServer(reply, latency=latency) as server:
-        backend = OpenAIBackend(model="bench", api_key="bench", base_url=server.base_url)
+    context = multiprocessing.get_context("spawn")
+    urls, stop = context.Queue(), context.Event()
+    server = context.Process(target=_serve, args=(urls, stop, latency))
+    server.start()
+    try:
+        backend = OpenAIBackend(model="bench", api_key="bench", base_url=urls.get(timeout=120))
         cache = ResponseCache(folder / f"generation-{n}.sqlite")
         settings = GenerationSettings(samples=1, concurrency=concurrency)
         clock = Clock()
@@ -179,6 +193,9 @@ def stage_generation(n: int, folder: Path, options: dict[str, Any]) -> dict[str,
         write_jsonl(folder / "generated.jsonl", result.candidates)
         cache.close()
         row = clock.row(len(prompts), candidates=len(result.candidates))
+    finally:
+        stop.set()
+        server.join()
     row["ideal"] = -(-len(prompts) // concurrency) * latency  # full waves of requests
     return row
 
