@@ -27,13 +27,21 @@ class Text:
 @dataclass(frozen=True)
 class Table:
     """Rows of strings; `marks[i]`, where given, is a warning about row i; `tones[i]`, where
-    given, a CSS colour for row i's text in HTML (e.g. fixed green, broken red)."""
+    given, a CSS colour for row i's text in HTML (e.g. fixed green, broken red);
+    `cell_tones[i][j]`, where given, a colour for the one cell (j) of row i."""
 
     columns: Sequence[str]
     rows: Sequence[Sequence[str]]
     caption: str = ""
     marks: Sequence[str | None] = ()
     tones: Sequence[str | None] = ()
+    cell_tones: Sequence[Sequence[str | None]] = ()
+
+    def cell_tone(self, row: int, column: int) -> str | None:
+        """The colour of one cell, if any."""
+        if row >= len(self.cell_tones) or column >= len(self.cell_tones[row]):
+            return None
+        return self.cell_tones[row][column]
 
     def mark(self, index: int) -> str | None:
         """Row `index`'s mark, if any."""
@@ -119,7 +127,12 @@ def render_html(report: Report, path: Path) -> None:
         elif isinstance(block, Table):
             head = "".join(f"<th>{html.escape(c)}</th>" for c in block.columns)
             rows = "".join(
-                _html_row(row, block.mark(i), block.tones[i] if i < len(block.tones) else None)
+                _html_row(
+                    row,
+                    block.mark(i),
+                    block.tones[i] if i < len(block.tones) else None,
+                    [block.cell_tone(i, j) for j in range(len(row))],
+                )
                 for i, row in enumerate(block.rows)
             )
             caption = f"<caption>{html.escape(block.caption)}</caption>" if block.caption else ""
@@ -162,15 +175,29 @@ def _markdown_blocks(blocks: Sequence[Block]) -> list[Heading | Text | Table | I
     return flat
 
 
-def _html_row(row: Sequence[str], mark: str | None, tone: str | None = None) -> str:
+def _html_row(
+    row: Sequence[str],
+    mark: str | None,
+    tone: str | None = None,
+    cell_tones: Sequence[str | None] = (),
+) -> str:
     """A table row; a marked one gets the class `marked` and its mark as a badge, a toned
-    one its colour."""
+    one its colour, a toned cell its own."""
     cells = [html.escape(str(cell)) for cell in row]
     if mark and cells:
         cells[0] += f' <span class="badge">{html.escape(mark)}</span>'
-    style = f' style="color: {html.escape(tone)}; font-weight: bold"' if tone else ""
-    opening = f'<tr class="marked"{style}>' if mark else f"<tr{style}>"
-    return opening + "".join(f"<td>{cell}</td>" for cell in cells) + "</tr>"
+    opening = f'<tr class="marked"{_colour(tone)}>' if mark else f"<tr{_colour(tone)}>"
+    tones = list(cell_tones) + [None] * (len(cells) - len(cell_tones))
+    return (
+        opening
+        + "".join(f"<td{_colour(t)}>{cell}</td>" for cell, t in zip(cells, tones, strict=True))
+        + "</tr>"
+    )
+
+
+def _colour(tone: str | None) -> str:
+    """A style attribute giving text this colour in bold, or nothing."""
+    return f' style="color: {html.escape(tone)}; font-weight: bold"' if tone else ""
 
 
 def _md(cell: object) -> str:

@@ -33,6 +33,12 @@ def _stat(value: Stat | None) -> str:
     return "" if value is None else f"{100 * value.mean:.1f} ± {100 * value.std:.1f}"
 
 
+def _mark(summary: ScenarioSummary | None, attribute: str) -> str:
+    """ "above", "below" or "" for a pair's G (or i.i.d. score) against the baseline."""
+    versus = None if summary is None else summary.versus_baseline
+    return "" if versus is None else getattr(versus, f"{attribute}_mark")
+
+
 def _marked(summary: ScenarioSummary | None, attribute: str) -> str:
     """A pair's G (or i.i.d. score) with ▲ / ▼ where significantly above / below the baseline."""
     if summary is None:
@@ -72,7 +78,9 @@ def crossfunctional_section(report: CrossFunctionalReport) -> list[Block]:
     ]
     g_columns = ["", "i.i.d. score", "G standard", *(f"G {s}" for s in PAIR_SCENARIOS), "Avg"]
     g_rows = []
+    g_tones: list[list[str | None]] = []
     if report.standard is not None:
+        g_tones.append([])
         g_rows.append(
             [BASELINE, _stat(report.standard.iid_score), _stat(report.standard.g)]
             + [""] * (len(PAIR_SCENARIOS) + 1)
@@ -87,10 +95,19 @@ def crossfunctional_section(report: CrossFunctionalReport) -> list[Block]:
                 _stat(pair.g_average),
             ]
         )
+        g_tones.append(
+            [
+                None,
+                TONES[_mark(pair.scenarios.get("seen"), "iid")],
+                None,
+                *(TONES[_mark(pair.scenarios.get(s), "g")] for s in PAIR_SCENARIOS),
+            ]
+        )
     blocks.append(
         Table(
             g_columns,
             g_rows,
+            cell_tones=g_tones,
             caption="BeLUGA's G (Eq. 8): harmonic mean of the suite score and the i.i.d. "
             "score, in percent, mean ± standard deviation over seeds; Avg: the mean G of "
             "the pair's scenarios; ▲ / ▼ significantly above / below the IID baseline "

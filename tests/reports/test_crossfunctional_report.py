@@ -112,5 +112,14 @@ def test_pairs_significantly_above_the_baseline_are_green_and_below_red(tmp_path
     assert f'<tr style="color: {TONES["above"]}; font-weight: bold"><td>IID-&gt;T / vanilla' in html
     assert f'<tr style="color: {TONES["below"]}; font-weight: bold"><td>IID-&gt;T / forget' in html
     assert "<tr><td>IID / vanilla</td><td>G seen</td><td>+0.0</td><td>1.0000</td>" in html
+    # and in the G table, the marked cells alone (BeLUGA's Table 3)
+    green, red = (f'<td style="color: {TONES[k]}; font-weight: bold">' for k in ("above", "below"))
+    assert (
+        f"<td>IID-&gt;T / vanilla</td><td>100.0 ± 0.0</td><td></td>{green}100.0 ± 0.0 ▲</td>"
+        in html
+    )
+    assert (
+        f"<td>IID-&gt;T / forget</td>{red}50.0 ± 0.0 ▼</td><td></td>{red}44.4 ± 0.0 ▼</td>" in html
+    )
     # the settings chosen on T_val
     assert "T_val suite score" in markdown and "lr 0.001, 1 epochs, batch 16" in markdown
