@@ -74,7 +74,7 @@ def shortlist(
             lm = scorer.top_words(row, lm_words) if lm_words else []
             extra = [w for w in lm if w not in pool.sources] if lm_new_words else []
             words = pool.words() + extra
-            forms = [_surface(prefix, masked.form(index, w))[1] for w in words]
+            forms = [_surface(prefix, masked.after_prefix(index, w))[1] for w in words]
             firsts = scorer.first_tokens(forms)
             scores = row[firsts].tolist()
             per_first: dict[int, int] = {}

@@ -47,6 +47,11 @@ class MaskedText:
             return inflect(word, option)
         return word
 
+    def after_prefix(self, index: int, word: str) -> str:
+        """The word as it follows `prefix(index, ...)`: its form, less the article that the
+        prefix already holds for an `{a:mask}`."""
+        return word if self.options[index] in ("a", "A") else self.form(index, word)
+
     def fill(self, words: Sequence[str]) -> str:
         """The sentence with one word per mask in place."""
         if len(words) != self.n_masks:

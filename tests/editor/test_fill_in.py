@@ -37,6 +37,7 @@ def test_each_mask_is_its_own_slot_and_a_mask_gets_its_article_by_sound():
     assert masked.fill(["I", "loved", "excellent"]) == "I really loved an excellent flight."
     assert masked.fill(["We", "had", "good"]) == "We really had a good flight."
     assert masked.prefix(2, ["I", "loved"]) == "I really loved a "
+    assert masked.after_prefix(2, "excellent") == "excellent"
 
 
 def test_other_slots_take_their_lexicons_first_word_and_inflections_apply_to_masks():
