@@ -21,6 +21,7 @@ from rich.markup import escape
 from testaug.adaptive.suggestion import Decision, Suggestion, SuggestionVerdict
 from testaug.adaptive.tree import ROOT, TreeTest, is_within, normalize_topic
 from testaug.review.terminal import ENTER, KeyReader
+from testaug.review.terminal_session import SessionWords, Step, run_session, stop_or_skip
 
 LEGEND = (
     "[bold]Enter[/]/[bold]a[/] accept into {focus} · [bold]t[/] accept into another topic · "
@@ -28,6 +29,11 @@ LEGEND = (
 )
 REJECTIONS: dict[str, Decision] = {"i": "reject_invalid", "o": "reject_off_topic"}
 BACKSPACES = ("\x7f", "\b")
+WORDS = SessionWords(
+    heading="\n[bold]suggestion {position} of {total}[/] ({before} judged before)",
+    stopped="Stopped; the suggestions left wait for a verdict.",
+    end="\nEnd of the suggestions ({shown} shown).",
+)
 
 
 @dataclass(frozen=True)
@@ -82,44 +88,32 @@ def review_suggestions(
     """Ask for a verdict on every suggestion not in `done`, in failure order, saving each at
     once. `topics` are the tree's topics, offered by number when a test goes elsewhere; `q`
     or the end of input stops the session, `s` leaves a suggestion for later."""
-    queue = [s for s in failure_order(suggestions) if s.id not in done]
     known = list(dict.fromkeys(normalize_topic(t) for t in topics))
-    before = len(suggestions) - len(queue)
-    verdicts: list[SuggestionVerdict] = []
-    skipped = 0
-    for position, suggestion in enumerate(queue, start=1):
-        console.print(
-            f"\n[bold]suggestion {position} of {len(queue)}[/] ({before} judged before)",
-            highlight=False,
-        )
-        show_suggestion(suggestion, console)
-        outcome = _ask_verdict(suggestion, known, annotator, read_key, console)
-        if outcome == "quit":
-            console.print("Stopped; the suggestions left wait for a verdict.")
-            return _summary(verdicts, skipped, len(queue), quit=True)
-        if outcome == "skip":
-            skipped += 1
-            continue
-        if outcome.topic is not None and outcome.topic not in known:
-            known.append(outcome.topic)
-        save(outcome)
-        verdicts.append(outcome)
-    console.print(f"\nEnd of the suggestions ({len(queue)} shown).", highlight=False)
-    return _summary(verdicts, skipped, len(queue), quit=False)
 
+    def keep(verdict: SuggestionVerdict) -> None:
+        if verdict.topic is not None and verdict.topic not in known:
+            known.append(verdict.topic)
+        save(verdict)
 
-def _summary(
-    verdicts: list[SuggestionVerdict], skipped: int, queued: int, *, quit: bool
-) -> SuggestionSession:
-    decisions = [verdict.decision for verdict in verdicts]
+    run = run_session(
+        failure_order(suggestions),
+        key=lambda suggestion: suggestion.id,
+        done=done,
+        show=lambda suggestion: show_suggestion(suggestion, console),
+        ask=lambda suggestion: _ask_verdict(suggestion, known, annotator, read_key, console),
+        save=keep,
+        console=console,
+        words=WORDS,
+    )
+    decisions = [verdict.decision for verdict in run.verdicts]
     return SuggestionSession(
-        judged=len(verdicts),
+        judged=len(run.verdicts),
         accepted=decisions.count("accept"),
         invalid=decisions.count("reject_invalid"),
         off_topic=decisions.count("reject_off_topic"),
-        skipped=skipped,
-        remaining=queued - len(verdicts),
-        quit=quit,
+        skipped=run.skipped,
+        remaining=run.remaining,
+        quit=run.quit,
     )
 
 
@@ -150,18 +144,14 @@ def _ask_verdict(
     annotator: str,
     read_key: KeyReader,
     console: Console,
-) -> SuggestionVerdict | str:
+) -> SuggestionVerdict | Step:
     """A verdict, or "skip" / "quit", from the keys read."""
     console.print(LEGEND.format(focus=escape(suggestion.focus_topic)), highlight=False)
     while True:
         console.print("Verdict >> ", end="")
         key = read_key()
-        if key in ("", "q"):
-            console.print("quit")
-            return "quit"
-        if key == "s":
-            console.print("skipped")
-            return "skip"
+        if (step := stop_or_skip(key, console)) is not None:
+            return step
         if key in (ENTER, "a"):
             console.print(f"[green]accepted into {escape(suggestion.focus_topic)}[/]")
             return SuggestionVerdict(

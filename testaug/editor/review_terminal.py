@@ -17,6 +17,13 @@ from rich.markup import escape
 
 from testaug.editor.lexicon_verdicts import LexiconVerdict, ReviewWord, one_line
 from testaug.review.terminal import ENTER, KeyReader
+from testaug.review.terminal_session import SessionWords, Step, run_session, stop_or_skip
+
+WORDS = SessionWords(
+    heading="\n[bold]word {position} of {total}[/] ({before} judged before)",
+    stopped="Stopped; the words left wait for a verdict.",
+    end="\nEnd of the words ({shown} shown, {before} judged before).",
+)
 
 
 @dataclass(frozen=True)
@@ -56,43 +63,25 @@ def review_words_in_terminal(
 ) -> WordSession:
     """Ask for a verdict on every word not in `done`, in the given order, saving each at once.
     `present(word)` names the lexicons that already hold a word (shown beside it)."""
-    queue = [item for item in words if item.word not in done]
-    before = len(words) - len(queue)
-    verdicts: list[LexiconVerdict] = []
-    skipped = 0
-    for position, item in enumerate(queue, start=1):
-        console.print(
-            f"\n[bold]word {position} of {len(queue)}[/] ({before} judged before)",
-            highlight=False,
-        )
-        show_word(item, present(item.word), console)
-        outcome = _ask_verdict(item, lexicons, annotator, read_key, console)
-        if outcome == "quit":
-            console.print("Stopped; the words left wait for a verdict.")
-            return _summary(verdicts, skipped, len(queue), quit=True)
-        if outcome == "skip":
-            skipped += 1
-            continue
-        save(outcome)
-        verdicts.append(outcome)
-    console.print(
-        f"\nEnd of the words ({len(queue)} shown, {before} judged before).", highlight=False
+    run = run_session(
+        words,
+        key=lambda item: item.word,
+        done=done,
+        show=lambda item: show_word(item, present(item.word), console),
+        ask=lambda item: _ask_verdict(item, lexicons, annotator, read_key, console),
+        save=save,
+        console=console,
+        words=WORDS,
     )
-    return _summary(verdicts, skipped, len(queue), quit=False)
-
-
-def _summary(
-    verdicts: list[LexiconVerdict], skipped: int, queued: int, *, quit: bool
-) -> WordSession:
-    kept = sum(verdict.decision == "keep" for verdict in verdicts)
+    kept = sum(verdict.decision == "keep" for verdict in run.verdicts)
     return WordSession(
-        judged=len(verdicts),
+        judged=len(run.verdicts),
         kept=kept,
-        dropped=len(verdicts) - kept,
-        skipped=skipped,
-        remaining=queued - len(verdicts),
-        quit=quit,
-        verdicts=tuple(verdicts),
+        dropped=len(run.verdicts) - kept,
+        skipped=run.skipped,
+        remaining=run.remaining,
+        quit=run.quit,
+        verdicts=tuple(run.verdicts),
     )
 
 
@@ -117,7 +106,7 @@ def _ask_verdict(
     annotator: str,
     read_key: KeyReader,
     console: Console,
-) -> LexiconVerdict | str:
+) -> LexiconVerdict | Step:
     """A verdict, or "skip" / "quit", from the keys read."""
     numbered = {str(number): name for number, name in enumerate(lexicons, start=1)}
     if len(lexicons) == 1:
@@ -126,12 +115,8 @@ def _ask_verdict(
     while True:
         console.print("Verdict >> ", end="")
         key = read_key()
-        if key in ("", "q"):
-            console.print("quit")
-            return "quit"
-        if key == "s":
-            console.print("skipped")
-            return "skip"
+        if (step := stop_or_skip(key, console)) is not None:
+            return step
         if key == "d":
             console.print("[red]dropped[/]")
             return _verdict(item, "drop", None, annotator)

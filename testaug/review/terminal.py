@@ -13,7 +13,7 @@ import os
 import select
 from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Literal, TextIO
+from typing import TextIO
 
 from rich.console import Console
 from rich.markup import escape
@@ -29,6 +29,7 @@ from testaug.core.records import (
     label_options,
 )
 from testaug.review.plans import GUIDELINES, INVALID_REASONS
+from testaug.review.terminal_session import SessionWords, Step, run_session, stop_or_skip
 
 # Returns one key: a single character, "\n" for Enter, "" at end of input.
 KeyReader = Callable[[], str]
@@ -48,7 +49,12 @@ REASON_KEYS: dict[str, InvalidReason] = {
     str(i): reason for i, reason in enumerate(INVALID_REASONS, start=1)
 }
 
-Step = Literal["quit", "skip"]
+WORDS = SessionWords(
+    heading="\n[bold]case {position} of {total}[/] ({before} done before)",
+    stopped="Stopped; the cases left stay pending.",
+    end="\nEnd of the queue ({shown} cases shown).",
+    highlight=None,
+)
 
 
 def key_reader(stream: TextIO) -> KeyReader:
@@ -139,38 +145,24 @@ def annotate_in_terminal(
     `queue` is shown in the given order; `seeds` holds the seed cases that candidates
     point to. `q` or the end of input stops the session; `s` leaves a case pending.
     """
-    pending = [item for item in queue if item.candidate.id not in done]
-    before = len(queue) - len(pending)
-    verdicts: list[Annotation] = []
-    skipped = 0
-    for position, item in enumerate(pending, start=1):
-        console.print(f"\n[bold]case {position} of {len(pending)}[/] ({before} done before)")
-        _show_candidate(item, seeds, console)
-        outcome = _ask_verdict(item.candidate, labels, annotator, read_key, console)
-        if outcome == "quit":
-            console.print("Stopped; the cases left stay pending.")
-            return _summary(verdicts, skipped, len(pending), quit=True)
-        if outcome == "skip":
-            skipped += 1
-            continue
-        save(outcome)
-        verdicts.append(outcome)
-    console.print(f"\nEnd of the queue ({len(pending)} cases shown).")
-    return _summary(verdicts, skipped, len(pending), quit=False)
-
-
-def _summary(
-    verdicts: list[Annotation], skipped: int, pending: int, *, quit: bool
-) -> TerminalSession:
-    """The session's counts; skipped and unreached cases remain."""
-    valid = sum(verdict.valid for verdict in verdicts)
+    run = run_session(
+        queue,
+        key=lambda item: item.candidate.id,
+        done=done,
+        show=lambda item: _show_candidate(item, seeds, console),
+        ask=lambda item: _ask_verdict(item.candidate, labels, annotator, read_key, console),
+        save=save,
+        console=console,
+        words=WORDS,
+    )
+    valid = sum(verdict.valid for verdict in run.verdicts)
     return TerminalSession(
-        annotated=len(verdicts),
+        annotated=len(run.verdicts),
         valid=valid,
-        invalid=len(verdicts) - valid,
-        skipped=skipped,
-        remaining=pending - len(verdicts),
-        quit=quit,
+        invalid=len(run.verdicts) - valid,
+        skipped=run.skipped,
+        remaining=run.remaining,
+        quit=run.quit,
     )
 
 
@@ -222,12 +214,8 @@ def _ask_verdict(
         "Enter - the sentence is valid, Others - the sentence is NOT valid >> Label: ", end=""
     )
     key = read_key()
-    if key in ("", "q"):
-        console.print("quit")
-        return "quit"
-    if key == "s":
-        console.print("skipped")
-        return "skip"
+    if (step := stop_or_skip(key, console)) is not None:
+        return step
     if key in (ENTER, "y"):
         console.print("[green]valid[/]")
         return Annotation(
