@@ -10,6 +10,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
 from xml.sax.saxutils import quoteattr
 
@@ -19,6 +20,13 @@ from testaug.adaptive.review_terminal import describe_test, failure_order
 from testaug.adaptive.suggestion import Decision, Suggestion, SuggestionVerdict
 from testaug.adaptive.tree import normalize_topic
 from testaug.review.label_studio import LabelStudio
+from testaug.review.label_studio_tasks import (
+    TaskPush,
+    annotator_of,
+    pull_export,
+    push_tasks,
+    tally_answers,
+)
 
 VERDICT = "verdict"
 SUBTOPIC = "subtopic"
@@ -131,21 +139,22 @@ def read_suggestion_export(
             )
             continue
         reading.suggestions[sid] = suggestion
-        for answer in task.get("annotations") or []:
-            if answer.get("was_cancelled"):
-                reading.cancelled += 1
-                continue
-            verdict = _verdict(suggestion, answer, users, reading.problems, task.get("id"))
-            if verdict is None:
-                reading.unanswered += 1
-            else:
-                reading.verdicts.append(verdict)
+        cancelled, unanswered = tally_answers(
+            task,
+            partial(
+                _verdict, suggestion, users=users, problems=reading.problems, task_id=task.get("id")
+            ),
+            reading.verdicts,
+        )
+        reading.cancelled += cancelled
+        reading.unanswered += unanswered
     return reading
 
 
 def _verdict(
     suggestion: Suggestion,
     answer: Mapping[str, Any],
+    *,
     users: Mapping[int, str],
     problems: list[str],
     task_id: Any,
@@ -166,24 +175,16 @@ def _verdict(
         topic = normalize_topic(
             path if path.startswith("/") else f"{suggestion.focus_topic}/{path}"
         )
-    who = answer.get("completed_by")
-    who_id = who.get("id") if isinstance(who, dict) else who
     return SuggestionVerdict(
         suggestion_id=suggestion.id,
         decision=CHOICES[chosen[0]],
         topic=topic,
-        annotator=users.get(who_id, f"user {who_id}") if isinstance(who_id, int) else "unknown",
+        annotator=annotator_of(answer, users),
     )
 
 
-@dataclass(frozen=True)
-class SuggestionPush:
-    """What a push did: the project, how many suggestions were new to it, how many were there."""
-
-    project_id: int
-    created: bool
-    imported: int
-    already_present: int
+# What a push did: the project, how many suggestions were new to it, how many were there.
+SuggestionPush = TaskPush
 
 
 def push_suggestions(
@@ -191,26 +192,18 @@ def push_suggestions(
 ) -> SuggestionPush:
     """Import suggestions, in failure order, into a project (created with the suggestions'
     interface if needed), skipping those it already has: pushing twice imports nothing twice."""
-    project_id = studio.find_project(project)
-    created = project_id is None
-    if project_id is None:
-        project_id = studio.create_project(
-            project,
-            (),
-            label_config=suggestion_labeling_config(),
-            description="Suggested tests for a test tree (testaug)",
-            instructions=INSTRUCTIONS,
-        )
-    present = {(task.get("data") or {}).get("suggestion_id") for task in studio.export(project_id)}
     ordered = failure_order(suggestions)
-    tasks = [
-        suggestion_task(s, rank) for rank, s in enumerate(ordered, start=1) if s.id not in present
-    ]
-    imported = studio.import_tasks(project_id, tasks)
-    return SuggestionPush(project_id, created, imported, len(ordered) - len(tasks))
+    return push_tasks(
+        studio,
+        project,
+        [suggestion_task(s, rank) for rank, s in enumerate(ordered, start=1)],
+        key="suggestion_id",
+        label_config=suggestion_labeling_config(),
+        description="Suggested tests for a test tree (testaug)",
+        instructions=INSTRUCTIONS,
+    )
 
 
 def pull_suggestion_verdicts(studio: LabelStudio, project: str) -> SuggestionReading:
     """Every verdict people gave in a suggestions project so far."""
-    project_id = studio.project(project)
-    return read_suggestion_export(studio.export(project_id), studio.users())
+    return pull_export(studio, project, read_suggestion_export)

@@ -11,11 +11,20 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from functools import partial
 from typing import Any
 from xml.sax.saxutils import quoteattr
 
 from testaug.editor.lexicon_verdicts import LexiconVerdict, ReviewWord, one_line
 from testaug.review.label_studio import LabelStudio
+from testaug.review.label_studio_tasks import (
+    TaskPush,
+    annotator_of,
+    answered_at,
+    pull_export,
+    push_tasks,
+    tally_answers,
+)
 
 VERDICT = "lexicon"
 DROP = "drop (in no lexicon)"
@@ -68,14 +77,8 @@ def word_task(item: ReviewWord, rank: int, lexicons: Sequence[str]) -> dict[str,
     }
 
 
-@dataclass(frozen=True)
-class WordPush:
-    """What a push did: the project, how many words were new to it, how many were there."""
-
-    project_id: int
-    created: bool
-    imported: int
-    already_present: int
+# What a push did: the project, how many words were new to it, how many were there.
+WordPush = TaskPush
 
 
 def push_words(
@@ -83,24 +86,15 @@ def push_words(
 ) -> WordPush:
     """Import words, in the given order, into a project (created with the words' interface
     if needed), skipping those it already has: pushing twice imports nothing twice."""
-    project_id = studio.find_project(project)
-    created = project_id is None
-    if project_id is None:
-        project_id = studio.create_project(
-            project,
-            (),
-            label_config=word_labeling_config(lexicons),
-            description="Suggested words for a suite's lexicons (testaug)",
-            instructions=INSTRUCTIONS,
-        )
-    present = {(task.get("data") or {}).get("word") for task in studio.export(project_id)}
-    tasks = [
-        word_task(item, rank, lexicons)
-        for rank, item in enumerate(words, start=1)
-        if item.word not in present
-    ]
-    imported = studio.import_tasks(project_id, tasks)
-    return WordPush(project_id, created, imported, len(words) - len(tasks))
+    return push_tasks(
+        studio,
+        project,
+        [word_task(item, rank, lexicons) for rank, item in enumerate(words, start=1)],
+        key="word",
+        label_config=word_labeling_config(lexicons),
+        description="Suggested words for a suite's lexicons (testaug)",
+        instructions=INSTRUCTIONS,
+    )
 
 
 @dataclass
@@ -124,20 +118,20 @@ def read_word_export(tasks: Iterable[Mapping[str, Any]], users: Mapping[int, str
             reading.problems.append(f"task {task.get('id')}: no word in its data")
             continue
         suggestion = data.get("suggestion") if isinstance(data.get("suggestion"), dict) else {}
-        for answer in task.get("annotations") or []:
-            if answer.get("was_cancelled"):
-                reading.cancelled += 1
-                continue
-            verdict = _verdict(word, suggestion, answer, users)
-            if verdict is None:
-                reading.unanswered += 1
-            else:
-                reading.verdicts.append(verdict)
+        cancelled, unanswered = tally_answers(
+            task, partial(_verdict, word, suggestion, users=users), reading.verdicts
+        )
+        reading.cancelled += cancelled
+        reading.unanswered += unanswered
     return reading
 
 
 def _verdict(
-    word: str, suggestion: Mapping[str, Any], answer: Mapping[str, Any], users: Mapping[int, str]
+    word: str,
+    suggestion: Mapping[str, Any],
+    answer: Mapping[str, Any],
+    *,
+    users: Mapping[int, str],
 ) -> LexiconVerdict | None:
     chosen: list[str] = []
     for item in answer.get("result") or []:
@@ -146,29 +140,18 @@ def _verdict(
     if len(chosen) != 1 or not (chosen[0] == DROP or chosen[0].startswith(INTO)):
         return None
     lexicon = None if chosen[0] == DROP else chosen[0][len(INTO) :]
-    who = answer.get("completed_by")
-    who_id = who.get("id") if isinstance(who, dict) else who
     return LexiconVerdict(
         word=word,
         decision="drop" if lexicon is None else "keep",
         lexicon=lexicon,
-        annotator=users.get(who_id, f"user {who_id}") if isinstance(who_id, int) else "unknown",
+        annotator=annotator_of(answer, users),
         origin="label-studio",
         masked=str(suggestion.get("masked") or ""),
         sources=tuple(str(s) for s in suggestion.get("sources") or []),
-        created_at=_timestamp(answer.get("updated_at") or answer.get("created_at")),
+        created_at=answered_at(answer, datetime.now(UTC)),  # now, when the export does not say
     )
-
-
-def _timestamp(value: Any) -> datetime:
-    """When an answer was given (now, when the export does not say)."""
-    try:
-        return datetime.fromisoformat(str(value).replace("Z", "+00:00"))
-    except ValueError:
-        return datetime.now(UTC)
 
 
 def pull_word_verdicts(studio: LabelStudio, project: str) -> WordReading:
     """Every verdict people gave in a words project so far."""
-    project_id = studio.project(project)
-    return read_word_export(studio.export(project_id), studio.users())
+    return pull_export(studio, project, read_word_export)

@@ -12,6 +12,7 @@ import random
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
+from functools import partial
 from typing import Any, TypeVar
 from xml.sax.saxutils import quoteattr
 
@@ -21,6 +22,13 @@ from testaug.core.errors import ServiceError, TransientServiceError
 from testaug.core.records import Annotation, Candidate, RankedCandidate, TestCase, label_options
 from testaug.core.retries import RetryNotices, RetryPolicy, call_with_retries
 from testaug.core.secrets import redact_url
+from testaug.review.label_studio_tasks import (
+    annotator_of,
+    answered_at,
+    pull_export,
+    push_tasks,
+    tally_answers,
+)
 from testaug.review.plans import GUIDELINES, INVALID_REASONS, ReviewPlan, invalidity_score
 
 T = TypeVar("T")
@@ -31,6 +39,9 @@ CORRECTED_LABEL = "corrected_label"
 # What annotators see for each reason code.
 REASON_CHOICES = {text: code for code, text in INVALID_REASONS.items()}
 DEFAULT_RETRIES = RetryPolicy(max_attempts=4, base_delay=0.5, max_delay=4.0)
+DESCRIPTION = "Validity of generated test cases (testaug)"
+# When an answer whose export gives no time was given.
+EPOCH = datetime.fromisoformat("1970-01-01T00:00:00+00:00")
 
 
 class LabelStudioError(ServiceError):
@@ -144,15 +155,11 @@ def read_export(tasks: Iterable[Mapping[str, Any]], users: Mapping[int, str]) ->
             reading.problems.append(
                 f"task {task.get('id')}: data.candidate: {exc.errors()[0]['msg']}"
             )
-        for answer in task.get("annotations") or []:
-            if answer.get("was_cancelled"):
-                reading.cancelled += 1
-                continue
-            record = _annotation(cid, answer, users)
-            if record is None:
-                reading.unanswered += 1
-            else:
-                reading.annotations.append(record)
+        cancelled, unanswered = tally_answers(
+            task, partial(_annotation, cid, users=users), reading.annotations
+        )
+        reading.cancelled += cancelled
+        reading.unanswered += unanswered
     return reading
 
 
@@ -168,24 +175,15 @@ def _annotation(cid: str, answer: Mapping[str, Any], users: Mapping[int, str]) -
     valid = validity[0] == "valid"
     reason = next(iter(choices.get(REASON) or []), None)
     corrected = next(iter(choices.get(CORRECTED_LABEL) or []), None)
-    who = answer.get("completed_by")
-    who_id = who.get("id") if isinstance(who, dict) else who
     return Annotation(
         candidate_id=cid,
         valid=valid,
         reason=None if valid else REASON_CHOICES.get(reason or "", "capability"),
         corrected_label=corrected,
-        annotator=users.get(who_id, f"user {who_id}") if isinstance(who_id, int) else "unknown",
+        annotator=annotator_of(answer, users),
         origin="label-studio",
-        created_at=_timestamp(answer.get("updated_at") or answer.get("created_at")),
+        created_at=answered_at(answer, EPOCH),
     )
-
-
-def _timestamp(value: Any) -> datetime:
-    try:
-        return datetime.fromisoformat(str(value).replace("Z", "+00:00"))
-    except ValueError:
-        return datetime.fromisoformat("1970-01-01T00:00:00+00:00")
 
 
 class LabelStudio:
@@ -280,7 +278,7 @@ class LabelStudio:
         labels: Sequence[str],
         *,
         label_config: str | None = None,
-        description: str = "Validity of generated test cases (testaug)",
+        description: str | None = None,
         instructions: str | None = None,
     ) -> int:
         """A new project with testaug's labeling interface and guidelines, or with the
@@ -289,7 +287,7 @@ class LabelStudio:
             "create project",
             lambda: self._client.projects.create(
                 title=name,
-                description=description,
+                description=description or DESCRIPTION,
                 label_config=label_config or labeling_config(labels),
                 expert_instruction=instructions or instructions_html(),
                 show_instruction=True,
@@ -350,18 +348,14 @@ def push_for_review(
 ) -> PushResult:
     """Import the candidates a plan sends to people into a project (created if needed),
     skipping candidates it already has, so pushing twice imports nothing twice."""
-    project_id = studio.find_project(project)
-    created = project_id is None
-    if project_id is None:
-        project_id = studio.create_project(project, labels)
-    present = {(task.get("data") or {}).get("candidate_id") for task in studio.export(project_id)}
     n = len(plan.candidate_ids)
-    tasks = [task_for(item, n, seeds) for item in plan.review if item.candidate.id not in present]
-    imported = studio.import_tasks(project_id, tasks)
-    return PushResult(project_id, created, plan, imported, len(plan.review) - len(tasks))
+    tasks = [task_for(item, n, seeds) for item in plan.review]
+    pushed = push_tasks(studio, project, tasks, key="candidate_id", labels=labels)
+    return PushResult(
+        pushed.project_id, pushed.created, plan, pushed.imported, pushed.already_present
+    )
 
 
 def pull_verdicts(studio: LabelStudio, project: str) -> ExportReading:
     """Every verdict people gave in the project so far."""
-    project_id = studio.project(project)
-    return read_export(studio.export(project_id), studio.users())
+    return pull_export(studio, project, read_export)
