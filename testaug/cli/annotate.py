@@ -3,7 +3,6 @@ bring their verdicts back, and merge the accepted candidates into the suite."""
 
 from __future__ import annotations
 
-import getpass
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -12,6 +11,7 @@ from rich.table import Table
 
 from testaug.cli.annotate_server import install_server_command, server_command
 from testaug.cli.console import console, err_console
+from testaug.cli.review_options import API_KEY, URL, annotator_option, terminal_reviewer
 from testaug.core.jsonl import read_jsonl
 from testaug.core.records import Annotation, label_options
 from testaug.review.acceptance import DEFAULT_TARGET, check_target
@@ -39,10 +39,6 @@ annotate_app.command("server")(server_command)
 TOP = typer.Option(None, "--top", min=0.0, max=1.0, help="Fraction of the ranking people review.")
 BUDGET = typer.Option(None, "--budget", min=0, help="At most this many candidates for people.")
 PROJECT = typer.Option(None, "--project", help="Label Studio project (default: testaug <run>).")
-URL = typer.Option(None, "--url", help="Label Studio URL (default: $LABEL_STUDIO_URL).")
-API_KEY = typer.Option(
-    None, "--api-key", help="Label Studio token (prefer $LABEL_STUDIO_API_KEY).", show_default=False
-)
 ACCEPT_PRECISION = typer.Option(
     DEFAULT_TARGET,
     "--accept-precision",
@@ -149,25 +145,19 @@ def terminal_command(
     annotations_path: Path | None = typer.Option(
         None, "--annotations", help="Annotations file (default: annotations.jsonl beside RANKED)."
     ),
-    annotator: str | None = typer.Option(None, help="Your name in the records (default: login)."),
+    annotator: str | None = annotator_option("the records"),
     cases: Path | None = CASES,
 ) -> None:
     """Review, in the terminal, the top of the ranking among the candidates the ranker's rule
     does not accept: Enter valid, n invalid, s skip, q quit. Verdicts are saved one by one;
     run it again to go on where you stopped."""
-    import sys
-
-    from testaug.review.terminal import key_reader
-
     check_target(accept_precision, field="--accept-precision")
     annotations_path = annotations_path or ranked_path.with_name("annotations.jsonl")
     done = review_run_in_terminal(
         ranked_path,
         annotations_path,
         cases,
-        annotator=annotator or getpass.getuser(),
-        read_key=key_reader(sys.stdin),
-        console=console,
+        **terminal_reviewer(annotator),
         top=default_top(top, budget),
         budget=budget,
         target=accept_precision,

@@ -3,13 +3,18 @@ Label Studio, and the kept ones written into the suite's lexicon files."""
 
 from __future__ import annotations
 
-import getpass
 from pathlib import Path
 
 import typer
 
-from testaug.cli.annotate import API_KEY, URL
-from testaug.cli.console import console, err_console
+from testaug.cli.console import console
+from testaug.cli.review_options import (
+    API_KEY,
+    URL,
+    annotator_option,
+    print_problems,
+    terminal_reviewer,
+)
 from testaug.core.bundled import resolve_suite
 from testaug.core.errors import InputError, Problem
 from testaug.steps.lexicon_review import LexiconWrite, default_project, default_verdicts
@@ -46,17 +51,12 @@ def review_command(
     suggestions_path: Path = SUGGESTIONS,
     suite: str = SUITE,
     into: list[str] = INTO,
-    annotator: str | None = typer.Option(
-        None, help="Your name in the provenance (default: login)."
-    ),
+    annotator: str | None = annotator_option("the provenance"),
     verdicts: Path | None = VERDICTS,
 ) -> None:
     """Judge suggested words in the terminal, best first: Enter/k keeps a word in the one
     --into lexicon (1-9 picks one of several), d drops it, s skips, q quits. Verdicts are
     saved one by one (run it again to go on); kept words are written when the session ends."""
-    import sys
-
-    from testaug.review.terminal import key_reader
     from testaug.steps.lexicon_review import review_in_terminal
 
     verdicts = verdicts or default_verdicts(suggestions_path)
@@ -65,9 +65,7 @@ def review_command(
         _writable_suite(suite),
         into,
         verdicts,
-        annotator=annotator or getpass.getuser(),
-        read_key=key_reader(sys.stdin),
-        console=console,
+        **terminal_reviewer(annotator),
     )
     session = done.session
     console.print(
@@ -137,8 +135,7 @@ def pull_command(
         f"{reading.unanswered:,} without a verdict; saved to {verdicts}",
         highlight=False,
     )
-    for problem in reading.problems[:10]:
-        err_console.print(f"[yellow]warning:[/] {problem}", highlight=False)
+    print_problems(reading.problems)
     _print_written(done.written)
 
 

@@ -3,13 +3,18 @@ Studio), and the accepted suggestions added to the test tree."""
 
 from __future__ import annotations
 
-import getpass
 from pathlib import Path
 
 import typer
 
-from testaug.cli.annotate import API_KEY, URL
-from testaug.cli.console import console, err_console
+from testaug.cli.console import console
+from testaug.cli.review_options import (
+    API_KEY,
+    URL,
+    annotator_option,
+    print_problems,
+    terminal_reviewer,
+)
 from testaug.steps.suggestion_review import TreeUpdate, default_project, default_verdicts
 
 suggestions_app = typer.Typer(
@@ -34,15 +39,12 @@ PROJECT = typer.Option(
 def review_command(
     suggestions_path: Path = SUGGESTIONS,
     tree: Path = TREE,
-    annotator: str | None = typer.Option(None, help="Your name in the tree (default: login)."),
+    annotator: str | None = annotator_option("the tree"),
     verdicts: Path | None = VERDICTS,
 ) -> None:
     """Judge suggestions in the terminal, likeliest failures first: Enter/a accept into the
     focus topic, t accept into another topic, i invalid, o off-topic, s skip, q quit.
     Verdicts are saved one by one (run it again to go on); accepted ones join the tree."""
-    import sys
-
-    from testaug.review.terminal import key_reader
     from testaug.steps.suggestion_review import review_in_terminal
 
     verdicts = verdicts or default_verdicts(suggestions_path)
@@ -50,9 +52,7 @@ def review_command(
         suggestions_path,
         tree,
         verdicts,
-        annotator=annotator or getpass.getuser(),
-        read_key=key_reader(sys.stdin),
-        console=console,
+        **terminal_reviewer(annotator),
     )
     session = done.session
     console.print(
@@ -120,8 +120,7 @@ def pull_command(
         f"saved to {verdicts}",
         highlight=False,
     )
-    for problem in reading.problems[:10]:
-        err_console.print(f"[yellow]warning:[/] {problem}", highlight=False)
+    print_problems(reading.problems)
     _print_tree(done.tree)
 
 
