@@ -21,7 +21,7 @@ def test_suite_import_rejects_a_label_outside_the_tasks_labels(tmp_path: Path):
         tmp_path, "suite", "import", str(table), "-o", str(out), "--task", "sentiment"
     )
     assert "1 rows rejected" in result.stdout
-    assert f"{table}:3: label 'bogus' is not one of negative, neutral, positive" in result.stderr
+    assert f"{table}:3: label: 'bogus' is not one of negative, neutral, positive" in result.stderr
     assert [json.loads(line)["label"] for line in out.read_text().splitlines()] == ["positive"]
 
 
