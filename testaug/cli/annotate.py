@@ -11,7 +11,13 @@ from rich.table import Table
 
 from testaug.cli.annotate_server import install_server_command, server_command
 from testaug.cli.console import console, err_console
-from testaug.cli.review_options import API_KEY, URL, annotator_option, terminal_reviewer
+from testaug.cli.review_options import (
+    API_KEY,
+    URL,
+    annotator_option,
+    print_pushed,
+    terminal_reviewer,
+)
 from testaug.core.jsonl import read_jsonl
 from testaug.core.records import Annotation, label_options
 from testaug.review.acceptance import DEFAULT_TARGET, check_target
@@ -79,13 +85,7 @@ def push_command(
         target=accept_precision,
     )
     summary = pushed.summary
-    state = "created" if summary.created else "reused"
-    console.print(
-        f"[green]pushed[/] {summary.sent:,} candidates to project {summary.project!r} "
-        f"({state}, id {summary.project_id}): {summary.imported:,} imported, "
-        f"{summary.already_present:,} already there",
-        highlight=False,
-    )
+    print_pushed(f"{summary.sent:,} candidates", summary.project, summary)
     _print_acceptance(summary, annotations_path)
 
 

@@ -13,6 +13,7 @@ from testaug.cli.review_options import (
     URL,
     annotator_option,
     print_problems,
+    print_pushed,
     terminal_reviewer,
 )
 from testaug.core.bundled import resolve_suite
@@ -100,13 +101,7 @@ def push_command(
         studio=connect_label_studio(url, api_key),
         project=project,
     )
-    state = "created" if pushed.created else "reused"
-    console.print(
-        f"[green]pushed[/] words to project {project!r} ({state}, id {pushed.project_id}): "
-        f"{pushed.imported:,} imported, {pushed.already_present:,} already there, "
-        f"{already_in:,} already in the lexicons",
-        highlight=False,
-    )
+    print_pushed("words", project, pushed, f", {already_in:,} already in the lexicons")
 
 
 @lexicon_app.command("pull")

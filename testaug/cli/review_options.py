@@ -1,12 +1,12 @@
 """What the review commands share (`testaug annotate`, `testaug suggestions`, `testaug
 lexicon`): the Label Studio connection options, the person at the terminal, and the
-warnings of a pull."""
+lines on a push and the warnings of a pull."""
 
 from __future__ import annotations
 
 import getpass
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any, TypedDict
+from typing import TYPE_CHECKING, Any, Protocol, TypedDict
 
 import typer
 from rich.console import Console
@@ -47,6 +47,31 @@ def terminal_reviewer(annotator: str | None) -> TerminalReviewer:
         annotator=annotator or getpass.getuser(),
         read_key=key_reader(sys.stdin),
         console=console,
+    )
+
+
+class PushCounts(Protocol):
+    """What a push to Label Studio did (testaug.review.label_studio_tasks.TaskPush and the
+    annotate step's summary both have these)."""
+
+    @property
+    def project_id(self) -> int | None: ...
+    @property
+    def created(self) -> bool | None: ...
+    @property
+    def imported(self) -> int | None: ...
+    @property
+    def already_present(self) -> int | None: ...
+
+
+def print_pushed(what: str, project: str | None, pushed: PushCounts, more: str = "") -> None:
+    """One line on a push: `what` went to the project (created or reused), how many tasks
+    were imported and how many were there already, then `more`."""
+    state = "created" if pushed.created else "reused"
+    console.print(
+        f"[green]pushed[/] {what} to project {project!r} ({state}, id {pushed.project_id}): "
+        f"{pushed.imported:,} imported, {pushed.already_present:,} already there{more}",
+        highlight=False,
     )
 
 

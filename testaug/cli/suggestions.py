@@ -13,6 +13,7 @@ from testaug.cli.review_options import (
     URL,
     annotator_option,
     print_problems,
+    print_pushed,
     terminal_reviewer,
 )
 from testaug.steps.suggestion_review import TreeUpdate, default_project, default_verdicts
@@ -80,13 +81,7 @@ def push_command(
     pushed = push_suggestions_file(
         suggestions_path, studio=connect_label_studio(url, api_key), project=project
     )
-    state = "created" if pushed.created else "reused"
-    console.print(
-        f"[green]pushed[/] suggestions to project {project!r} ({state}, id "
-        f"{pushed.project_id}): {pushed.imported:,} imported, "
-        f"{pushed.already_present:,} already there",
-        highlight=False,
-    )
+    print_pushed("suggestions", project, pushed)
 
 
 @suggestions_app.command("pull")
