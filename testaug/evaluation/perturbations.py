@@ -27,6 +27,8 @@ from testaug.evaluation.entity_perturbations import (
     change_number,
     change_number_joint,
 )
+from testaug.evaluation.vocab_perturbations import NAME as NEUTRAL_WORDS
+from testaug.evaluation.vocab_perturbations import change_neutral_words
 
 Which = Literal["both", "first", "second"]
 Inputs = tuple[str, str | None]
@@ -201,6 +203,7 @@ PERTURBATIONS: dict[str, Perturbation] = {
         Perturbation("punctuation", punctuation),
         Perturbation("add_phrase", add_phrase),
         Perturbation("add_random_urls_handles", add_random_urls_handles),
+        Perturbation(NEUTRAL_WORDS, change_neutral_words),
     )
 }
 

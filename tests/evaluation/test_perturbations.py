@@ -195,6 +195,7 @@ def test_the_registry_names_every_perturbation_and_suggests_close_names():
         "punctuation",
         "add_phrase",
         "add_random_urls_handles",
+        "change_neutral_words",
     }
     assert get_perturbation("change_names").needs_doc
     assert not get_perturbation("typos").needs_doc
