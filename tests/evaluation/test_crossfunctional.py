@@ -37,7 +37,8 @@ FUNCTIONALITIES = (
 )
 
 
-def suite() -> list[TestCase]:
+def suite(nouns: Sequence[str] = NOUNS) -> list[TestCase]:
+    """The constructed functionalities, one case per noun each."""
     return [
         TestCase(
             task="sentiment",
@@ -49,7 +50,7 @@ def suite() -> list[TestCase]:
             label=label,
         )
         for capability, description, test_type, template, label in FUNCTIONALITIES
-        for noun in NOUNS
+        for noun in nouns
     ]
 
 

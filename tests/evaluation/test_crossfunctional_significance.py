@@ -20,7 +20,7 @@ from testaug.evaluation.crossfunctional import (
 from testaug.evaluation.crossfunctional_scores import decode_hits
 from testaug.evaluation.crossfunctional_splits import suite_split
 from testaug.evaluation.patching import IidExample
-from tests.evaluation.test_crossfunctional import FUNCTIONALITIES, IID, Learner
+from tests.evaluation.test_crossfunctional import IID, Learner, suite
 
 NOUNS = tuple(f"thing{i}" for i in range(24))
 IID_MANY = [IidExample(text=f"{word} {i}", label=label) for i in range(20) for word, label in (("love", "positive"), ("hate", "negative"))]  # fmt: skip
@@ -28,19 +28,7 @@ IID_MANY = [IidExample(text=f"{word} {i}", label=label) for i in range(20) for w
 
 def big_suite() -> list[TestCase]:
     """The five constructed functionalities with 24 cases each."""
-    return [
-        TestCase(
-            task="sentiment",
-            capability=capability,
-            description_id=description,
-            description=f"{description} cases",
-            test_type=test_type,
-            text=template.format(noun=noun),
-            label=label,
-        )
-        for capability, description, test_type, template, label in FUNCTIONALITIES
-        for noun in NOUNS
-    ]
+    return suite(NOUNS)
 
 
 class MethodLearner(Learner):
