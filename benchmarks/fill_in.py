@@ -3,15 +3,21 @@
 Twenty masked sentences are built from the bundled suites' templates: the first
 template using a lexicon gets `{mask}` in that slot (its option kept, e.g. `{a:mask}`),
 the other slots take their lexicon's first word. The lexicon's words are the gold.
-The gold lexicon, and every lexicon sharing a word with it, is HELD OUT of the
-candidates (otherwise the suite's own lexicon would hand the gold over); the
-candidates are WordNet lemmas of the POS (with inflections), the other lexicons, the
-LM's likeliest next words and its list continuation.
+Three protocols on the same sentences:
 
-recall@k = |top-k ∩ gold| / min(|gold|, k) (a lexicon longer than k can still reach 1);
-"gold share" divides by |gold| instead. Seconds per sentence exclude the model load.
+- suite: what `testaug suggest --suite X --pos P` does: WordNet lemmas of the POS (with
+  inflections), ALL the suite's lexicons (the gold one included), the LM's likeliest next
+  words and its list continuation.
+- held out: the gold lexicon, and every lexicon sharing a word with it, is left out of
+  the candidates.
+- seeded: held out as above, but the gold lexicon's first 5 words are given as seeds
+  (`--like`); the gold is the rest of the lexicon (the seeds never count).
+
+recall@k = |top-k ∩ gold| / min(|gold|, k) (a lexicon longer than k can still reach 1).
+Seconds per sentence exclude the model load.
 
 Run: python benchmarks/fill_in.py [--threads 2] [--limit 20] [--no-continue]
+     [--protocols suite,held-out,seeded]
 """
 
 # ruff: noqa: E402  (imports follow the sys.path fix below)
@@ -90,53 +96,79 @@ def masked_sentence(suite_name: str, lexicon: str) -> tuple[str, list[str], list
     raise SystemExit(f"no template of {suite_name} uses {{{lexicon}}}")
 
 
+PROTOCOLS = ("suite", "held-out", "seeded")
+
+
+def recall(words: list[str], gold: set[str], k: int) -> float:
+    """|top-k ∩ gold| / min(|gold|, k)."""
+    return len(set(words[:k]) & gold) / min(len(gold), k)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--limit", type=int, default=len(TARGETS))
     parser.add_argument("--no-continue", action="store_true")
+    parser.add_argument("--protocols", default=",".join(PROTOCOLS))
+    parser.add_argument("--seeds", type=int, default=5)
     args = parser.parse_args()
     torch.set_num_threads(args.threads)
-    console = Console()
+    console = Console(width=160)
     settings = Settings()
     start = time.perf_counter()
     scorer = LMScorer.load(settings.cache_dir, threads=args.threads)
     load_seconds = time.perf_counter() - start
 
-    table = Table(title="fill-in: top-30 offline suggestions, gold lexicon held out")
-    for column in ("suite", "masked sentence", "gold", "r@10", "r@30", "gold share", "s"):
-        table.add_column(
-            column, justify="left" if column in ("suite", "masked sentence") else "right"
-        )
-    r10s, r30s, shares, seconds = [], [], [], []
+    protocols = [p for p in args.protocols.split(",") if p]
+    table = Table(title="fill-in: recall@10 / recall@30 of the top-30 offline suggestions")
+    table.add_column("suite:lexicon")
+    table.add_column("masked sentence")
+    table.add_column("gold", justify="right")
+    for protocol in protocols:
+        table.add_column(f"{protocol} @10/@30", justify="right")
+    table.add_column("s (median)", justify="right")
+    scores: dict[str, list[tuple[float, float]]] = {p: [] for p in protocols}
+    seconds: list[float] = []
     for suite_name, lexicon, pos in TARGETS[: args.limit]:
         text, gold, held_out = masked_sentence(suite_name, lexicon)
-        request = SuggestRequest(
-            text=text,
-            pos=pos,
-            n=30,
-            suite=suite_name,
-            exclude_lexicons=tuple(held_out),
-            continue_list=not args.no_continue,
-        )
-        result = run_suggest(request, cache_dir=settings.cache_dir, scorer=scorer)
-        words = [s.word.lower() for s in result.suggestions]
-        gold_set = {g.lower() for g in gold}
-        hits10 = len(set(words[:10]) & gold_set)
-        hits30 = len(set(words[:30]) & gold_set)
-        r10s.append(hits10 / min(len(gold_set), 10))
-        r30s.append(hits30 / min(len(gold_set), 30))
-        shares.append(hits30 / len(gold_set))
-        seconds.append(result.seconds)
+        cells, times = [], []
+        for protocol in protocols:
+            seeds = gold[: args.seeds] if protocol == "seeded" else []
+            request = SuggestRequest(
+                text=text,
+                pos=pos,
+                n=30,
+                suite=suite_name,
+                exclude_lexicons=() if protocol == "suite" else tuple(held_out),
+                continue_list=not args.no_continue,
+                like=tuple(seeds),
+            )
+            result = run_suggest(request, cache_dir=settings.cache_dir, scorer=scorer)
+            words = [s.word.lower() for s in result.suggestions]
+            gold_set = {g.lower() for g in gold} - {w.lower() for w in seeds}
+            pair = (recall(words, gold_set, 10), recall(words, gold_set, 30))
+            scores[protocol].append(pair)
+            cells.append(f"{pair[0]:.2f} / {pair[1]:.2f}")
+            times.append(result.seconds)
+        seconds.extend(times)
+        console.print(f"{suite_name}:{lexicon}", *cells, highlight=False)  # progress
         table.add_row(
-            f"{suite_name}:{lexicon}", text, str(len(gold_set)), f"{r10s[-1]:.2f}",
-            f"{r30s[-1]:.2f}", f"{shares[-1]:.2f}", f"{result.seconds:.1f}",
-        )  # fmt: skip
-    table.add_row(
-        "mean", "", "", f"{statistics.mean(r10s):.2f}", f"{statistics.mean(r30s):.2f}",
-        f"{statistics.mean(shares):.2f}", f"{statistics.median(seconds):.1f} (median)",
-    )  # fmt: skip
+            f"{suite_name}:{lexicon}",
+            text,
+            str(len(gold)),
+            *cells,
+            f"{statistics.median(times):.1f}",
+        )
+    means = [
+        f"{statistics.mean(r for r, _ in scores[p]):.2f} / "
+        f"{statistics.mean(r for _, r in scores[p]):.2f}"
+        for p in protocols
+    ]
+    table.add_row("mean", "", "", *means, f"{statistics.median(seconds):.1f}")
     console.print(table)
+    for p in protocols:
+        r30 = statistics.mean(r for _, r in scores[p])
+        console.print(f"{p}: recall@30 {r30:.2f} -> {'PASS' if r30 >= 0.5 else 'FAIL'} (>= 0.5)")
     console.print(
         f"model load {load_seconds:.1f} s; torch threads {torch.get_num_threads()}; "
         f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores; "

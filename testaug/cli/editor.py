@@ -48,6 +48,11 @@ def suggest_command(
     no_continue: bool = typer.Option(
         False, "--no-continue", help="No list continuation by the embedded LM."
     ),
+    like: str | None = typer.Option(
+        None,
+        "--like",
+        help="Seed words, comma-separated (love,enjoy,admire): rank words like these higher.",
+    ),
     output: Path | None = typer.Option(
         None, "-o", "--output", help="Write the suggestions here (WordSuggestion JSONL)."
     ),
@@ -65,6 +70,7 @@ def suggest_command(
         exclude_lexicons=tuple(exclude_lexicon),
         use_wordnet=not no_wordnet,
         continue_list=not no_continue,
+        like=tuple(w.strip() for w in (like or "").split(",") if w.strip()),
     )
     with err_console.status("loading the model and ranking candidates"):
         result = run_suggest(request, cache_dir=Settings().cache_dir)

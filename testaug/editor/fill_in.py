@@ -13,12 +13,19 @@ Two stages, so thousands of candidates cost a few forward passes:
 about as likely as the sentence with a reference word, so only context-appropriate
 ones stay (CheckList's synonyms "such that only context-appropriate synonyms get
 selected").
+
+With seed words (`like`, e.g. a lexicon's first words) and a `similarity` (cosine of
+a word to the seeds, e.g. sentence-encoder embeddings), every candidate gets a bonus of
+`like_weight` x its similarity, added to its first-token log-probability for the
+shortlist and to the filled sentence's log-probability for the ranking: the LM says
+what fits the context, the seeds say which category is meant. The seeds themselves are
+left out of the suggestions.
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -33,6 +40,10 @@ if TYPE_CHECKING:
 logger = logging.getLogger(__name__)
 
 LM_SOURCE = "lm"
+LIKE_WEIGHT = 20.0  # nats per unit of cosine similarity to the seeds
+
+# (words, seeds) -> each word's similarity to the seeds (cosine, about 0..1)
+Similarity = Callable[[Sequence[str], Sequence[str]], list[float]]
 
 
 @dataclass
@@ -60,9 +71,11 @@ def shortlist(
     per_token: int = 3,
     lm_words: int = 40,
     lm_new_words: bool = True,
+    bonus: Mapping[str, float] | None = None,
 ) -> list[_Partial]:
-    """The `size` likeliest fills by first-token log-probability, mask by mask (the LM's
-    likeliest words join the candidates, or with `lm_new_words` off only mark those there)."""
+    """The `size` likeliest fills by first-token log-probability (plus the word's `bonus`),
+    mask by mask (the LM's likeliest words join the candidates, or with `lm_new_words`
+    off only mark those there)."""
     partials = [_Partial(words=[], sources=[])]
     for index in range(masked.n_masks):
         prefixes = [masked.prefix(index, p.words) for p in partials]
@@ -77,6 +90,8 @@ def shortlist(
             forms = [_surface(prefix, masked.after_prefix(index, w))[1] for w in words]
             firsts = scorer.first_tokens(forms)
             scores = row[firsts].tolist()
+            if bonus:
+                scores = [x + bonus.get(w, 0.0) for x, w in zip(scores, words, strict=True)]
             per_first: dict[int, int] = {}
             ranked = sorted(range(len(words)), key=lambda i: -scores[i])
             for i in ranked:
@@ -108,15 +123,46 @@ def suggest(
     beam: int = 8,
     lm_words: int = 40,
     lm_new_words: bool = True,
+    like: Sequence[str] = (),
+    similarity: Similarity | None = None,
+    like_weight: float = LIKE_WEIGHT,
 ) -> list[WordSuggestion]:
-    """The `n` best fills of the masks, scored by the log-probability of the filled sentence."""
+    """The `n` best fills of the masks, scored by the log-probability of the filled sentence
+    (with `like` and `similarity`: plus `like_weight` x the fill's similarity to the seeds)."""
     size = shortlist_size or max(3 * n, 60)
+    bonus: dict[str, float] = {}
+    if like and similarity is not None:
+        words = pool.words()
+        sims = similarity(words, like)
+        bonus = {w: like_weight * x for w, x in zip(words, sims, strict=True)}
     partials = shortlist(
-        masked, scorer, pool, size=size, beam=beam, lm_words=lm_words, lm_new_words=lm_new_words
+        masked,
+        scorer,
+        pool,
+        size=size + len(like),
+        beam=beam,
+        lm_words=lm_words,
+        lm_new_words=lm_new_words,
+        bonus=bonus,
     )
-    return score_fills(masked, scorer, [p.words for p in partials], [p.sources for p in partials])[
-        :n
+    seeds = {w.lower() for w in like}
+    partials = [p for p in partials if " ".join(p.words).lower() not in seeds]
+    fills = [p.words for p in partials]
+    out = score_fills(masked, scorer, fills, [p.sources for p in partials])
+    return (add_bonus(out, bonus) if bonus else out)[:n]
+
+
+def add_bonus(
+    suggestions: Sequence[WordSuggestion], bonus: dict[str, float]
+) -> list[WordSuggestion]:
+    """The suggestions re-ranked by score plus their fill's bonus (keyed by the words joined
+    by spaces)."""
+    out = [
+        s.model_copy(update={"score": round(s.score + bonus.get(" ".join(s.words), 0.0), 4)})
+        for s in suggestions
     ]
+    out.sort(key=lambda s: -s.score)
+    return out
 
 
 def score_fills(

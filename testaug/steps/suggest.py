@@ -3,7 +3,9 @@
 Offline (the default), candidates come from WordNet (when installed), the suite's
 lexicons and the embedded LM (its likeliest next words, and a continuation of the
 best words as a list), ranked by the embedded LM's log-probability of the filled
-sentence. With `mlm`, a Hugging Face masked LM fills the masks instead. With
+sentence. With `like` (seed words), the ranking adds a bonus for the candidates' cosine
+similarity to the seeds (MiniLM embeddings) and the list continuation starts from the
+seeds. With `mlm`, a Hugging Face masked LM fills the masks instead. With
 `related_to`, the candidates are that word's WordNet relations, kept when they fit.
 """
 
@@ -12,6 +14,7 @@ from __future__ import annotations
 import json
 import logging
 import time
+from collections.abc import Sequence
 from pathlib import Path
 
 from pydantic import Field
@@ -20,7 +23,7 @@ from testaug.core.bundled import resolve_suite
 from testaug.core.errors import TestAugError
 from testaug.core.records import Record
 from testaug.editor.candidates import CandidatePool, continue_list, wordnet_words
-from testaug.editor.fill_in import in_context, score_fills, suggest
+from testaug.editor.fill_in import LIKE_WEIGHT, add_bonus, in_context, score_fills, suggest
 from testaug.editor.masks import parse_masked
 from testaug.editor.scorer import LMScorer
 from testaug.editor.suggestion import WordSuggestion
@@ -53,6 +56,8 @@ class SuggestRequest(Record):
     use_wordnet: bool = True
     use_lexicons: bool = True
     continue_list: bool = True
+    like: tuple[str, ...] = Field(default=(), description="seed words: suggest words like these")
+    like_weight: float = Field(default=LIKE_WEIGHT, ge=0.0, description="nats per unit cosine")
 
 
 class SuggestResult(Record):
@@ -78,6 +83,18 @@ def _wordnet_words(wn: object, pos: str | None, cache_dir: Path) -> list[str]:
 
 def _lexicons(suite: str | None) -> dict[str, tuple[str, ...]]:
     return load_suite(resolve_suite(suite)).words() if suite else {}
+
+
+def seed_similarity(words: Sequence[str], seeds: Sequence[str]) -> list[float]:
+    """Each word's cosine similarity to the centroid of the seeds (MiniLM embeddings)."""
+    import numpy as np
+
+    from rankers.embedding import embeddings
+
+    vectors = embeddings("minilm", [*seeds, *words])
+    centroid = np.mean([vectors[s] for s in seeds], axis=0)
+    centroid /= np.linalg.norm(centroid) or 1.0
+    return [float(vectors[w] @ centroid) for w in words]
 
 
 def run_suggest(
@@ -141,12 +158,21 @@ def run_suggest(
                 pool.add(words, f"lexicon:{name}")
     # With a POS and WordNet, the LM's own next words only vouch for WordNet's words of
     # that POS (its raw next words include "not", "to", "on"...).
+    like = [w.strip() for w in request.like if w.strip()]
     out = suggest(
-        masked, scorer, pool, n=request.n, lm_new_words=not (request.pos and wn is not None)
+        masked,
+        scorer,
+        pool,
+        n=request.n,
+        lm_new_words=not (request.pos and wn is not None),
+        like=like,
+        similarity=seed_similarity if like else None,
+        like_weight=request.like_weight,
     )
     if request.continue_list and masked.n_masks == 1 and out:
-        more = continue_list(scorer, request.text, [s.word for s in out[:8]])
-        new = [w for w in more if w not in {s.word for s in out}]
+        seeds = like or [s.word for s in out[:8]]
+        more = continue_list(scorer, request.text, seeds)
+        new = [w for w in more if w not in {s.word for s in out} and w not in like]
         if request.pos and wn is not None:  # keep the words WordNet knows in that POS
             letter = wordnet_pos(request.pos)
             new = [w for w in new if wn.synsets(w.replace(" ", "_"), letter)]
@@ -154,6 +180,10 @@ def run_suggest(
             extra = score_fills(
                 masked, scorer, [[w] for w in new], [[CONTINUATION_SOURCE]] * len(new)
             )
+            if like:
+                sims = seed_similarity(new, like)
+                bonus = {w: request.like_weight * x for w, x in zip(new, sims, strict=True)}
+                extra = add_bonus(extra, bonus)
             seen = {s.filled for s in out}
             out = sorted(out + [s for s in extra if s.filled not in seen], key=lambda s: -s.score)
             out = out[: request.n]
