@@ -124,6 +124,7 @@ def _parse_worker_chunk(texts: list[str]) -> list[frozenset[Path]]:
 
 
 def _chunks(texts: Sequence[str], size: int) -> Iterator[list[str]]:
+    """The texts in consecutive chunks of `size`, in order."""
     for start in range(0, len(texts), size):
         yield list(texts[start : start + size])
 
