@@ -15,6 +15,7 @@ import json
 import logging
 import time
 from collections.abc import Sequence
+from functools import partial
 from pathlib import Path
 
 from pydantic import Field
@@ -85,16 +86,31 @@ def _lexicons(suite: str | None) -> dict[str, tuple[str, ...]]:
     return load_suite(resolve_suite(suite)).words() if suite else {}
 
 
-def seed_similarity(words: Sequence[str], seeds: Sequence[str]) -> list[float]:
-    """Each word's cosine similarity to the centroid of the seeds (MiniLM embeddings)."""
+def seed_similarity(
+    words: Sequence[str], seeds: Sequence[str], *, cache_dir: Path | None = None
+) -> list[float]:
+    """Each word's cosine similarity to the centroid of the seeds (MiniLM embeddings; with
+    `cache_dir`, word vectors are kept in `editor/minilm-words.npz` across runs)."""
     import numpy as np
 
     from rankers.embedding import embeddings
 
-    vectors = embeddings("minilm", [*seeds, *words])
-    centroid = np.mean([vectors[s] for s in seeds], axis=0)
+    path = cache_dir / "editor" / "minilm-words.npz" if cache_dir else None
+    known: dict[str, np.ndarray] = {}
+    if path is not None and path.is_file():
+        with np.load(path) as data:
+            known = dict(zip(data["words"].tolist(), data["vectors"], strict=True))
+    missing = [w for w in dict.fromkeys([*seeds, *words]) if w not in known]
+    if missing:
+        known.update(embeddings("minilm", missing))
+        if path is not None:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            keys = list(known)
+            vectors = np.stack([known[k] for k in keys]).astype(np.float16)
+            np.savez(path, words=np.array(keys), vectors=vectors)
+    centroid = np.mean([np.asarray(known[s], dtype=np.float64) for s in seeds], axis=0)
     centroid /= np.linalg.norm(centroid) or 1.0
-    return [float(vectors[w] @ centroid) for w in words]
+    return [float(np.asarray(known[w], dtype=np.float64) @ centroid) for w in words]
 
 
 def run_suggest(
@@ -166,7 +182,7 @@ def run_suggest(
         n=request.n,
         lm_new_words=not (request.pos and wn is not None),
         like=like,
-        similarity=seed_similarity if like else None,
+        similarity=partial(seed_similarity, cache_dir=Path(cache_dir)) if like else None,
         like_weight=request.like_weight,
     )
     if request.continue_list and masked.n_masks == 1 and out:
@@ -181,7 +197,7 @@ def run_suggest(
                 masked, scorer, [[w] for w in new], [[CONTINUATION_SOURCE]] * len(new)
             )
             if like:
-                sims = seed_similarity(new, like)
+                sims = seed_similarity(new, like, cache_dir=Path(cache_dir))
                 bonus = {w: request.like_weight * x for w, x in zip(new, sims, strict=True)}
                 extra = add_bonus(extra, bonus)
             seen = {s.filled for s in out}

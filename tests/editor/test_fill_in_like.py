@@ -33,3 +33,11 @@ def test_a_word_like_the_seeds_ranks_above_a_likelier_unrelated_word():
 def test_without_a_bonus_the_lm_order_stays():
     ranked = [_suggestion("have", -30.0), _suggestion("adore", -33.0)]
     assert [s.word for s in add_bonus(ranked, {})] == ["have", "adore"]
+
+
+def test_word_vectors_are_kept_in_the_cache_and_give_the_same_similarities(tmp_path):
+    seeds, words = ["red", "blue"], ["green", "table"]
+    first = seed_similarity(words, seeds, cache_dir=tmp_path)
+    assert (tmp_path / "editor" / "minilm-words.npz").is_file()
+    again = seed_similarity(words, seeds, cache_dir=tmp_path)
+    assert again == pytest.approx(first, abs=1e-2) and first[0] > first[1]
