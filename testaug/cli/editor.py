@@ -79,7 +79,7 @@ def suggest_command(
     table = Table(title=text, title_justify="left")
     table.add_column("#", justify="right")
     table.add_column("words" if any(len(s.words) > 1 for s in result.suggestions) else "word")
-    table.add_column("log p", justify="right")
+    table.add_column("log p + like" if request.like else "log p", justify="right")
     table.add_column("sources")
     table.add_column("filled")
     for rank, s in enumerate(result.suggestions, 1):
