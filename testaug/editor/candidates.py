@@ -85,7 +85,7 @@ def continuation_prompt(masked_text: str, seeds: Sequence[str]) -> str:
 
 
 def continue_list(
-    scorer: LMScorer, masked_text: str, seeds: Sequence[str], *, samples: int = 4
+    scorer: LMScorer, masked_text: str, seeds: Sequence[str], *, samples: int = 2
 ) -> list[str]:
     """More words like `seeds` for the mask: the embedded LM continues the list (sampled,
     seeded by the prompt, so the same seeds give the same words)."""
@@ -96,7 +96,7 @@ def continue_list(
     request = CompletionRequest(
         prompt=continuation_prompt(masked_text, seeds),
         n=samples,
-        max_tokens=48,
+        max_tokens=24,
         temperature=0.8,
         stop=("\n\n",),
     )
