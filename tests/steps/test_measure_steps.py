@@ -182,7 +182,7 @@ def test_the_report_has_a_section_for_each_measure_the_run_has(run_dir, evaluati
     measure_diversity(tmp_path / "cases.jsonl", tmp_path / "diversity.json")
     combine_evaluations(evaluations, tmp_path / "evaluation.json")
     done = write_run_report(tmp_path)
-    assert done.summary.sections == ("Run", "Diversity", "Models under test")
+    assert done.summary.sections == ("Run", "Diversity", "Models under test", "Per-test summary")
     assert done.path == tmp_path / "report.html"
     assert "vader" in done.path.read_text() and "vader" in done.files["markdown"].read_text()
 
