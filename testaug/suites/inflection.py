@@ -114,7 +114,7 @@ def _plural(word: str) -> str:
         return word + "es"
     if word.endswith("y") and len(word) > 1 and word[-2] not in _VOWEL:
         return word[:-1] + "ies"
-    if word.endswith("fe"):
+    if word.endswith(("knife", "wife", "life")):  # not giraffe, cafe, safe
         return word[:-2] + "ves"
     return word + "s"
 
