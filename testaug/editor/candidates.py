@@ -24,6 +24,9 @@ logger = logging.getLogger(__name__)
 
 # Inflected forms added to WordNet's base forms, per WordNet POS letter.
 FORMS = {"v": ("vbd", "vbz", "vbg", "vbn"), "n": ("nns",)}
+# Degree adverbs that grade a verb ("really love", "absolutely hate"): verb lexicons of
+# sentiment suites list such phrases beside the single verbs.
+DEGREE_ADVERBS = ("really", "absolutely", "truly", "totally", "genuinely", "simply", "deeply")
 _WORD = re.compile(r"^[A-Za-z][A-Za-z' -]*[A-Za-z]$|^[A-Za-z]$")
 
 
@@ -70,6 +73,12 @@ def wordnet_words(wn: WordNetCorpusReader, pos: str | None, *, min_count: int = 
     return list(out)
 
 
+def degree_phrases(verbs: Iterable[str]) -> list[str]:
+    """Each verb graded by each degree adverb ("really love"), adverb by adverb."""
+    words = [v.strip() for v in dict.fromkeys(verbs) if v.strip() and " " not in v.strip()]
+    return [f"{adverb} {verb}" for adverb in DEGREE_ADVERBS for verb in words]
+
+
 def lexicon_words(
     lexicons: Mapping[str, Sequence[str]], exclude: Iterable[str] = ()
 ) -> dict[str, list[str]]:
@@ -85,7 +94,12 @@ def continuation_prompt(masked_text: str, seeds: Sequence[str]) -> str:
 
 
 def continue_list(
-    scorer: LMScorer, masked_text: str, seeds: Sequence[str], *, samples: int = 2
+    scorer: LMScorer,
+    masked_text: str,
+    seeds: Sequence[str],
+    *,
+    samples: int = 2,
+    max_tokens: int = 24,
 ) -> list[str]:
     """More words like `seeds` for the mask: the embedded LM continues the list (sampled,
     seeded by the prompt, so the same seeds give the same words)."""
@@ -96,7 +110,7 @@ def continue_list(
     request = CompletionRequest(
         prompt=continuation_prompt(masked_text, seeds),
         n=samples,
-        max_tokens=24,
+        max_tokens=max_tokens,
         temperature=0.8,
         stop=("\n\n",),
     )

@@ -41,6 +41,7 @@ logger = logging.getLogger(__name__)
 
 LM_SOURCE = "lm"
 LIKE_WEIGHT = 20.0  # nats per unit of cosine similarity to the seeds
+CATEGORY_WEIGHT = 5.0  # nats for a member of the seeds' WordNet category
 
 # (words, seeds) -> each word's similarity to the seeds (cosine, about 0..1)
 Similarity = Callable[[Sequence[str], Sequence[str]], list[float]]
@@ -126,15 +127,18 @@ def suggest(
     like: Sequence[str] = (),
     similarity: Similarity | None = None,
     like_weight: float = LIKE_WEIGHT,
+    boost: Mapping[str, float] | None = None,
 ) -> list[WordSuggestion]:
     """The `n` best fills of the masks, scored by the log-probability of the filled sentence
-    (with `like` and `similarity`: plus `like_weight` x the fill's similarity to the seeds)."""
+    (with `like` and `similarity`: plus `like_weight` x the fill's similarity to the seeds;
+    plus a word's `boost`, e.g. for members of the seeds' WordNet category)."""
     size = shortlist_size or max(3 * n, 60)
-    bonus: dict[str, float] = {}
+    bonus: dict[str, float] = dict(boost or {})
     if like and similarity is not None:
         words = pool.words()
         sims = similarity(words, like)
-        bonus = {w: like_weight * x for w, x in zip(words, sims, strict=True)}
+        for word, x in zip(words, sims, strict=True):
+            bonus[word] = bonus.get(word, 0.0) + like_weight * x
     partials = shortlist(
         masked,
         scorer,

@@ -17,14 +17,28 @@ import time
 from collections.abc import Sequence
 from functools import partial
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from pydantic import Field
 
 from testaug.core.bundled import resolve_suite
 from testaug.core.errors import TestAugError
 from testaug.core.records import Record
-from testaug.editor.candidates import CandidatePool, continue_list, wordnet_words
-from testaug.editor.fill_in import LIKE_WEIGHT, add_bonus, in_context, score_fills, suggest
+from testaug.editor.candidates import (
+    CandidatePool,
+    continue_list,
+    degree_phrases,
+    wordnet_words,
+)
+from testaug.editor.categories import seed_category
+from testaug.editor.fill_in import (
+    CATEGORY_WEIGHT,
+    LIKE_WEIGHT,
+    add_bonus,
+    in_context,
+    score_fills,
+    suggest,
+)
 from testaug.editor.masks import parse_masked
 from testaug.editor.scorer import LMScorer
 from testaug.editor.suggestion import WordSuggestion
@@ -37,9 +51,14 @@ from testaug.editor.wordnet import (
 )
 from testaug.suites.load import load_suite
 
+if TYPE_CHECKING:
+    from nltk.corpus.reader.wordnet import WordNetCorpusReader
+
 logger = logging.getLogger(__name__)
 
 CONTINUATION_SOURCE = "lm:list"
+DEGREE_SOURCE = "seeds:degree"
+SEEDED_SAMPLES, SEEDED_TOKENS = 6, 48  # list continuation from seeds: samples x tokens
 
 
 class SuggestRequest(Record):
@@ -59,6 +78,9 @@ class SuggestRequest(Record):
     continue_list: bool = True
     like: tuple[str, ...] = Field(default=(), description="seed words: suggest words like these")
     like_weight: float = Field(default=LIKE_WEIGHT, ge=0.0, description="nats per unit cosine")
+    category_weight: float = Field(
+        default=CATEGORY_WEIGHT, ge=0.0, description="nats for a word of the seeds' category"
+    )
 
 
 class SuggestResult(Record):
@@ -111,6 +133,42 @@ def seed_similarity(
     centroid = np.mean([np.asarray(known[s], dtype=np.float64) for s in seeds], axis=0)
     centroid /= np.linalg.norm(centroid) or 1.0
     return [float(np.asarray(known[w], dtype=np.float64) @ centroid) for w in words]
+
+
+def add_seed_candidates(
+    pool: CandidatePool,
+    like: Sequence[str],
+    *,
+    pos: str | None,
+    wn: WordNetCorpusReader | None,
+    category_weight: float = CATEGORY_WEIGHT,
+) -> tuple[dict[str, float], str | None]:
+    """Add the candidates that the seeds imply to the pool: the other members of their
+    WordNet category and, for verbs, the seeds graded by degree adverbs ("really love").
+    Returns the boost per implied word (`category_weight` nats) and a note for the user."""
+    if not like:
+        return {}, None
+    boost: dict[str, float] = {}
+    if pos and pos.upper() == "VERB":
+        phrases = degree_phrases(like)
+        pool.add(phrases, DEGREE_SOURCE)
+        boost.update(dict.fromkeys(phrases, category_weight))
+    if wn is None:
+        return boost, None
+    category = seed_category(wn, like, pos)
+    if category is None:
+        return boost, "the seeds share no WordNet category"
+    pool.add(category.words, "wordnet:" + "+".join(category.synsets))
+    note = (
+        f"the seeds' WordNet category: {', '.join(category.synsets)} "
+        f"({len(category.words)} words; {category.seeds_covered} of {len(like)} seeds in it)"
+    )
+    # A compound member ("pickup truck") of a category of one-word seeds is a subtype, not
+    # a sibling: the boost goes to members shaped like the seeds, the others lose as much.
+    one_word = all(" " not in seed for seed in like)
+    for word in category.words:
+        boost[word] = -category_weight if one_word and " " in word else category_weight
+    return boost, note
 
 
 def run_suggest(
@@ -175,6 +233,10 @@ def run_suggest(
     # With a POS and WordNet, the LM's own next words only vouch for WordNet's words of
     # that POS (its raw next words include "not", "to", "on"...).
     like = [w.strip() for w in request.like if w.strip()]
+    boost, note = add_seed_candidates(
+        pool, like, pos=request.pos, wn=wn, category_weight=request.category_weight
+    )
+    notes += [note] if note else []
     out = suggest(
         masked,
         scorer,
@@ -184,10 +246,13 @@ def run_suggest(
         like=like,
         similarity=partial(seed_similarity, cache_dir=Path(cache_dir)) if like else None,
         like_weight=request.like_weight,
+        boost=boost,
     )
     if request.continue_list and masked.n_masks == 1 and out:
         seeds = like or [s.word for s in out[:8]]
-        more = continue_list(scorer, request.text, seeds)
+        # Seeds ask for a category: a longer list, and its words count as its members.
+        samples, tokens = (SEEDED_SAMPLES, SEEDED_TOKENS) if like else (2, 24)
+        more = continue_list(scorer, request.text, seeds, samples=samples, max_tokens=tokens)
         new = [w for w in more if w not in {s.word for s in out} and w not in like]
         if request.pos and wn is not None:  # keep the words WordNet knows in that POS
             letter = wordnet_pos(request.pos)
@@ -198,7 +263,10 @@ def run_suggest(
             )
             if like:
                 sims = seed_similarity(new, like, cache_dir=Path(cache_dir))
-                bonus = {w: request.like_weight * x for w, x in zip(new, sims, strict=True)}
+                bonus = {
+                    w: request.like_weight * x + max(boost.get(w, 0.0), request.category_weight)
+                    for w, x in zip(new, sims, strict=True)
+                }
                 extra = add_bonus(extra, bonus)
             seen = {s.filled for s in out}
             out = sorted(out + [s for s in extra if s.filled not in seen], key=lambda s: -s.score)
