@@ -10,6 +10,7 @@ from rich.table import Table
 from testaug.cli.console import console, err_console
 from testaug.core.jsonl import write_jsonl
 from testaug.core.settings import Settings
+from testaug.editor.fill_in import CATEGORY_WEIGHT
 from testaug.editor.wordnet import RELATIONS, install_wordnet
 from testaug.steps.suggest import SuggestRequest, run_suggest
 
@@ -53,6 +54,12 @@ def suggest_command(
         "--like",
         help="Seed words, comma-separated (love,enjoy,admire): rank words like these higher.",
     ),
+    category_weight: float = typer.Option(
+        CATEGORY_WEIGHT,
+        "--category-weight",
+        min=0.0,
+        help="With --like: nats added for a word of the seeds' WordNet category (0: off).",
+    ),
     output: Path | None = typer.Option(
         None, "-o", "--output", help="Write the suggestions here (WordSuggestion JSONL)."
     ),
@@ -71,6 +78,7 @@ def suggest_command(
         use_wordnet=not no_wordnet,
         continue_list=not no_continue,
         like=tuple(w.strip() for w in (like or "").split(",") if w.strip()),
+        category_weight=category_weight,
     )
     with err_console.status("loading the model and ranking candidates"):
         result = run_suggest(request, cache_dir=Settings().cache_dir)
