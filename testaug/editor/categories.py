@@ -30,7 +30,7 @@ from testaug.editor.wordnet import wordnet_pos
 from testaug.suites.inflection import inflect
 
 if TYPE_CHECKING:
-    from nltk.corpus.reader.wordnet import Synset, WordNetCorpusReader
+    from nltk.corpus.reader.wordnet import Lemma, Synset, WordNetCorpusReader
 
 SENSES = 3  # senses per seed looked at: the first are the common ones
 MIN_SHARE = 0.5  # a category must hold at least this share of the seeds (and two)
@@ -128,16 +128,15 @@ def _related_nouns(synset: Synset) -> list[Synset]:
 
 
 @lru_cache(maxsize=2)
-def _adjectives_by_noun(wn: WordNetCorpusReader) -> dict[Synset, dict[str, int]]:
-    """Noun synset -> the adjective lemmas related to it, with their sense counts."""
-    index: dict[Synset, dict[str, int]] = {}
+def _adjectives_by_noun(wn: WordNetCorpusReader) -> dict[Synset, list[Lemma]]:
+    """Noun synset -> the adjective lemmas related to it (one pass over WordNet's
+    adjectives, about 3 s; sense counts are read later, for the few that are used)."""
+    index: dict[Synset, list[Lemma]] = {}
     for letter in ("a", "s"):
         for synset in wn.all_synsets(letter):
             nouns = _related_nouns(synset)
-            for lemma in synset.lemmas():
-                name = lemma.name().replace("_", " ")
-                for noun in nouns:
-                    index.setdefault(noun, {})[name] = lemma.count()
+            for noun in nouns:
+                index.setdefault(noun, []).extend(synset.lemmas())
     return index
 
 
@@ -161,9 +160,9 @@ def _adjective_category(
         synset, held, _ = found
         index = _adjectives_by_noun(wn)
         tree = {synset} | set(synset.closure(lambda s: s.hyponyms() + s.instance_hyponyms()))
-        for noun in tree:
-            for name, count in index.get(noun, {}).items():
-                counts[name] = counts.get(name, 0) + count
+        for lemma in dict.fromkeys(a for noun in tree for a in index.get(noun, ())):
+            name = lemma.name().replace("_", " ")
+            counts[name] = counts.get(name, 0) + lemma.count()
         names.append(synset.name())
         covered = max(covered, held)
     if not counts:
