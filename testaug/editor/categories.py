@@ -44,6 +44,9 @@ class SeedCategory(BaseModel):
     """The WordNet synsets that the seeds share, how many seeds each holds, and the words."""
 
     synsets: list[str] = Field(description="WordNet synset names, e.g. bird.n.01")
+    names: list[str] = Field(
+        default_factory=list, description="the category synsets' own lemmas (bird), as in words"
+    )
     seeds_covered: int
     words: list[str] = Field(description="member lemmas, most frequent first, seeds left out")
 
@@ -209,8 +212,10 @@ def seed_category(
     synset, held, counts = found
     form = _seed_form(wn, seeds, letter)
     words = _ranked(counts, seeds)
+    names = [lemma.name().replace("_", " ") for lemma in synset.lemmas()]
     if form is not None:
         skip = {s.strip().lower() for s in seeds}
         inflected = (inflect(w, form) for w in words)
         words = [w for w in dict.fromkeys(inflected) if w.lower() not in skip]
-    return SeedCategory(synsets=[synset.name()], seeds_covered=held, words=words)
+        names = [inflect(name, form) for name in names]
+    return SeedCategory(synsets=[synset.name()], names=names, seeds_covered=held, words=words)

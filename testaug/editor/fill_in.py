@@ -25,7 +25,7 @@ left out of the suggestions.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -128,10 +128,12 @@ def suggest(
     similarity: Similarity | None = None,
     like_weight: float = LIKE_WEIGHT,
     boost: Mapping[str, float] | None = None,
+    exclude: Collection[str] = (),
 ) -> list[WordSuggestion]:
     """The `n` best fills of the masks, scored by the log-probability of the filled sentence
     (with `like` and `similarity`: plus `like_weight` x the fill's similarity to the seeds;
-    plus a word's `boost`, e.g. for members of the seeds' WordNet category)."""
+    plus a word's `boost`, e.g. for members of the seeds' WordNet category). The seeds and
+    the words in `exclude` (e.g. the seeds' inflections) are left out."""
     size = shortlist_size or max(3 * n, 60)
     bonus: dict[str, float] = dict(boost or {})
     if like and similarity is not None:
@@ -143,13 +145,13 @@ def suggest(
         masked,
         scorer,
         pool,
-        size=size + len(like),
+        size=size + len(like) + len(exclude),
         beam=beam,
         lm_words=lm_words,
         lm_new_words=lm_new_words,
         bonus=bonus,
     )
-    seeds = {w.lower() for w in like}
+    seeds = {w.lower() for w in [*like, *exclude]}
     partials = [p for p in partials if " ".join(p.words).lower() not in seeds]
     fills = [p.words for p in partials]
     out = score_fills(masked, scorer, fills, [p.sources for p in partials])

@@ -49,6 +49,7 @@ from testaug.editor.wordnet import (
     related_words,
     wordnet_pos,
 )
+from testaug.suites.inflection import TAGS, inflect
 from testaug.suites.load import load_suite
 
 if TYPE_CHECKING:
@@ -135,6 +136,13 @@ def seed_similarity(
     return [float(np.asarray(known[w], dtype=np.float64) @ centroid) for w in words]
 
 
+def seed_forms(like: Sequence[str]) -> set[str]:
+    """The seeds' inflected forms (sparrow -> sparrows, love -> loved): not new words."""
+    return {inflect(seed, tag).lower() for seed in like for tag in TAGS} - {
+        seed.lower() for seed in like
+    }
+
+
 def add_seed_candidates(
     pool: CandidatePool,
     like: Sequence[str],
@@ -165,9 +173,14 @@ def add_seed_candidates(
     )
     # A compound member ("pickup truck") of a category of one-word seeds is a subtype, not
     # a sibling: the boost goes to members shaped like the seeds, the others lose as much.
+    # The category's own name ("bird") is not a sibling of the seeds, nor is a compound
+    # member ("fish hawk") of a category of one-word seeds, usually a subtype: the boost goes
+    # to members shaped like the seeds, and those lose as much.
     one_word = all(" " not in seed for seed in like)
+    names = set(category.names)
     for word in category.words:
-        boost[word] = -category_weight if one_word and " " in word else category_weight
+        unlike = word in names or (one_word and " " in word)
+        boost[word] = -category_weight if unlike else category_weight
     return boost, note
 
 
@@ -244,6 +257,7 @@ def run_suggest(
         n=request.n,
         lm_new_words=not (request.pos and wn is not None),
         like=like,
+        exclude=seed_forms(like),
         similarity=partial(seed_similarity, cache_dir=Path(cache_dir)) if like else None,
         like_weight=request.like_weight,
         boost=boost,
@@ -253,7 +267,8 @@ def run_suggest(
         # Seeds ask for a category: a longer list, and its words count as its members.
         samples, tokens = (SEEDED_SAMPLES, SEEDED_TOKENS) if like else (2, 24)
         more = continue_list(scorer, request.text, seeds, samples=samples, max_tokens=tokens)
-        new = [w for w in more if w not in {s.word for s in out} and w not in like]
+        skip = {s.word for s in out} | set(like) | seed_forms(like)
+        new = [w for w in more if w not in skip and w.lower() not in skip]
         if request.pos and wn is not None:  # keep the words WordNet knows in that POS
             letter = wordnet_pos(request.pos)
             new = [w for w in new if wn.synsets(w.replace(" ", "_"), letter)]

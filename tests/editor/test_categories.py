@@ -9,7 +9,7 @@ import pytest
 from testaug.editor.candidates import CandidatePool, degree_phrases
 from testaug.editor.categories import seed_category
 from testaug.editor.wordnet import DEBIAN_DATA, DEBIAN_LEXNAMES_PAGE, install_wordnet, load_wordnet
-from testaug.steps.suggest import DEGREE_SOURCE, add_seed_candidates
+from testaug.steps.suggest import DEGREE_SOURCE, add_seed_candidates, seed_forms
 
 needs_debian_wordnet = pytest.mark.skipif(
     not (DEBIAN_DATA / "data.noun").is_file() or not DEBIAN_LEXNAMES_PAGE.is_file(),
@@ -24,6 +24,12 @@ def wn(tmp_path_factory: pytest.TempPathFactory):
     return load_wordnet(cache)
 
 
+def test_the_seeds_inflections_are_not_new_words():
+    forms = seed_forms(["sparrow", "love"])
+    assert {"sparrows", "loved", "loves", "loving"} <= forms
+    assert "sparrow" not in forms and "love" not in forms
+
+
 def test_verbs_are_graded_by_each_degree_adverb_and_phrases_are_left_alone():
     phrases = degree_phrases(["love", "enjoy", "really like"])
     assert phrases[:2] == ["really love", "really enjoy"]
@@ -35,7 +41,7 @@ def test_birds_give_the_bird_category_with_other_birds_and_without_the_seeds(wn)
     seeds = ["robin", "sparrow", "crow", "owl", "pigeon"]
     category = seed_category(wn, seeds, "NOUN")
     assert category is not None and category.synsets == ["bird.n.01"]
-    assert category.seeds_covered == 5
+    assert category.seeds_covered == 5 and category.names == ["bird"]
     assert {"woodpecker", "magpie", "eagle", "parrot"} <= set(category.words)
     assert not set(seeds) & set(category.words)
 
@@ -87,7 +93,7 @@ def test_seed_candidates_join_the_pool_with_a_boost_for_one_word_members(wn):
     assert note is not None and "bird.n.01" in note
     assert boost["woodpecker"] == 5.0 and pool.sources["woodpecker"] == ["wordnet:bird.n.01"]
     compound = next(w for w in boost if " " in w)
-    assert boost[compound] == -5.0
+    assert boost[compound] == -5.0 and boost["bird"] == -5.0
     verbs = CandidatePool()
     boost, note = add_seed_candidates(verbs, ["love", "enjoy"], pos="VERB", wn=None)
     assert verbs.sources["really love"] == [DEGREE_SOURCE]
