@@ -30,7 +30,7 @@ from testaug.editor.candidates import (
     degree_phrases,
     wordnet_words,
 )
-from testaug.editor.categories import seed_category
+from testaug.editor.categories import SeedCategory, seed_category
 from testaug.editor.fill_in import (
     CATEGORY_WEIGHT,
     LIKE_WEIGHT,
@@ -150,22 +150,23 @@ def add_seed_candidates(
     pos: str | None,
     wn: WordNetCorpusReader | None,
     category_weight: float = CATEGORY_WEIGHT,
-) -> tuple[dict[str, float], str | None]:
+) -> tuple[dict[str, float], SeedCategory | None, str | None]:
     """Add the candidates that the seeds imply to the pool: the other members of their
     WordNet category and, for verbs, the seeds graded by degree adverbs ("really love").
-    Returns the boost per implied word (`category_weight` nats) and a note for the user."""
+    Returns the boost per implied word (`category_weight` nats), the category and a note
+    for the user."""
     if not like:
-        return {}, None
+        return {}, None, None
     boost: dict[str, float] = {}
     if pos and pos.upper() == "VERB":
         phrases = degree_phrases(like)
         pool.add(phrases, DEGREE_SOURCE)
         boost.update(dict.fromkeys(phrases, category_weight))
     if wn is None:
-        return boost, None
+        return boost, None, None
     category = seed_category(wn, like, pos)
     if category is None:
-        return boost, "the seeds share no WordNet category"
+        return boost, None, "the seeds share no WordNet category"
     pool.add(category.words, "wordnet:" + "+".join(category.synsets))
     note = (
         f"the seeds' WordNet category: {', '.join(category.synsets)} "
@@ -181,7 +182,7 @@ def add_seed_candidates(
     for word in category.words:
         unlike = word in names or (one_word and " " in word)
         boost[word] = -category_weight if unlike else category_weight
-    return boost, note
+    return boost, category, note
 
 
 def run_suggest(
@@ -246,7 +247,7 @@ def run_suggest(
     # With a POS and WordNet, the LM's own next words only vouch for WordNet's words of
     # that POS (its raw next words include "not", "to", "on"...).
     like = [w.strip() for w in request.like if w.strip()]
-    boost, note = add_seed_candidates(
+    boost, category, note = add_seed_candidates(
         pool, like, pos=request.pos, wn=wn, category_weight=request.category_weight
     )
     notes += [note] if note else []
@@ -264,7 +265,8 @@ def run_suggest(
     )
     if request.continue_list and masked.n_masks == 1 and out:
         seeds = like or [s.word for s in out[:8]]
-        # Seeds ask for a category: a longer list, and its words count as its members.
+        # Seeds ask for a category: a longer list. Where WordNet found the seeds' category,
+        # it decides which listed words are members; where not, the listed words count.
         samples, tokens = (SEEDED_SAMPLES, SEEDED_TOKENS) if like else (2, 24)
         more = continue_list(scorer, request.text, seeds, samples=samples, max_tokens=tokens)
         skip = {s.word for s in out} | set(like) | seed_forms(like)
@@ -278,8 +280,9 @@ def run_suggest(
             )
             if like:
                 sims = seed_similarity(new, like, cache_dir=Path(cache_dir))
+                list_boost = 0.0 if category is not None else request.category_weight
                 bonus = {
-                    w: request.like_weight * x + max(boost.get(w, 0.0), request.category_weight)
+                    w: request.like_weight * x + boost.get(w, list_boost)
                     for w, x in zip(new, sims, strict=True)
                 }
                 extra = add_bonus(extra, bonus)

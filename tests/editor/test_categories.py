@@ -87,14 +87,14 @@ def test_a_category_too_large_is_passed_over_for_a_smaller_shared_one(wn):
 @needs_debian_wordnet
 def test_seed_candidates_join_the_pool_with_a_boost_for_one_word_members(wn):
     pool = CandidatePool()
-    boost, note = add_seed_candidates(
+    boost, category, note = add_seed_candidates(
         pool, ["robin", "sparrow", "crow", "owl", "pigeon"], pos="NOUN", wn=wn, category_weight=5.0
     )
-    assert note is not None and "bird.n.01" in note
+    assert category is not None and note is not None and "bird.n.01" in note
     assert boost["woodpecker"] == 5.0 and pool.sources["woodpecker"] == ["wordnet:bird.n.01"]
     compound = next(w for w in boost if " " in w)
     assert boost[compound] == -5.0 and boost["bird"] == -5.0
     verbs = CandidatePool()
-    boost, note = add_seed_candidates(verbs, ["love", "enjoy"], pos="VERB", wn=None)
+    boost, category, note = add_seed_candidates(verbs, ["love", "enjoy"], pos="VERB", wn=None)
     assert verbs.sources["really love"] == [DEGREE_SOURCE]
-    assert boost["really love"] == 5.0 and note is None
+    assert boost["really love"] == 5.0 and category is None and note is None
