@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING
 
 from pydantic import BaseModel, Field
 
+from testaug.editor.candidates import FORMS
 from testaug.editor.wordnet import wordnet_pos
 from testaug.suites.inflection import inflect
 
@@ -36,8 +37,6 @@ SENSES = 3  # senses per seed looked at: the first are the common ones
 MIN_SHARE = 0.5  # a category must hold at least this share of the seeds (and two)
 MAX_WORDS = 2500
 MIN_DEPTH = {"n": 4, "v": 0}  # nouns: "entity", "object", "whole"... say nothing
-# Inflections a seed list may share, per WordNet POS letter (see testaug.suites.inflection).
-FORMS = {"n": ("nns",), "v": ("vbd", "vbz", "vbg")}
 
 
 class SeedCategory(BaseModel):
@@ -59,6 +58,10 @@ def _senses(wn: WordNetCorpusReader, word: str, letter: str | None) -> list[Syns
     return synsets[:SENSES]
 
 
+def _name(lemma: Lemma) -> str:
+    return lemma.name().replace("_", " ")
+
+
 def _ancestors(synset: Synset) -> set[Synset]:
     """The synset and all its hypernyms (instance hypernyms too)."""
     return {synset} | set(synset.closure(lambda s: s.hypernyms() + s.instance_hypernyms()))
@@ -75,8 +78,7 @@ def _members(synsets: Iterable[Synset], *, limit: int) -> dict[str, int] | None:
             continue
         seen.add(synset)
         for lemma in synset.lemmas():
-            name = lemma.name().replace("_", " ")
-            counts[name] = counts.get(name, 0) + lemma.count()
+            counts[_name(lemma)] = counts.get(_name(lemma), 0) + lemma.count()
         if len(counts) > limit:
             return None
         stack.extend(synset.hyponyms() + synset.instance_hyponyms())
@@ -89,8 +91,7 @@ def _cluster_members(heads: Iterable[Synset]) -> dict[str, int]:
     for head in heads:
         for synset in [head, *head.similar_tos()]:
             for lemma in synset.lemmas():
-                name = lemma.name().replace("_", " ")
-                counts[name] = counts.get(name, 0) + lemma.count()
+                counts[_name(lemma)] = counts.get(_name(lemma), 0) + lemma.count()
     return counts
 
 
@@ -164,8 +165,7 @@ def _adjective_category(
         index = _adjectives_by_noun(wn)
         tree = {synset} | set(synset.closure(lambda s: s.hyponyms() + s.instance_hyponyms()))
         for lemma in dict.fromkeys(a for noun in tree for a in index.get(noun, ())):
-            name = lemma.name().replace("_", " ")
-            counts[name] = counts.get(name, 0) + lemma.count()
+            counts[_name(lemma)] = counts.get(_name(lemma), 0) + lemma.count()
         names.append(synset.name())
         covered = max(covered, held)
     if not counts:
@@ -212,7 +212,7 @@ def seed_category(
     synset, held, counts = found
     form = _seed_form(wn, seeds, letter)
     words = _ranked(counts, seeds)
-    names = [lemma.name().replace("_", " ") for lemma in synset.lemmas()]
+    names = [_name(lemma) for lemma in synset.lemmas()]
     if form is not None:
         skip = {s.strip().lower() for s in seeds}
         inflected = (inflect(w, form) for w in words)
