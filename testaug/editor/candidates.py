@@ -73,6 +73,12 @@ def wordnet_words(wn: WordNetCorpusReader, pos: str | None, *, min_count: int = 
     return list(out)
 
 
+def graded_mask(masked_text: str) -> bool:
+    """Whether a degree adverb already stands right before the first mask ("I really {mask}")."""
+    before = re.split(r"\{[^{}]*mask\}", masked_text, maxsplit=1)[0].split()
+    return bool(before) and before[-1].lower() in DEGREE_ADVERBS
+
+
 def degree_phrases(verbs: Iterable[str]) -> list[str]:
     """Each verb graded by each degree adverb ("really love"), adverb by adverb."""
     words = [v.strip() for v in dict.fromkeys(verbs) if v.strip() and " " not in v.strip()]

@@ -28,6 +28,7 @@ from testaug.editor.candidates import (
     CandidatePool,
     continue_list,
     degree_phrases,
+    graded_mask,
     wordnet_words,
 )
 from testaug.editor.categories import SeedCategory, seed_category
@@ -150,15 +151,17 @@ def add_seed_candidates(
     pos: str | None,
     wn: WordNetCorpusReader | None,
     category_weight: float = CATEGORY_WEIGHT,
+    masked_text: str = "",
 ) -> tuple[dict[str, float], SeedCategory | None, str | None]:
     """Add the candidates that the seeds imply to the pool: the other members of their
-    WordNet category and, for verbs, the seeds graded by degree adverbs ("really love").
+    WordNet category and, for verbs, the seeds graded by degree adverbs ("really love"),
+    unless the mask of `masked_text` already follows one ("I really {mask}").
     Returns the boost per implied word (`category_weight` nats), the category and a note
     for the user."""
     if not like:
         return {}, None, None
     boost: dict[str, float] = {}
-    if pos and pos.upper() == "VERB":
+    if pos and pos.upper() == "VERB" and not graded_mask(masked_text):
         phrases = degree_phrases(like)
         pool.add(phrases, DEGREE_SOURCE)
         boost.update(dict.fromkeys(phrases, category_weight))
@@ -172,8 +175,6 @@ def add_seed_candidates(
         f"the seeds' WordNet category: {', '.join(category.synsets)} "
         f"({len(category.words)} words; {category.seeds_covered} of {len(like)} seeds in it)"
     )
-    # A compound member ("pickup truck") of a category of one-word seeds is a subtype, not
-    # a sibling: the boost goes to members shaped like the seeds, the others lose as much.
     # The category's own name ("bird") is not a sibling of the seeds, nor is a compound
     # member ("fish hawk") of a category of one-word seeds, usually a subtype: the boost goes
     # to members shaped like the seeds, and those lose as much.
@@ -248,9 +249,15 @@ def run_suggest(
     # that POS (its raw next words include "not", "to", "on"...).
     like = [w.strip() for w in request.like if w.strip()]
     boost, category, note = add_seed_candidates(
-        pool, like, pos=request.pos, wn=wn, category_weight=request.category_weight
+        pool,
+        like,
+        pos=request.pos,
+        wn=wn,
+        category_weight=request.category_weight,
+        masked_text=request.text,
     )
     notes += [note] if note else []
+    inflected_seeds = seed_forms(like)
     out = suggest(
         masked,
         scorer,
@@ -258,7 +265,7 @@ def run_suggest(
         n=request.n,
         lm_new_words=not (request.pos and wn is not None),
         like=like,
-        exclude=seed_forms(like),
+        exclude=inflected_seeds,
         similarity=partial(seed_similarity, cache_dir=Path(cache_dir)) if like else None,
         like_weight=request.like_weight,
         boost=boost,
@@ -269,7 +276,7 @@ def run_suggest(
         # it decides which listed words are members; where not, the listed words count.
         samples, tokens = (SEEDED_SAMPLES, SEEDED_TOKENS) if like else (2, 24)
         more = continue_list(scorer, request.text, seeds, samples=samples, max_tokens=tokens)
-        skip = {s.word for s in out} | set(like) | seed_forms(like)
+        skip = {s.word for s in out} | set(like) | inflected_seeds
         new = [w for w in more if w not in skip and w.lower() not in skip]
         if request.pos and wn is not None:  # keep the words WordNet knows in that POS
             letter = wordnet_pos(request.pos)

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from testaug.editor.candidates import CandidatePool, degree_phrases
+from testaug.editor.candidates import CandidatePool, degree_phrases, graded_mask
 from testaug.editor.categories import seed_category
 from testaug.editor.wordnet import DEBIAN_DATA, DEBIAN_LEXNAMES_PAGE, install_wordnet, load_wordnet
 from testaug.steps.suggest import DEGREE_SOURCE, add_seed_candidates, seed_forms
@@ -80,8 +80,10 @@ def test_seeds_that_share_only_a_vague_ancestor_have_no_category(wn):
 @needs_debian_wordnet
 def test_a_category_too_large_is_passed_over_for_a_smaller_shared_one(wn):
     seeds = ["robin", "sparrow", "crow", "owl", "pigeon"]
-    narrow = seed_category(wn, seeds, "NOUN", max_words=400)
-    assert narrow is None or (narrow.synsets != ["bird.n.01"] and len(narrow.words) <= 400)
+    narrow = seed_category(wn, seeds, "NOUN", max_words=1000)  # bird.n.01 has 1,732
+    assert narrow is not None and narrow.synsets == ["oscine.n.01"]
+    assert narrow.seeds_covered == 3 and len(narrow.words) <= 1000
+    assert seed_category(wn, seeds, "NOUN", max_words=400) is None  # songbirds: 499
 
 
 @needs_debian_wordnet
@@ -95,6 +97,17 @@ def test_seed_candidates_join_the_pool_with_a_boost_for_one_word_members(wn):
     compound = next(w for w in boost if " " in w)
     assert boost[compound] == -5.0 and boost["bird"] == -5.0
     verbs = CandidatePool()
-    boost, category, note = add_seed_candidates(verbs, ["love", "enjoy"], pos="VERB", wn=None)
+    boost, category, note = add_seed_candidates(
+        verbs, ["love", "enjoy"], pos="VERB", wn=None, masked_text="I {mask} this seat."
+    )
     assert verbs.sources["really love"] == [DEGREE_SOURCE]
     assert boost["really love"] == 5.0 and category is None and note is None
+
+
+def test_a_mask_after_a_degree_adverb_gets_no_graded_phrases():
+    assert graded_mask("I really {mask} the flight.") and not graded_mask("I {mask} it.")
+    pool = CandidatePool()
+    boost, _, _ = add_seed_candidates(
+        pool, ["love"], pos="VERB", wn=None, masked_text="I Really {mask} the flight."
+    )
+    assert boost == {} and "really love" not in pool.sources
