@@ -13,6 +13,7 @@ from rankers.calibration import CalibrationMethod
 from rankers.cross_encoder import CrossEncoderConfig, RankerError
 from rankers.embedding import EmbeddingConfig
 from rankers.lexical import LexicalConfig
+from rankers.llm_judge import LlmJudgeConfig
 from rankers.neighbours import NeighbourConfig
 from testaug.core.errors import InputError
 from testaug.core.yaml_source import load_yaml
@@ -21,7 +22,7 @@ CONFIG_DIR = Path(__file__).parent / "configs"
 MEMBER_NAME = re.compile(r"[A-Za-z0-9_-][A-Za-z0-9_.-]{0,63}")
 
 MemberConfig = Annotated[
-    CrossEncoderConfig | LexicalConfig | EmbeddingConfig | NeighbourConfig,
+    CrossEncoderConfig | LexicalConfig | EmbeddingConfig | NeighbourConfig | LlmJudgeConfig,
     Field(discriminator="kind"),
 ]
 

@@ -19,6 +19,7 @@ import numpy as np
 from rankers.cross_encoder import CrossEncoderRanker, RankerError, train_cross_encoder
 from rankers.embedding import EmbeddingRanker, train_embedding
 from rankers.lexical import LexicalRanker, train_lexical
+from rankers.llm_judge import LlmJudgeRanker, train_llm_judge
 from rankers.neighbours import NeighbourRanker, train_neighbours
 from testaug.core.records import Candidate, LabelledCandidate, TestCase
 from testaug.core.registry import Registry
@@ -138,5 +139,12 @@ MEMBER_KINDS.add(
         load=lambda config, path: CrossEncoderRanker.load(
             config.name, path, max_length=config.max_length
         ),
+    ),
+)
+MEMBER_KINDS.add(
+    "llm-judge",
+    MemberKind(
+        train=lambda config, labelled, **_: train_llm_judge(labelled, config),
+        load=lambda config, path: LlmJudgeRanker.load(path),
     ),
 )

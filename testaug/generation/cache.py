@@ -26,7 +26,8 @@ CREATE TABLE IF NOT EXISTS completions (
     model TEXT NOT NULL,
     text TEXT NOT NULL,
     finish_reason TEXT NOT NULL,
-    created REAL NOT NULL DEFAULT (julianday('now'))
+    created REAL NOT NULL DEFAULT (julianday('now')),
+    logprobs TEXT
 )
 """
 
@@ -34,21 +35,21 @@ CREATE TABLE IF NOT EXISTS completions (
 def cache_key(
     backend: str, scope: str, model: str, request: CompletionRequest, sample_index: int
 ) -> str:
-    """The cache key of one sample of a request (its `n` and `sample_offset` do not count)."""
-    payload = json.dumps(
-        {
-            "backend": backend,
-            "scope": scope,
-            "model": model,
-            "prompt": request.prompt,
-            "temperature": request.temperature,
-            "max_tokens": request.max_tokens,
-            "stop": list(request.stop),
-            "sample": sample_index,
-        },
-        sort_keys=True,
-        ensure_ascii=False,
-    )
+    """The cache key of one sample of a request (its `n` and `sample_offset` do not count;
+    `logprobs` counts only when asked for, so keys of requests without it never change)."""
+    fields: dict[str, object] = {
+        "backend": backend,
+        "scope": scope,
+        "model": model,
+        "prompt": request.prompt,
+        "temperature": request.temperature,
+        "max_tokens": request.max_tokens,
+        "stop": list(request.stop),
+        "sample": sample_index,
+    }
+    if request.logprobs:
+        fields["logprobs"] = request.logprobs
+    payload = json.dumps(fields, sort_keys=True, ensure_ascii=False)
     return hashlib.sha256(payload.encode("utf-8")).hexdigest()
 
 
@@ -82,11 +83,23 @@ class ResponseCache:
                     if wal:
                         self._db.execute("PRAGMA journal_mode=WAL")
                     self._db.execute(_SCHEMA)
+                    self._add_logprobs_column()
                     return
                 except sqlite3.OperationalError as exc:
                     if "locked" not in str(exc) or attempt == _INIT_ATTEMPTS - 1:
                         raise
                     time.sleep(0.1)
+
+    def _add_logprobs_column(self) -> None:
+        """Give a cache file written before log-probabilities were kept their column."""
+        columns = {row[1] for row in self._db.execute("PRAGMA table_info(completions)")}
+        if "logprobs" in columns:
+            return
+        try:
+            self._db.execute("ALTER TABLE completions ADD COLUMN logprobs TEXT")
+        except sqlite3.OperationalError as exc:
+            if "duplicate column" not in str(exc):  # another process added it first
+                raise
 
     def get_many(self, keys: Iterable[str]) -> dict[str, Completion]:
         """The cached completions among `keys`."""
@@ -99,12 +112,16 @@ class ResponseCache:
         for start in range(0, len(keys), 500):
             chunk = keys[start : start + 500]
             rows = self._db.execute(
-                "SELECT key, text, finish_reason FROM completions WHERE key IN "
+                "SELECT key, text, finish_reason, logprobs FROM completions WHERE key IN "
                 f"({','.join('?' * len(chunk))})",
                 chunk,
             ).fetchall()
-            for key, text, finish_reason in rows:
-                found[key] = Completion(text=text, finish_reason=finish_reason)
+            for key, text, finish_reason, logprobs in rows:
+                found[key] = Completion(
+                    text=text,
+                    finish_reason=finish_reason,
+                    logprobs=None if logprobs is None else json.loads(logprobs),
+                )
         return found
 
     def put_many(
@@ -118,9 +135,12 @@ class ResponseCache:
             self._db.execute("BEGIN IMMEDIATE")
             try:
                 self._db.executemany(
-                    "INSERT INTO completions (key, backend, model, text, finish_reason) "
-                    "VALUES (?, ?, ?, ?, ?) ON CONFLICT (key) DO NOTHING",
-                    [(k, backend, model, c.text, c.finish_reason) for k, c in completions.items()],
+                    "INSERT INTO completions (key, backend, model, text, finish_reason, logprobs) "
+                    "VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (key) DO NOTHING",
+                    [
+                        (k, backend, model, c.text, c.finish_reason, _logprobs_json(c))
+                        for k, c in completions.items()
+                    ],
                 )
                 stored = self._select(list(completions))
                 self._db.execute("COMMIT")
@@ -136,3 +156,10 @@ class ResponseCache:
     def close(self) -> None:
         with self._lock:
             self._db.close()
+
+
+def _logprobs_json(completion: Completion) -> str | None:
+    """A completion's log-probabilities as stored (JSON), or None when it has none."""
+    if completion.logprobs is None:
+        return None
+    return json.dumps([t.model_dump(mode="json") for t in completion.logprobs], ensure_ascii=False)

@@ -90,7 +90,7 @@ def test_an_unknown_member_kind_names_the_known_kinds(tmp_path):
     with pytest.raises(
         RankerError,
         match=r"unknown ranker member kind 'length' \(expected one of lexical, embedding, "
-        r"neighbours, cross-encoder\)",
+        r"neighbours, cross-encoder, llm-judge\)",
     ):
         load_member(LengthConfig(), tmp_path)
 

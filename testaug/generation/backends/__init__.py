@@ -28,6 +28,7 @@ from testaug.generation.backends.base import (
     CompletionResult,
     Endpoint,
     FinishReason,
+    TokenLogprob,
     TransientBackendError,
     Usage,
 )
@@ -46,6 +47,7 @@ __all__ = [
     "CompletionResult",
     "Endpoint",
     "FinishReason",
+    "TokenLogprob",
     "TransientBackendError",
     "Usage",
     "create_backend",

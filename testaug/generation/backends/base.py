@@ -37,6 +37,18 @@ class CompletionRequest(Record):
     # The sample index of the first of the `n` samples; a backend that samples in
     # process seeds from (prompt, sample_offset) so a repeated request repeats.
     sample_offset: int = Field(default=0, ge=0)
+    # How many alternatives per generated token to return log-probabilities for (0: none);
+    # a backend or server that has none returns completions without them.
+    logprobs: int = Field(default=0, ge=0, le=20)
+
+
+class TokenLogprob(Record):
+    """One generated token, its log-probability, and the most likely tokens at its position
+    with theirs (most likely first)."""
+
+    token: str
+    logprob: float
+    top: tuple[tuple[str, float], ...] = ()
 
 
 class Completion(Record):
@@ -46,6 +58,7 @@ class Completion(Record):
 
     text: str
     finish_reason: FinishReason = "stop"
+    logprobs: tuple[TokenLogprob, ...] | None = None  # only when asked for and given
 
 
 class Usage(Record):

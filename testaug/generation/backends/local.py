@@ -14,7 +14,9 @@ place only when complete.
 `complete` continues the prompt as raw text (no chat template), samples `n`
 continuations in one batch, stops each at the first stop sequence or end of
 text, and seeds the sampler from (prompt, sample_offset), so the same request
-gives the same texts. Generation runs under a lock: one model on the CPU gains
+gives the same texts. A request with `logprobs` also gets each token's
+log-probability and its top alternatives (from the raw logits, as an OpenAI
+server reports them). Generation runs under a lock: one model on the CPU gains
 nothing from concurrent calls.
 
 torch and transformers are imported only when the model is first loaded, so
@@ -47,6 +49,7 @@ from testaug.generation.backends.base import (
     CompletionRequest,
     CompletionResult,
     FinishReason,
+    TokenLogprob,
     Usage,
 )
 from testaug.generation.backends.embedded_models import (
@@ -270,6 +273,8 @@ class LocalBackend:
                 )
             if request.stop:
                 kwargs["stopping_criteria"] = _stop_criteria(tokenizer, prompt_len, request.stop)
+            if request.logprobs:
+                kwargs.update(output_logits=True, return_dict_in_generate=True)
             try:
                 with torch.random.fork_rng(devices=[]), torch.inference_mode():
                     torch.manual_seed(sampling_seed(request.prompt, request.sample_offset))
@@ -278,13 +283,19 @@ class LocalBackend:
                     )
             except RuntimeError as exc:
                 raise BackendError(f"local generation failed: {exc}") from exc
+            logits = None
+            if request.logprobs:
+                output, logits = output.sequences, torch.stack(output.logits, dim=1)
             rows = output[:, prompt_len:].tolist()
 
         completions: list[Completion] = []
         completion_tokens = 0
-        for tokens in rows:
+        for row, tokens in enumerate(rows):
             text, finish, used = _finish(tokenizer, tokens, loaded.eos_ids, request.stop)
-            completions.append(Completion(text=text, finish_reason=finish))
+            logprobs = None
+            if logits is not None:
+                logprobs = _token_logprobs(tokenizer, tokens, logits[row], request.logprobs, text)
+            completions.append(Completion(text=text, finish_reason=finish, logprobs=logprobs))
             completion_tokens += used
         if greedy:  # one greedy run stands for all n samples
             completions *= request.n
@@ -304,6 +315,33 @@ def _finish(
     text, stopped = cut_at_stop(tokenizer.decode(tokens, skip_special_tokens=True), stops)
     finish: FinishReason = "stop" if stopped or ended is not None else "length"
     return text, finish, len(tokens) + (ended is not None)
+
+
+def _token_logprobs(
+    tokenizer: Any, tokens: list[int], logits: Any, k: int, text: str
+) -> tuple[TokenLogprob, ...]:
+    """Each token of `text`'s log-probability under the model and the `k` most likely tokens
+    at its position (from the raw logits, as an OpenAI server reports them)."""
+    import torch
+
+    logprobs = torch.log_softmax(logits.float(), dim=-1)
+    top = torch.topk(logprobs, k, dim=-1)
+    out: list[TokenLogprob] = []
+    start = 0
+    for step, token in enumerate(tokens[: logprobs.shape[0]]):
+        if start >= len(text):  # the rest was cut at a stop sequence or the end of text
+            break
+        piece = tokenizer.decode([token])
+        alternatives = zip(top.indices[step].tolist(), top.values[step].tolist(), strict=True)
+        out.append(
+            TokenLogprob(
+                token=piece,
+                logprob=float(logprobs[step, token]),
+                top=tuple((tokenizer.decode([i]), float(v)) for i, v in alternatives),
+            )
+        )
+        start += len(piece)
+    return tuple(out)
 
 
 def _stop_criteria(tokenizer: Any, prompt_len: int, stops: tuple[str, ...]) -> Any:

@@ -85,7 +85,9 @@ class OpenAIBackend:
                 "(does the server support n > 1?)"
             )
         return CompletionResult(
-            completions=tuple(Completion(text=t, finish_reason=_finish(r)) for t, r in texts),
+            completions=tuple(
+                Completion(text=t, finish_reason=_finish(r), logprobs=lp) for t, r, lp in texts
+            ),
             usage=usage,
         )
 
@@ -96,6 +98,9 @@ class OpenAIBackend:
             messages = [{"role": "user", "content": request.prompt}]
             if self.system_prompt:
                 messages.insert(0, {"role": "system", "content": self.system_prompt})
+            logprobs = (
+                {"logprobs": True, "top_logprobs": request.logprobs} if request.logprobs else {}
+            )
             return self._client.chat.completions.with_raw_response.create(
                 model=self.model,
                 messages=messages,  # type: ignore[arg-type]
@@ -103,6 +108,7 @@ class OpenAIBackend:
                 temperature=request.temperature,
                 max_tokens=request.max_tokens,
                 stop=stop,
+                **logprobs,  # type: ignore[arg-type]
             )
         return self._client.completions.with_raw_response.create(
             model=self.model,
@@ -111,6 +117,7 @@ class OpenAIBackend:
             temperature=request.temperature,
             max_tokens=request.max_tokens,
             stop=stop,
+            **({"logprobs": request.logprobs} if request.logprobs else {}),
         )
 
 

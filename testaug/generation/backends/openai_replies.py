@@ -17,7 +17,12 @@ import json
 from typing import Any
 
 from testaug.core.secrets import redact_text
-from testaug.generation.backends.base import BackendError, TransientBackendError, Usage
+from testaug.generation.backends.base import (
+    BackendError,
+    TokenLogprob,
+    TransientBackendError,
+    Usage,
+)
 
 EXCERPT_CHARS = 200
 
@@ -40,8 +45,10 @@ def excerpt(body: bytes | str | None, limit: int = EXCERPT_CHARS) -> str:
 
 def parse_answer(
     content: bytes, *, status: int, host: str, chat: bool
-) -> tuple[list[tuple[str, str | None]], Usage]:
-    """The (text, finish reason) of each choice in index order, and the usage, of a 200 answer."""
+) -> tuple[list[tuple[str, str | None, tuple[TokenLogprob, ...] | None]], Usage]:
+    """The (text, finish reason, log-probabilities) of each choice in index order, and the
+    usage, of a 200 answer. Log-probabilities are None where the choice has none or they are
+    not in either OpenAI shape: they are extra information, never a reason to fail."""
 
     def fault(what: str, error: type[BackendError] = BackendError) -> BackendError:
         return error(f"HTTP {status} from {host}: {what}; the server sent: {excerpt(content)}")
@@ -61,9 +68,45 @@ def parse_answer(
             raise fault(f"choice {position} has no {field}")
         index = choice.get("index", position)
         finish = choice.get("finish_reason")
-        texts.append((index if isinstance(index, int) else position, text, finish))
+        logprobs = _logprobs(choice.get("logprobs"), chat=chat)
+        texts.append((index if isinstance(index, int) else position, text, finish, logprobs))
     texts.sort(key=lambda item: item[0])
-    return [(text, finish) for _, text, finish in texts], _usage(data.get("usage"))
+    return [(text, finish, lp) for _, text, finish, lp in texts], _usage(data.get("usage"))
+
+
+def _logprobs(value: Any, *, chat: bool) -> tuple[TokenLogprob, ...] | None:
+    """A choice's token log-probabilities: chat's `{"content": [{token, logprob,
+    top_logprobs: [{token, logprob}]}]}` or completions' `{tokens, token_logprobs,
+    top_logprobs: [{token: logprob}]}`; None when absent or malformed."""
+    if not isinstance(value, dict):
+        return None
+    try:
+        if chat:
+            content = value.get("content")
+            if not isinstance(content, list):
+                return None
+            return tuple(
+                TokenLogprob(
+                    token=item["token"],
+                    logprob=item["logprob"],
+                    top=tuple((t["token"], t["logprob"]) for t in item.get("top_logprobs") or ()),
+                )
+                for item in content
+            )
+        tokens, logprobs = value.get("tokens"), value.get("token_logprobs")
+        if not isinstance(tokens, list) or not isinstance(logprobs, list):
+            return None
+        tops = value.get("top_logprobs") or [None] * len(tokens)
+        return tuple(
+            TokenLogprob(
+                token=token,
+                logprob=logprob,
+                top=tuple(sorted((top or {}).items(), key=lambda item: -item[1])),
+            )
+            for token, logprob, top in zip(tokens, logprobs, tops, strict=True)
+        )
+    except (KeyError, TypeError, ValueError, AttributeError):
+        return None
 
 
 def _choice_text(choice: Any, *, chat: bool) -> str | None:
