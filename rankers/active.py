@@ -12,30 +12,40 @@ from rankers.ensemble_training import train_ensemble
 from testaug.core.jsonl import read_jsonl
 from testaug.core.records import Annotation, Candidate, LabelledCandidate, RankedCandidate
 from testaug.review.plans import read_annotations
+from testaug.review.selection import Draw, draws_beside, read_draws
 from testaug.review.verdicts import Verdict, decide
 
 PEOPLE_WEIGHT = 1.0  # a person's verdict against one `extra` labelled record, in training
 
 
 def labelled_from_verdicts(
-    candidates: Mapping[str, Candidate], verdicts: Mapping[str, Verdict]
+    candidates: Mapping[str, Candidate],
+    verdicts: Mapping[str, Verdict],
+    draws: Mapping[str, Draw] | None = None,
 ) -> list[LabelledCandidate]:
     """Training records from people's verdicts (the ranker's own acceptances are left out).
 
     A candidate kept with a corrected label was invalid as proposed: it trains as
     invalid with reason `label`. Disputed candidates are left out, as the paper does.
+    Each record says how its candidate was drawn for people (`draws`); one without a
+    draw was picked from the top of a ranking, so it is no random sample.
     """
     labelled = []
+    draws = draws or {}
     for cid, verdict in verdicts.items():
         if verdict.decided_by != "people" or cid not in candidates:
             continue
         candidate = candidates[cid]
+        sampled = draws[cid].sampled if cid in draws else "ranked"
         if verdict.status == "accepted" and verdict.label == candidate.label:
-            labelled.append(LabelledCandidate(candidate=candidate, valid=True))
+            record = LabelledCandidate(candidate=candidate, valid=True, sampled=sampled)
         elif verdict.status == "accepted":
-            labelled.append(LabelledCandidate(candidate=candidate, valid=False, reason="label"))
+            record = LabelledCandidate(
+                candidate=candidate, valid=False, reason="label", sampled=sampled
+            )
         else:
-            labelled.append(LabelledCandidate(candidate=candidate, valid=False))
+            record = LabelledCandidate(candidate=candidate, valid=False, sampled=sampled)
+        labelled.append(record)
     return labelled
 
 
@@ -58,6 +68,7 @@ def retrain_and_rerank(
     extra: Sequence[LabelledCandidate] = (),
     people_weight: float = PEOPLE_WEIGHT,
     batch_size: int = 64,
+    draws: Mapping[str, Draw] | None = None,
 ) -> ActiveRound:
     """Train on `extra` plus people's verdicts so far (theirs win on the same candidate),
     then rank every candidate no person has judged yet.
@@ -71,7 +82,7 @@ def retrain_and_rerank(
         raise ValueError(f"people_weight must be positive, got {people_weight}")
     candidates = {item.candidate.id: item.candidate for item in ranked}
     verdicts = decide(annotations, candidates)
-    judged = labelled_from_verdicts(candidates, verdicts)
+    judged = labelled_from_verdicts(candidates, verdicts, draws)
     judged_ids = {item.candidate.id for item in judged}
     base = [item for item in extra if item.candidate.id not in judged_ids]
     weights = None
@@ -99,6 +110,7 @@ def labelled_from_runs(run_dirs: Iterable[Path]) -> list[LabelledCandidate]:
             item.candidate.id: item.candidate for item in read_jsonl(ranked, RankedCandidate)
         }
         verdicts = decide(read_annotations(annotations), candidates)
-        for item in labelled_from_verdicts(candidates, verdicts):
+        draws = read_draws(draws_beside(annotations))
+        for item in labelled_from_verdicts(candidates, verdicts, draws):
             labelled[item.candidate.id] = item
     return list(labelled.values())

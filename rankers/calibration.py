@@ -137,19 +137,32 @@ def fit_calibration(
     ensemble_version: str,
     folds: int,
     fold_of: np.ndarray | None = None,
+    random: Sequence[bool] | None = None,
 ) -> FittedCalibration:
     """Maps and precision curves from out-of-fold ensemble scores: one for each group with
     at least `min_group` candidates with both verdicts, one for all generated candidates
     together (the fallback; all candidates when too few were generated).
+
+    `random` says which labels were drawn at random (default: all). Only those count
+    towards `min_group` and enter the precision curves: labels people gave because the
+    ranker was unsure of a candidate, or ranked it high, are no sample of what a
+    threshold accepts. The maps are fitted on the same labels.
 
     With `fold_of` (each candidate's cross-fitting fold), the precision curves are
     cross-fitted too: each fold's P(valid) comes from a map fitted on the other folds, so
     the precision a threshold is credited with was not fitted on the same verdicts (an
     isotonic map fitted and judged on one set of labels puts its steps where the labels
     change, and its top steps look purer than they are)."""
-    scores = np.asarray(scores, dtype=np.float64)
-    labels = np.asarray(valid, dtype=bool)
-    groups = np.array([calibration_group(c) for c in candidates])
+    drawn = np.ones(len(candidates), dtype=bool) if random is None else np.asarray(random, bool)
+    if not drawn.any():  # no label was drawn at random: the maps need some labels
+        drawn = np.ones(len(candidates), dtype=bool)
+    scores = np.asarray(scores, dtype=np.float64)[drawn]
+    labels = np.asarray(valid, dtype=bool)[drawn]
+    if fold_of is not None:
+        fold_of = np.asarray(fold_of)[drawn]
+    groups = np.array(
+        [calibration_group(c) for c, keep in zip(candidates, drawn, strict=True) if keep]
+    )
     members: dict[str, np.ndarray] = {}
     for group in sorted(set(groups.tolist())):
         mask = groups == group

@@ -9,6 +9,7 @@ from typing import Annotated, Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 from pydantic_core import PydanticCustomError
 
+from rankers.adaptation import AdaptationConfig
 from rankers.calibration import CalibrationMethod
 from rankers.cross_encoder import CrossEncoderConfig, RankerError
 from rankers.embedding import EmbeddingConfig
@@ -50,11 +51,12 @@ class EnsembleConfig(BaseModel):
     )
     calibration: CalibrationMethod = "isotonic"
     min_group: int = Field(
-        default=150,
+        default=50,
         ge=10,
-        description="out-of-fold labels a generator needs for its own calibration",
+        description="labels drawn at random a generator needs for its own calibration",
     )
     reference: ReferenceSettings = ReferenceSettings()
+    adaptation: AdaptationConfig = AdaptationConfig()
 
     @field_validator("members")
     @classmethod

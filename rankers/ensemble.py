@@ -21,6 +21,7 @@ from pathlib import Path
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
+from rankers.adaptation import AdaptationState, adapted_scores
 from rankers.borda import aggregate
 from rankers.calibration import FittedCalibration
 from rankers.config import EnsembleConfig, load_config, shipped_configs
@@ -61,6 +62,7 @@ class EnsembleManifest(BaseModel):
     folds: int = 0  # 0: an ensemble trained before cross-fitting (one model per member)
     members: dict[str, MemberState] = Field(default_factory=dict)
     calibration: FittedCalibration | None = None
+    adaptation: AdaptationState | None = None  # None: plain Borda (older or not adapted)
 
 
 class FoldedRanker:
@@ -87,9 +89,12 @@ class FoldedRanker:
 class Ensemble:
     """Trained members, their version and calibration; ranks candidates by Borda count."""
 
-    def __init__(self, members: Sequence[FoldedRanker], manifest: EnsembleManifest) -> None:
+    def __init__(
+        self, members: Sequence[FoldedRanker], manifest: EnsembleManifest, folder: Path
+    ) -> None:
         self.members = list(members)
         self.manifest = manifest
+        self.folder = folder
 
     @property
     def version(self) -> str:
@@ -122,7 +127,7 @@ class Ensemble:
                 )
                 raise InputError(Problem(message, path, field=f"config.members[{index}].name"))
             members.append(FoldedRanker(member.name, [load_member(member, p) for p in paths]))
-        return cls(members, manifest)
+        return cls(members, manifest, folder)
 
     def reference_for(
         self, candidates: Sequence[Candidate], reference: Sequence[TestCase] | None
@@ -172,10 +177,21 @@ class Ensemble:
         scores = self.score(candidates, batch_size=batch_size, reference=reference)
         calibrated: list[tuple[float, str]] | None = None
         position = self.ensemble_score(scores)
+        adapted = None
+        state = self.manifest.adaptation
+        if state is not None and position is not None and candidates:
+            cases = self.reference_for(candidates, reference)
+            adapted = adapted_scores(candidates, position, scores, cases, state, self.folder)
+            position = np.asarray(adapted.scores)
         if self.calibration is not None and position is not None and candidates:
             calibrated = self.calibration.p_valid(candidates, position)
         return ranked_candidates(
-            candidates, scores, version=self.version, weights=self.weights(), p_valid=calibrated
+            candidates,
+            scores,
+            version=self.version,
+            weights=self.weights(),
+            p_valid=calibrated,
+            triage=None if adapted is None else (adapted.scores, adapted.basis),
         )
 
     def _needs_reference(self) -> bool:
@@ -202,22 +218,32 @@ def ranked_candidates(
     version: str | None = None,
     weights: dict[str, float] | None = None,
     p_valid: Sequence[tuple[float, str]] | None = None,
+    triage: tuple[Sequence[float], Sequence[str]] | None = None,
 ) -> list[RankedCandidate]:
-    """Candidates with their member scores, merged by (weighted) Borda count, in rank order."""
+    """Candidates with their member scores, merged by (weighted) Borda count, in rank order;
+    with `triage` (stacked scores and what each rests on), in the order of those scores
+    (highest first, ties by Borda order)."""
     if not candidates:
         return []
     result = aggregate(scores, weights)
+    order = list(result.order)
+    if triage is not None:
+        values = np.asarray(triage[0])
+        position = {int(i): k for k, i in enumerate(order)}
+        order = sorted(order, key=lambda i: (-values[i], position[int(i)]))
     return [
         RankedCandidate(
             candidate=candidates[i],
             scores={name: float(values[i]) for name, values in scores.items()},
             borda_points=float(result.points[i]),
-            rank=int(result.rank[i]),
+            rank=rank,
             ensemble_version=version,
             p_valid=p_valid[i][0] if p_valid else None,
             calibration_group=p_valid[i][1] if p_valid else None,
+            triage_score=None if triage is None else round(float(triage[0][i]), 6),
+            triage_basis=None if triage is None else triage[1][i] or None,
         )
-        for i in result.order
+        for rank, i in enumerate(order, start=1)
     ]
 
 

@@ -15,6 +15,7 @@ from pathlib import Path
 
 import numpy as np
 
+from rankers.adaptation import is_random_sample, train_adaptation
 from rankers.calibration import fit_calibration
 from rankers.config import EnsembleConfig
 from rankers.cross_encoder import RankerError
@@ -148,15 +149,25 @@ def train_ensemble(
     if config.weighting == "oof" and not any(state.weight for state in states.values()):
         states = {name: state.model_copy(update={"weight": 1.0}) for name, state in states.items()}
     version = ensemble_version(config, items)
+    triage = borda_position(oof, states)
+    adaptation = None
+    if config.adaptation.enabled:
+        started = time.perf_counter()
+        adaptation, triage = train_adaptation(
+            items, triage, oof, cases, config.adaptation, folder, sample_weight=weights
+        )
+        seconds["adaptation"] = round(time.perf_counter() - started, 2)
+        logger.info("adapted to %d generator groups", len(adaptation.groups))
     calibration = fit_calibration(
         [item.candidate for item in items],
-        borda_position(oof, states),
+        triage,
         [item.valid for item in items],
         method=config.calibration,
         min_group=config.min_group,
         ensemble_version=version,
         folds=config.folds,
         fold_of=folds,
+        random=[is_random_sample(item) for item in items],
     )
     manifest = EnsembleManifest(
         version=version,
@@ -167,6 +178,7 @@ def train_ensemble(
         folds=config.folds,
         members=states,
         calibration=calibration,
+        adaptation=adaptation,
     )
     shutil.rmtree(folder / ".work", ignore_errors=True)
     (folder / MANIFEST).write_text(manifest.model_dump_json(indent=1) + "\n", encoding="utf-8")

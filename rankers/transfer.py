@@ -147,13 +147,19 @@ class HeldOut(_Result):
 
 
 def held_out(
-    items: Sequence[LabelledCandidate], trainings: Trainings, target: float = 0.9
+    items: Sequence[LabelledCandidate],
+    trainings: Trainings,
+    target: float = 0.9,
+    *,
+    sources: Sequence[str] | None = None,
 ) -> tuple[list[HeldOut], dict[str, list[RankedCandidate]]]:
-    """For each source, the ensemble trained on the others ranks its candidates: the
-    triage at the target accuracy, and the ranking, by source."""
+    """For each source (or each of `sources`), the ensemble trained on the others ranks its
+    candidates: the triage at the target accuracy, and the ranking, by source."""
     valid = {item.candidate.id: item.valid for item in items}
     rows, rankings = [], {}
     for source, held in by_source(items).items():
+        if sources is not None and source not in sources:
+            continue
         rest = [item for item in items if source_of(item) != source]
         ensemble = trainings.ensemble(rest, f"every source but {source}")
         rankings[source] = ensemble.rank([item.candidate for item in held])

@@ -168,17 +168,18 @@ def write_ranked_run(
 
 
 def make_calibration(version: str = "v1", **curves: tuple[list[float], list[bool]]):
-    """A Calibration record with a precision curve per group from (P(valid), valid) lists;
-    the first group is the fallback."""
+    """A Calibration record with a precision curve per group from (P(valid), valid) lists,
+    each group's own, and the pooled fallback (`any generator`) with the first group's."""
     from testaug.core.records import Calibration
     from testaug.review.acceptance import precision_curve
 
+    pooled = {"any generator": next(iter(curves.values())), **curves}
     return Calibration(
         ensemble_version=version,
         method="isotonic",
         folds=3,
-        fallback=next(iter(curves)),
-        curves={group: precision_curve(group, p, valid) for group, (p, valid) in curves.items()},
+        fallback="any generator",
+        curves={group: precision_curve(group, p, valid) for group, (p, valid) in pooled.items()},
     )
 
 

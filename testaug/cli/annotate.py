@@ -11,6 +11,7 @@ from rich.table import Table
 
 from testaug.cli.annotate_server import install_server_command, server_command
 from testaug.cli.console import console, err_console
+from testaug.cli.rankers import print_bases
 from testaug.cli.review_options import (
     API_KEY,
     URL,
@@ -22,6 +23,7 @@ from testaug.core.jsonl import read_jsonl
 from testaug.core.records import Annotation, label_options
 from testaug.review.acceptance import DEFAULT_TARGET, check_target
 from testaug.review.plans import read_annotations
+from testaug.review.selection import DEFAULT_CALIBRATION_SIZE, SelectionConfig
 from testaug.review.verdicts import Verdict, pairwise_agreement, status_counts
 from testaug.steps import StepOutput
 from testaug.steps.annotate import (
@@ -54,6 +56,19 @@ ACCEPT_PRECISION = typer.Option(
 CASES = typer.Option(
     None, "--cases", help="The suite cases the seeds came from (default: cases.jsonl beside it)."
 )
+CALIBRATION_SAMPLE = typer.Option(
+    DEFAULT_CALIBRATION_SIZE,
+    "--calibration-sample",
+    min=0,
+    help="For a generator without its own precision curve, people first label this many of "
+    "its candidates drawn at random (then those the ranker is least sure of).",
+)
+POOLED_RULE = typer.Option(
+    False,
+    "--pooled-rule",
+    help="Let the ranker accept candidates of a generator with no random labels of its own "
+    "under the rule pooled over other generators (off: it accepts none of them).",
+)
 
 
 @annotate_app.command("push")
@@ -67,6 +82,8 @@ def push_command(
         None, "--annotations", help="Annotations file (default: annotations.jsonl beside RANKED)."
     ),
     cases: Path | None = CASES,
+    calibration_sample: int = CALIBRATION_SAMPLE,
+    pooled_rule: bool = POOLED_RULE,
     url: str | None = URL,
     api_key: str | None = API_KEY,
 ) -> None:
@@ -83,6 +100,7 @@ def push_command(
         top=default_top(top, budget),
         budget=budget,
         target=accept_precision,
+        selection=SelectionConfig(calibration_sample=calibration_sample, pooled_rule=pooled_rule),
     )
     summary = pushed.summary
     print_pushed(f"{summary.sent:,} candidates", summary.project, summary)
@@ -147,6 +165,8 @@ def terminal_command(
     ),
     annotator: str | None = annotator_option("the records"),
     cases: Path | None = CASES,
+    calibration_sample: int = CALIBRATION_SAMPLE,
+    pooled_rule: bool = POOLED_RULE,
 ) -> None:
     """Review, in the terminal, the top of the ranking among the candidates the ranker's rule
     does not accept: Enter valid, n invalid, s skip, q quit. Verdicts are saved one by one;
@@ -161,6 +181,7 @@ def terminal_command(
         top=default_top(top, budget),
         budget=budget,
         target=accept_precision,
+        selection=SelectionConfig(calibration_sample=calibration_sample, pooled_rule=pooled_rule),
     )
     summary = done.summary
     console.print(
@@ -201,6 +222,7 @@ def retrain_command(
         f"{rankers_out}; re-ranked {done.records:,} pending candidates into {output}",
         highlight=False,
     )
+    print_bases(summary.bases)
 
 
 def _print_acceptance(summary: AnnotateSummary, annotations_path: Path) -> None:

@@ -98,6 +98,7 @@ def rank_command(
         f"into {output}",
         highlight=False,
     )
+    print_bases(done.summary.bases)
 
 
 @rankers_app.command("evaluate")
@@ -256,3 +257,10 @@ def hard_cases_command(
         f"to {output}",
         highlight=False,
     )
+
+
+def print_bases(bases: dict[str, int]) -> None:
+    """Say what the order rests on for each generator, a weak prior included."""
+    for basis, count in sorted(bases.items(), key=lambda kv: -kv[1]):
+        style = "yellow" if basis.startswith("zero-shot") else "dim"
+        console.print(f"[{style}]{count:,} candidates: {basis}[/]", highlight=False)

@@ -201,6 +201,10 @@ class LabelledCandidate(Record):
     valid: bool
     reason: InvalidReason | None = None
     note: str | None = None
+    # How the candidate came to be labelled: drawn at random (a calibration sample; a
+    # labelled set that covers every candidate counts as one), or picked because the ranker
+    # was unsure of it or ranked it high. Only random draws state a generator's precision.
+    sampled: Literal["random", "uncertain", "ranked"] | None = None
 
 
 class RankedCandidate(Record):
@@ -214,6 +218,8 @@ class RankedCandidate(Record):
     ensemble_version: str | None = None
     p_valid: float | None = None
     calibration_group: str | None = None
+    triage_score: float | None = None  # the stacked score the rank follows (0..1)
+    triage_basis: str | None = None  # what the order rests on for this candidate's generator
 
 
 class PrecisionPoint(Record):

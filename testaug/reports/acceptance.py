@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from testaug.core.jsonl import parse_json, read_jsonl
@@ -40,6 +40,7 @@ class RunAcceptance:
     target: float
     confidence: float
     auto: bool
+    weak_prior: dict[str, int] = field(default_factory=dict)  # zero-shot candidates by group
 
     @property
     def by_rule(self) -> list[Annotation]:
@@ -67,6 +68,11 @@ def read_run_acceptance(run_dir: Path) -> RunAcceptance:
         list(read_jsonl(ranked_path, RankedCandidate)) if ranked_path.exists() else []
     )
     groups = Counter(str(item.calibration_group) for item in ranked if item.p_valid is not None)
+    weak = Counter(
+        str(item.calibration_group or item.candidate.model)
+        for item in ranked
+        if item.triage_basis and item.triage_basis.startswith("zero-shot")
+    )
     plan = _json_object(acceptance_path(run_dir / "annotations.jsonl"))
     target, confidence = _target(annotations, plan, run_dir)
     mode = plan.get("mode") or _manifest_argument(run_dir, "annotation")
@@ -79,6 +85,7 @@ def read_run_acceptance(run_dir: Path) -> RunAcceptance:
         target=target,
         confidence=confidence,
         auto=auto or mode == "auto",
+        weak_prior=dict(sorted(weak.items())),
     )
 
 
@@ -171,6 +178,18 @@ def acceptance_blocks(found: RunAcceptance, verdicts: Mapping[str, Verdict]) -> 
         + (f" ({counts['disputed']:,} disputed)." if counts["disputed"] else ".")
     )
     blocks: list[Block] = [Heading("Acceptance by the ranker", level=3), Text(text)]
+    if found.weak_prior:
+        weak = ", ".join(f"{group}: {n:,}" for group, n in found.weak_prior.items())
+        blocks.append(
+            Text(
+                f"The order of these candidates is a weak prior ({weak}): their generator has "
+                "no labels of its own, so the ranking rests on the shipped prior and on "
+                "signals that do not depend on one generator's habits, and the ranker accepts "
+                "none of them unless the pooled rule was asked for. Label a random sample of "
+                "them first (testaug annotate push or terminal do so), then retrain.",
+                notice=True,
+            )
+        )
     rows = _group_rows(found, Counter(a.acceptance.group for a in accepted if a.acceptance))
     if rows:
         blocks.append(
@@ -183,6 +202,7 @@ def acceptance_blocks(found: RunAcceptance, verdicts: Mapping[str, Verdict]) -> 
                     "out-of-fold precision",
                     f"lower bound ({found.confidence:.0%})",
                     "target",
+                    "random labels it rests on",
                 ],
                 rows,
                 caption="the rule of each calibration group, read from ranked.calibration.json",
@@ -216,6 +236,15 @@ def _group_rows(found: RunAcceptance, accepted: Mapping[str, int]) -> list[list[
                 f"{accepted.get(group, 0):,}",
                 *cells,
                 f"{found.target:.0%}",
+                _rests_on(found.calibration, group),
             ]
         )
     return rows
+
+
+def _rests_on(calibration: Calibration, group: str) -> str:
+    """How many random labels of its own a group's stated precision rests on."""
+    if group == calibration.fallback:
+        return "none of its own (pooled over other generators; opt-in)"
+    curve = calibration.curves.get(group)
+    return "none" if curve is None else f"{curve.n:,}"

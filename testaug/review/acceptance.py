@@ -263,15 +263,18 @@ def accept_by_rule(
     judged: Collection[str] = (),
     note: str | None = None,
     source: Path | None = None,
+    pooled: bool = False,
 ) -> RuleAcceptance:
     """Accept, as the ranker, each candidate whose P(valid) reaches the threshold of the rule
     of its calibration group; leave every other one (in rank order) to people.
 
     Never accepted: candidates without P(valid) (older ranked files, uncalibrated
     ensembles), of another ensemble than the calibration's, of a group without a rule,
-    and those a person already judged (`judged`). Where the ranker can accept nothing
-    for want of a rule, one line says why (logged once). `note` ends every record's rule
-    text; `source` is where the calibration was to be read from, for that line.
+    and those a person already judged (`judged`). A generator without calibration labels
+    of its own reads the pooled curve of other generators: it accepts nothing unless
+    `pooled` opts in to that rule. Where the ranker can accept nothing for want of a
+    rule, one line says why (logged once). `note` ends every record's rule text; `source`
+    is where the calibration was to be read from, for that line.
     """
     check_target(target)
     ordered = sorted(ranked, key=lambda item: item.rank)
@@ -279,7 +282,13 @@ def accept_by_rule(
     usable = [item for item in ordered if _calibrated(item, calibration)]
     usable_ids = {item.candidate.id for item in usable}
     groups = sorted({str(item.calibration_group) for item in usable})
-    rules = {group: acceptance_rule(curves[group], target, confidence) for group in groups}
+    fallback = calibration.fallback if calibration is not None else None
+    rules = {
+        group: None
+        if group == fallback and not pooled
+        else acceptance_rule(curves[group], target, confidence)
+        for group in groups
+    }
     counts = {group: sum(item.calibration_group == group for item in usable) for group in groups}
     accepted: list[Annotation] = []
     rest: list[RankedCandidate] = []
@@ -340,6 +349,13 @@ def _nothing_accepted(
             f"the ranker accepts nothing: no calibration evidence ({source} is missing; rank "
             "the candidates with a calibrated ensemble to write it); every candidate waits "
             "for people"
+        )
+    if calibration is not None and set(rules) == {calibration.fallback}:
+        return (
+            "the ranker accepts nothing: this generator has no calibration labels of its "
+            f"own (the pooled rule of other generators, {calibration.fallback!r}, applies "
+            "only when you opt in with --pooled-rule); label a random sample of its "
+            "candidates first; every candidate waits for people"
         )
     if not usable:
         versions = sorted({str(item.ensemble_version) for item in ordered if item.p_valid})

@@ -4,8 +4,8 @@ precision, which people review, and the annotations file that collects every ver
 from __future__ import annotations
 
 import math
-from collections.abc import Collection, Iterable, Sequence
-from dataclasses import dataclass
+from collections.abc import Collection, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from testaug.core.errors import InputError, Problem
@@ -17,6 +17,13 @@ from testaug.review.acceptance import (
     DEFAULT_TARGET,
     RuleAcceptance,
     accept_by_rule,
+)
+from testaug.review.selection import (
+    DEFAULT_CALIBRATION_SIZE,
+    DEFAULT_UNCERTAIN_UNTIL,
+    Draw,
+    draws_of,
+    order_for_people,
 )
 
 # The share of the candidates the ranker leaves that people review, unless told otherwise
@@ -62,6 +69,7 @@ class ReviewPlan:
     accepted: list[Annotation]
     pending: list[RankedCandidate]
     acceptance: RuleAcceptance
+    draws: list[Draw] = field(default_factory=list)  # how each reviewed candidate was drawn
 
     @property
     def candidate_ids(self) -> list[str]:
@@ -84,11 +92,17 @@ def plan_review(
     judged: Collection[str] = (),
     note: str | None = None,
     source: Path | None = None,
+    pooled: bool = False,
+    drawn: Mapping[str, Draw] | None = None,
+    calibration_size: int = DEFAULT_CALIBRATION_SIZE,
+    uncertain_until: int = DEFAULT_UNCERTAIN_UNTIL,
 ) -> ReviewPlan:
     """The ranker accepts what the rule for `target` vouches for (see `accept_by_rule`);
-    people review the top of the ranking among the rest (the `top` fraction of them,
-    capped by `budget`); the remainder stays pending. `judged` names candidates a person
-    already judged: the ranker never accepts them."""
+    people review `top` of the rest (capped by `budget`), in the order `order_for_people`
+    gives: a random calibration sample and then the most uncertain candidates for a
+    generator without its own precision curve, the top of the ranking for one with it.
+    The remainder stays pending. `judged` names candidates a person already judged: the
+    ranker never accepts them; `drawn` holds the earlier draws."""
     acceptance = accept_by_rule(
         ranked,
         calibration,
@@ -97,13 +111,24 @@ def plan_review(
         judged=judged,
         note=note,
         source=source,
+        pooled=pooled,
     )
     count = review_count(len(acceptance.rest), top=top, budget=budget)
+    chosen = order_for_people(
+        acceptance.rest,
+        count,
+        calibration=calibration,
+        drawn=drawn or {},
+        calibration_size=calibration_size,
+        uncertain_until=uncertain_until,
+    )
+    picked = {item.candidate.id for item, _ in chosen}
     return ReviewPlan(
-        review=acceptance.rest[:count],
+        review=[item for item, _ in chosen],
         accepted=acceptance.accepted,
-        pending=acceptance.rest[count:],
+        pending=[item for item in acceptance.rest if item.candidate.id not in picked],
         acceptance=acceptance,
+        draws=draws_of(chosen),
     )
 
 

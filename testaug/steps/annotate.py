@@ -17,8 +17,9 @@ from testaug.core.records import LabelledCandidate, TestCase
 from testaug.core.settings import Settings
 from testaug.review.acceptance import DEFAULT_TARGET
 from testaug.review.plans import DEFAULT_REVIEW_FRACTION, read_annotations
+from testaug.review.selection import DEFAULT_SELECTION, SelectionConfig
 from testaug.steps import StepOutput, step_output
-from testaug.steps.rank import RankSummary, write_calibration
+from testaug.steps.rank import RankSummary, basis_counts, write_calibration
 from testaug.steps.review import (
     AnnotateSummary,
     merge_reviewed,
@@ -96,6 +97,7 @@ def push_run_to_label_studio(
     budget: int | None = None,
     target: float = DEFAULT_TARGET,
     calibration_path: Path | None = None,
+    selection: SelectionConfig = DEFAULT_SELECTION,
 ) -> StepOutput:
     """`push_to_label_studio` for a run's files: the seed cases read from `cases_path` (or
     cases.jsonl beside the ranking, see `seed_cases`), the run folder's project unless one
@@ -110,6 +112,7 @@ def push_run_to_label_studio(
         budget=budget,
         target=target,
         calibration_path=calibration_path,
+        selection=selection,
     )
 
 
@@ -160,6 +163,7 @@ def review_run_in_terminal(
     budget: int | None = None,
     target: float = DEFAULT_TARGET,
     calibration_path: Path | None = None,
+    selection: SelectionConfig = DEFAULT_SELECTION,
 ) -> StepOutput:
     """Mode `terminal` for a run's files (`review_in_terminal` with the seed cases read as
     `seed_cases` does): what the session saved, what it left, and what the ranker accepted."""
@@ -174,6 +178,7 @@ def review_run_in_terminal(
         budget=budget,
         target=target,
         calibration_path=calibration_path,
+        selection=selection,
     )
     session = done.session
     return step_output(
@@ -207,6 +212,7 @@ def retrain_ranking(
     `extra_path`), then re-rank what is pending into `out`, its calibration beside it."""
     from rankers.active import retrain_and_rerank
     from rankers.ensemble import load_config
+    from testaug.review.selection import draws_beside, read_draws
 
     extra = list(read_jsonl(extra_path, LabelledCandidate)) if extra_path else []
     result = retrain_and_rerank(
@@ -215,6 +221,7 @@ def retrain_ranking(
         load_config(config),
         rankers_out,
         extra=extra,
+        draws=read_draws(draws_beside(annotations_path)),
     )
     write_jsonl(out, result.reranked)
     return step_output(
@@ -226,5 +233,6 @@ def retrain_ranking(
             ensemble=result.ensemble.version,
             from_people=result.from_people,
             from_extra=result.from_extra,
+            bases=basis_counts(result.reranked),
         ),
     )

@@ -4,12 +4,16 @@ its calibration evidence beside the ranking."""
 from __future__ import annotations
 
 import logging
+from collections import Counter
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
+from pydantic import Field
+
 from testaug.core.errors import InputError, Problem
 from testaug.core.jsonl import read_jsonl, write_jsonl
-from testaug.core.records import Candidate, TestCase
+from testaug.core.records import Candidate, RankedCandidate, TestCase
 from testaug.core.runs import sibling, write_text_atomic
 from testaug.steps import StepOutput, StepSummary, step_output
 from testaug.suites.task_labels import checked
@@ -28,6 +32,12 @@ class RankSummary(StepSummary):
     ensemble: str
     from_people: int | None = None
     from_extra: int | None = None
+    bases: dict[str, int] = Field(default_factory=dict)  # what the order rests on, how many
+
+
+def basis_counts(ranked: Sequence[RankedCandidate]) -> dict[str, int]:
+    """How many ranked candidates each triage basis covers (stacked, or a weak prior)."""
+    return dict(Counter(item.triage_basis for item in ranked if item.triage_basis))
 
 
 def rank_candidates(
@@ -56,7 +66,7 @@ def rank_candidates(
     write_jsonl(out, ranked)
     files = write_calibration(ensemble, out)
     logger.info("ranked %d candidates with ensemble %s", len(ranked), ensemble.version)
-    summary = RankSummary(ensemble=ensemble.version)
+    summary = RankSummary(ensemble=ensemble.version, bases=basis_counts(ranked))
     return step_output("rank", out, len(ranked), files=files, summary=summary)
 
 

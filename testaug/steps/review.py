@@ -29,6 +29,13 @@ from testaug.review.plans import (
     read_annotations,
     record_plan,
 )
+from testaug.review.selection import (
+    DEFAULT_SELECTION,
+    SelectionConfig,
+    draws_beside,
+    read_draws,
+    record_draws,
+)
 from testaug.review.verdicts import check_corrections, decide, merge_verdicts, status_counts
 from testaug.steps import StepOutput, StepSummary, step_output
 
@@ -126,11 +133,15 @@ def review_plan(
     budget: int | None = None,
     target: float = DEFAULT_TARGET,
     note: str | None = None,
+    selection: SelectionConfig = DEFAULT_SELECTION,
 ) -> ReviewPlan:
     """The plan for a ranking: the ranker accepts what the rule for `target` vouches for
     (read from `calibration_path`; nothing when it is missing), never a candidate a person
-    already judged in the annotations file; people review the top of the rest."""
-    return plan_review(
+    already judged in the annotations file; people review the rest in the order
+    `order_for_people` gives, and how each was drawn is added to the draws file beside
+    the annotations."""
+    draws_path = draws_beside(annotations_path)
+    plan = plan_review(
         ranked,
         read_calibration(calibration_path),
         top=top,
@@ -139,7 +150,14 @@ def review_plan(
         judged=people_judged(read_annotations(annotations_path)),
         note=note,
         source=calibration_path,
+        pooled=selection.pooled_rule,
+        drawn=read_draws(draws_path),
+        calibration_size=selection.calibration_sample,
+        uncertain_until=selection.uncertain_until,
     )
+    if plan.draws:
+        record_draws(draws_path, plan.draws)
+    return plan
 
 
 def review_automatically(
@@ -189,6 +207,7 @@ def push_to_label_studio(
     budget: int | None = None,
     target: float = DEFAULT_TARGET,
     calibration_path: Path | None = None,
+    selection: SelectionConfig = DEFAULT_SELECTION,
 ) -> StepOutput:
     """The ranker accepts what its rule for `target` vouches for; the top of the rest goes
     into a Label Studio project (nothing imported twice); the remainder stays pending."""
@@ -208,6 +227,7 @@ def push_to_label_studio(
         top=top,
         budget=budget,
         target=target,
+        selection=selection,
     )
     result = push_for_review(
         studio, project, plan, seeds=seeds, labels=task_labels(ranked, seeds.values())
@@ -364,6 +384,7 @@ def review_in_terminal(
     budget: int | None = None,
     target: float = DEFAULT_TARGET,
     calibration_path: Path | None = None,
+    selection: SelectionConfig = DEFAULT_SELECTION,
 ) -> TerminalReview:
     """Ask a person in the terminal about the top of the ranking among the candidates the
     ranker's rule does not accept; each verdict is saved at once, and a second session goes
@@ -378,6 +399,7 @@ def review_in_terminal(
         top=top,
         budget=budget,
         target=target,
+        selection=selection,
     )
     record_plan(annotations_path, plan, mode="terminal")
     done = {

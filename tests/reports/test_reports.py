@@ -251,7 +251,31 @@ def test_the_report_states_what_the_ranker_accepted_at_what_precision_and_what_w
     assert "The ranker accepted 3 candidates without a person" in markdown
     assert "Their estimated precision is 96.0%." in markdown
     assert "6 wait for people; people accepted 0 and rejected 1." in markdown
-    assert "| m | 10 | 3 | 0.900 | 96.0% (100 of 200 labelled) | 91.1% | 90% |" in markdown
+    assert "| m | 10 | 3 | 0.900 | 96.0% (100 of 200 labelled) | 91.1% | 90% | 200 |" in markdown
+
+
+def test_a_generator_without_labels_is_reported_as_a_weak_prior_resting_on_no_labels(tmp_path):
+    from testaug.core.jsonl import write_jsonl
+    from testaug.steps.review import merge_reviewed, review_automatically
+    from tests.tiny_models import VOUCHED_CURVE, make_calibration, write_ranked_run
+
+    texts = [f"Case {i} is nice." for i in range(4)]
+    run = write_ranked_run(
+        tmp_path, texts, p_valid=[0.99] * 4, calibration=make_calibration(m=VOUCHED_CURVE)
+    )
+    ranked = list(read_jsonl(run / "ranked.jsonl", RankedCandidate))
+    weak = "zero-shot: this generator has no labels of its own, so the order is a weak prior"
+    write_jsonl(
+        run / "ranked.jsonl",
+        [r.model_copy(update={"calibration_group": "any generator", "triage_basis": weak})
+         for r in ranked],
+    )  # fmt: skip
+    review_automatically(run / "ranked.jsonl", run / "annotations.jsonl", target=0.9)
+    merge_reviewed(run / "annotations.jsonl", run / "ranked.jsonl", run)
+    markdown = write_report(run).markdown.read_text()
+    assert "The order of these candidates is a weak prior (any generator: 4)" in markdown
+    assert "none of its own (pooled over other generators; opt-in)" in markdown
+    assert "accepted only what it can vouch for at the stated precision: 0 candidates" in markdown
 
 
 def test_a_group_without_a_rule_and_a_run_without_calibration_say_so(tmp_path):
@@ -265,7 +289,7 @@ def test_a_group_without_a_rule_and_a_run_without_calibration_say_so(tmp_path):
     review_automatically(run / "ranked.jsonl", run / "annotations.jsonl", target=0.97)
     merge_reviewed(run / "annotations.jsonl", run / "ranked.jsonl", run)
     markdown = write_report(run).markdown.read_text()
-    assert "| m | 4 | 0 | no threshold qualifies |  |  | 97% |" in markdown
+    assert "| m | 4 | 0 | no threshold qualifies |  |  | 97% | 200 |" in markdown
     assert "accepted only what it can vouch for at the stated precision: 0 candidates" in markdown
 
     (run / "ranked.calibration.json").unlink()

@@ -57,9 +57,11 @@ def test_review_count_needs_a_fraction_or_a_budget_in_range():
 def test_without_calibration_the_ranker_accepts_nothing_and_the_rest_stays_pending():
     items = ranked(10)
     plan = plan_review(list(reversed(items)), None, top=0.3)
-    assert [i.rank for i in plan.review] == [1, 2, 3]
+    assert len(plan.review) == 3
+    assert [d.sampled for d in plan.draws] == ["random"] * 3  # no calibration: a random sample
     assert plan.accepted == []
-    assert [i.rank for i in plan.pending] == list(range(4, 11))
+    reviewed = {i.rank for i in plan.review}
+    assert [i.rank for i in plan.pending] == [r for r in range(1, 11) if r not in reviewed]
     assert plan.acceptance.message is not None
 
 

