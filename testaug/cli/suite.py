@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator
 from pathlib import Path
+from typing import get_args
 
 import typer
 from rich.table import Table
@@ -13,7 +14,7 @@ from testaug.cli.console import console, err_console
 from testaug.core.bundled import resolve_suite
 from testaug.core.errors import InputError, Problem
 from testaug.core.jsonl import read_jsonl, write_jsonl
-from testaug.core.records import TestCase
+from testaug.core.records import Source, TestCase
 from testaug.suites.builtin_lexicons import builtin_lexicons, builtins_used
 from testaug.suites.cases import SuiteStats, case_stats, suite_stats
 from testaug.suites.export import FORMATS, export_cases, export_format, source_cases
@@ -137,9 +138,18 @@ def import_command(
         "sst2 0=negative, 1=positive; qqp/paraphrase 0=not_duplicate, 1=duplicate; "
         "mnli/snli/nli 0=entailment, 1=neutral, 2=contradiction).",
     ),
+    source: str | None = typer.Option(
+        None,
+        "--source",
+        help="Where the cases came from: template, llm or expansion (default: template). "
+        "Import LLM-written published suites, such as TestAug's released GPT-3 suites, with "
+        "--source llm, so that reports do not count them as verified template cases. A row's own "
+        "source cell wins over this option.",
+    ),
 ) -> None:
     """Import a published case table as test cases; rows that cannot be read go to a rejects file."""
     mapping = _parse_label_map(label_map)
+    chosen = _source(source)
     wanted_labels = tuple(labels.split(",")) if labels else None
     if wanted_labels is None and task:
         wanted_labels = known_labels(bundled_task(task)) or None
@@ -149,12 +159,17 @@ def import_command(
 
     def cases() -> Iterator[TestCase]:
         nonlocal found
-        items = read_table(table, task=task, labels=wanted_labels, label_map=mapping, notes=notes)
+        items = read_table(
+            table, task=task, labels=wanted_labels, label_map=mapping, notes=notes, source=chosen
+        )
+        task_labels: dict[str, tuple[str, ...]] = {}  # each task's labels, read once
         for item in items:
             if isinstance(item, RejectedRow):
                 rejects.append(item)
             else:
-                check_labels([item], known=wanted_labels, file=table, lines=[None])
+                check_labels(
+                    [item], known=wanted_labels, file=table, lines=[None], cache=task_labels
+                )
                 found += 1
                 yield item
         if not found:
@@ -212,6 +227,16 @@ def export_command(
         source_cases(source, per_template=per_template, seed=seed), output, chosen
     )
     console.print(f"[green]exported[/] {written:,} cases to {output} ({chosen})", highlight=False)
+
+
+def _source(text: str | None) -> Source | None:
+    if text is None:
+        return None
+    for source in get_args(Source):
+        if text.strip().lower() == source:
+            return source
+    sources = ", ".join(get_args(Source))
+    raise InputError(Problem(f"expected one of {sources}, got {text!r}", field="--source"))
 
 
 def _parse_label_map(text: str | None) -> dict[str, str]:

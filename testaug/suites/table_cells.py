@@ -55,6 +55,8 @@ def pair(value: Any, field: str) -> tuple[Any, str | None]:
         return value, None
     if len(items) in (1, 2) and all(item.strip() for item in items):
         return items[0], items[1] if len(items) == 2 else None
+    if len(items) == 2 and items[0].strip():
+        raise CellError("empty second text in the pair", field)
     raise CellError(f"a list of {len(items)} texts; expected one text or a pair", field)
 
 

@@ -14,9 +14,9 @@ from pydantic import BaseModel, ValidationError
 
 from testaug.core.errors import InputError, Problem, format_path
 from testaug.core.jsonl import json_lines, open_input, parse_json
-from testaug.core.records import TestCase, case_id, description_id
+from testaug.core.records import Source, TestCase, case_id, description_id
 from testaug.suites.table_cells import CellError, order, pair, read_label
-from testaug.suites.task_labels import paper_task
+from testaug.suites.task_labels import PAIR_TASKS, paper_task
 
 # Column names accepted for each field, the first being ours.
 COLUMNS: dict[str, tuple[str, ...]] = {
@@ -32,6 +32,13 @@ COLUMNS: dict[str, tuple[str, ...]] = {
     "template_pair": ("template_pair",),
     "template_id": ("template_id",),
     "fills": ("fills", "slot_fills"),
+}
+# The second-text column that goes with each first-text column.
+_PAIR_COLUMN = {
+    "question1": "question2",
+    "premise": "hypothesis",
+    "sentence1": "sentence2",
+    "text_a": "text_b",
 }
 # Columns of our own export: kept out of meta where they agree with the case.
 _OWN = ("id", "description_id", "meta")
@@ -77,14 +84,18 @@ def read_table(
     labels: tuple[str, ...] | None = None,
     label_map: Mapping[str, str] | None = None,
     notes: ImportNotes | None = None,
+    source: Source | None = None,
 ) -> Iterator[TestCase | RejectedRow]:
     """Stream a JSONL or CSV case table as test cases, and rejected rows with their reason.
 
     `task` is the task of rows without a task column; a paper's name for a task (qqp, sst2,
     mnli) becomes the bundled task, and its numbers the labels in the order that dataset
     documents, unless `label_map` maps them. Unknown columns are kept in each case's `meta`.
-    A row repeating an earlier case is rejected as a duplicate, so every row ends up
-    somewhere. `notes` collects what was read otherwise than as written.
+    A row of a pair task (paraphrase, nli) without a second text, or with a blank one, is
+    rejected. A row repeating an earlier case is rejected as a duplicate, so every row ends
+    up somewhere. `source` is the source of every case whose row has no source cell (a
+    row's own cell wins; without either, `template`). `notes` collects what was read
+    otherwise than as written.
     """
     first_line: dict[str, int] = {}
     for line, row, reason in _rows(path):
@@ -92,7 +103,7 @@ def read_table(
             yield RejectedRow(line=line, reason=reason, row=row)
             continue
         try:
-            case = _case(row, task, labels, label_map or {}, notes or ImportNotes())
+            case = _case(row, task, labels, label_map or {}, notes or ImportNotes(), source)
         except CellError as exc:
             yield RejectedRow(line=line, reason=str(exc), row=row, field=exc.field)
             continue
@@ -204,6 +215,7 @@ def _case(
     labels: tuple[str, ...] | None,
     label_map: Mapping[str, str],
     notes: ImportNotes,
+    source: Source | None = None,
 ) -> TestCase:
     fields: dict[str, Any] = {}
     column: dict[str, str] = {}  # field name -> the column it was read from
@@ -229,12 +241,18 @@ def _case(
     if fields["task"] != named:
         notes.add(f"task {named!r} read as {fields['task']!r}")
         meta["task_name"] = named
+    listed_text = False
     for first, second in (("text", "text_pair"), ("template", "template_pair")):
-        one, two = pair(fields.get(first), column.get(first, first))
+        cell = fields.get(first)
+        one, two = pair(cell, column.get(first, first))
         if two is not None and fields.get(second) not in (None, ""):
             raise CellError(f"holds a pair and {column[second]} is given too", column[first])
         if two is not None:
             fields[first], fields[second] = one, two
+        if first == "text":
+            listed_text = one is not cell  # a list cell: pair() gave its first item
+    if fields["task"] in PAIR_TASKS:
+        _require_pair(fields, column, listed_text)
     numeric = known.numeric if known and not label_map else None
     fields["label"], how = read_label(
         fields["label"],
@@ -249,13 +267,17 @@ def _case(
     if how == "order" and numeric:
         notes.add(f"numeric labels of {named!r} read as {order(numeric)}")
     if "source" in fields:
-        source = str(fields["source"]).strip().lower()
-        if source not in _SOURCES:
+        written = str(fields["source"]).strip().lower()
+        if written not in _SOURCES:
             raise CellError(
                 f"unknown source {fields['source']!r} (expected template, llm or expansion)",
                 column["source"],
             )
-        fields["source"] = _SOURCES[source]
+        fields["source"] = _SOURCES[written]
+        if source is not None and fields["source"] != source:
+            notes.add(f"source column read over --source {source}")
+    elif source is not None:
+        fields["source"] = source
     if isinstance(fields.get("fills"), str):
         fills = parse_json(fields["fills"])
         if isinstance(fills, json.JSONDecodeError):
@@ -273,6 +295,20 @@ def _case(
         field = column.get(str(loc[0]), str(loc[0])) if loc else None
         where = format_path(loc[1:])
         raise CellError(f"{where + ': ' if where else ''}{err['msg']}", field) from exc
+
+
+def _require_pair(fields: dict[str, Any], column: dict[str, str], listed_text: bool) -> None:
+    """Raise CellError unless the row has a second text that is not blank, naming the column
+    it is about: the second-text column where the row has one, else the text column where
+    that held a list, else the second-text column that goes with the text column."""
+    second = fields.get("text_pair")
+    if second is not None and not (isinstance(second, str) and not second.strip()):
+        return  # a text, or a value that validation names as not one
+    first = column["text"]
+    where = column.get("text_pair") or (
+        first if listed_text else _PAIR_COLUMN.get(first, "text_pair")
+    )
+    raise CellError(f"empty second text: task {fields['task']!r} takes a pair of texts", where)
 
 
 def _own_columns(row: dict[str, Any], meta: dict[str, Any], fields: dict[str, Any]) -> dict:

@@ -74,13 +74,16 @@ def check_labels(
     *,
     file: Path | str | None,
     field: str = "label",
-    lines: Iterable[int] | None = None,
+    lines: Iterable[int | None] | None = None,
+    cache: dict[str, tuple[str, ...]] | None = None,
 ) -> None:
     """Raise InputError (file, line, `field`, the task's labels) for every label outside its
     task's labels: cases and candidates carry their task, bare labels (None: skipped) are of
-    `task`.     `known` overrides the task's labels; `lines` numbers the items (default 1, 2, ...)."""
+    `task`. `known` overrides the task's labels; `lines` numbers the items (default 1, 2, ...).
+    `cache` keeps each task's labels between calls: a caller checking one item at a time
+    passes the same dict (and the same `known`), so each shipped suite is parsed once."""
     given = tuple(known) if known is not None else None
-    cache: dict[str, tuple[str, ...]] = {}
+    cache = {} if cache is None else cache
     problems = []
     numbers = iter(lines) if lines is not None else count(1)
     for item, line in zip(labelled, numbers, strict=False):
@@ -110,6 +113,9 @@ class PaperTask(BaseModel):
     task: str
     numeric: tuple[str, ...]
 
+
+# The bundled tasks whose cases are pairs of texts (their suites' templates are pairs).
+PAIR_TASKS = frozenset({"paraphrase", "nli"})
 
 _SENTIMENT3 = ("negative", "neutral", "positive")  # CheckList's and TestAug's 0, 1, 2
 _SENTIMENT2 = ("negative", "positive")  # GLUE SST-2
