@@ -67,6 +67,7 @@ class AdaptConfig(BaseModel):
     selection: Literal["adaptive", "random"] = "adaptive"
     seed: int = 0
     wait_for_verdicts: bool = True
+    new_topic: bool = False  # allow a focus topic the tree does not have yet
 
     def folder(self) -> Path:
         """The work folder of the rounds."""
@@ -144,6 +145,7 @@ def suggest(config: AdaptConfig, number: int) -> AdaptRound:
         labels=config.labels,
         rankers=rankers,
         round=number,
+        new_topic=config.new_topic,
     )
 
 

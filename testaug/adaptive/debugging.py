@@ -84,9 +84,12 @@ def hf_path(spec: str) -> Path:
     path = spec[3:] if spec.startswith("hf:") else spec
     path = path.split("?", 1)[0]
     if not Path(path).is_dir():
+        from testaug.evaluation.models.hf import missing_folder
+
+        why = "" if Path(path).exists() else f" ({missing_folder(path)})"
         raise InputError(
             Problem(
-                f"{spec!r} is not a local Hugging Face model folder (hf:PATH): the loop "
+                f"{spec!r} is not a local Hugging Face model folder (hf:PATH){why}: the loop "
                 "fine-tunes it and saves checkpoints",
                 field="--model",
             )

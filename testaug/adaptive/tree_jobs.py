@@ -1,10 +1,12 @@
 """Tree work from files to files, shared by `testaug tree` and the retest flow: the task's
-labels, scoring a tree file on model specs, and re-testing it on one spec."""
+labels, scoring a tree file on model specs, and re-testing it on one spec; and the checks
+these and `testaug adapt` make before any work (the model specs, a topic the tree has)."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from datetime import datetime
+from difflib import SequenceMatcher
 from pathlib import Path
 
 from testaug.adaptive.retest import (
@@ -15,12 +17,16 @@ from testaug.adaptive.retest import (
     write_tree_report,
 )
 from testaug.adaptive.scores import score_tree
-from testaug.adaptive.tree import TestTree
+from testaug.adaptive.tree import ROOT, TestTree, normalize_topic
 from testaug.adaptive.tree_files import read_tree, write_tree
 from testaug.core.bundled import bundled_suites
 from testaug.core.errors import InputError, Problem
-from testaug.evaluation.models import ModelUnderTest, load_model
+from testaug.evaluation.models import ModelUnderTest, check_model_specs, load_model
 from testaug.suites.task_labels import bundled_labels_and_lexicons
+
+# Topics suggested for a mistyped one, and how close (0 to 1) each must be.
+TOPIC_SUGGESTIONS = 5
+TOPIC_CUTOFF = 0.6
 
 
 def tree_task_labels(task: str | None = None, labels: str | None = None) -> list[str]:
@@ -50,9 +56,50 @@ def tree_task_labels(task: str | None = None, labels: str | None = None) -> list
 def load_models(
     specs: Sequence[str], *, task: str | None = None, labels: str | None = None
 ) -> list[ModelUnderTest]:
-    """The models the specs name, predicting over the task's labels."""
+    """The models the specs name, predicting over the task's labels (the specs are checked
+    first, before any of them loads)."""
+    check_model_specs(specs)
     task_labels = tree_task_labels(task, labels)
     return [load_model(spec, task_labels=task_labels) for spec in specs]
+
+
+def close_topics(topic: str, topics: Sequence[str]) -> list[str]:
+    """The tree's topics nearest `topic`, best first, whole paths or their last parts
+    compared case-insensitively (a topic whose last part is the one given comes first)."""
+    wanted = normalize_topic(topic).casefold()
+    leaf = wanted.rpartition("/")[2]
+
+    def closeness(candidate: str) -> float:
+        folded = candidate.casefold()
+        whole = SequenceMatcher(None, wanted, folded).ratio()
+        last = SequenceMatcher(None, leaf, folded.rpartition("/")[2]).ratio() if leaf else 0.0
+        return max(whole, last)
+
+    scored = sorted(((closeness(t), t) for t in topics), key=lambda pair: -pair[0])
+    return [t for score, t in scored if score >= TOPIC_CUTOFF][:TOPIC_SUGGESTIONS]
+
+
+def check_topic(
+    tree: TestTree,
+    topic: str,
+    *,
+    tree_file: Path | str,
+    field: str = "topic",
+    new_topic: str | None = None,
+) -> str:
+    """The topic normalized, when the tree has it (the root always); else an InputError
+    naming `field` and the tree file, with the nearest topics ("did you mean") and, where
+    `new_topic` names the flag that allows a new topic, that flag."""
+    normalized = normalize_topic(topic)
+    topics = tree.topics()
+    if normalized == ROOT or normalized in topics:
+        return normalized
+    near = close_topics(normalized, topics)
+    hint = f"; did you mean {' or '.join(near)}?" if near else f" (it has {len(topics)} topics)"
+    allow = f"; pass {new_topic} to start a new topic there" if new_topic else ""
+    raise InputError(
+        Problem(f"no topic {normalized} in the tree{hint}{allow}", file=tree_file, field=field)
+    )
 
 
 def read_tree_with_tests(path: Path | str) -> TestTree:
@@ -73,6 +120,7 @@ def score_file(
     batch_size: int = 32,
 ) -> TestTree:
     """Score every test of a tree file on each model spec; the scored tree is written to `out`."""
+    check_model_specs(specs)
     tree = read_tree_with_tests(tree_path)
     scored = score_tree(tree, load_models(specs, task=task, labels=labels), batch_size=batch_size)
     write_tree(out, scored)
@@ -94,6 +142,7 @@ def retest_file(
 ) -> TreeReport:
     """Apply a tree file to the model `spec`, compared with the `previous` report when given:
     the report is written to `out` (and the tree with the model's scores to `scored_tree`)."""
+    check_model_specs([spec])
     tree = read_tree_with_tests(tree_path)
     earlier = read_tree_report(previous) if previous is not None else None
     (model,) = load_models([spec], task=task, labels=labels)

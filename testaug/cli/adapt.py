@@ -21,7 +21,14 @@ def adapt_command(
     tree: Path = typer.Argument(
         ..., metavar="TREE", help="The test tree (JSONL, as `testaug tree` writes it)."
     ),
-    topic: str = typer.Option(..., "--topic", help="The focus topic, e.g. /Negation."),
+    topic: str = typer.Option(
+        ...,
+        "--topic",
+        help="The focus topic, e.g. /Negation: one the tree has, unless --new-topic.",
+    ),
+    new_topic: bool = typer.Option(
+        False, "--new-topic", help="Allow a topic the tree does not have yet (a new topic)."
+    ),
     model: list[str] = typer.Option(
         ..., "--model", help=MODEL_HELP + " Repeat for several; the first is targeted."
     ),
@@ -61,8 +68,17 @@ def adapt_command(
     """Suggest new tests for a topic: prompts from the tests the first model fails most,
     completions scored on every model and sorted by the first one's failure score."""
     from testaug.adaptive.suggestions import RoundSettings
-    from testaug.steps.adapt import adapt_round
+    from testaug.steps.adapt import adapt_round, check_round
 
+    # A mistyped topic or model is refused before rankers train or the LM starts.
+    check_round(
+        tree,
+        topic,
+        model,
+        new_topic=new_topic,
+        topic_field="--topic",
+        new_topic_flag="--new-topic",
+    )
     settings = Settings()
     round_settings = RoundSettings(
         suggestions=suggestions,
@@ -93,6 +109,7 @@ def adapt_command(
             rankers=ensemble,
             round=round_number,
             on_prompt_done=lambda: bar.advance(ticks),
+            new_topic=new_topic,
         )
     _print_round(done, show)
 

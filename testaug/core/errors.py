@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import difflib
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -19,6 +21,29 @@ def format_path(path: tuple[int | str, ...]) -> str:
         else:
             out += f".{part}" if out else str(part)
     return out
+
+
+def close_names(word: str, choices: Iterable[str], *, n: int = 3, cutoff: float = 0.6) -> list[str]:
+    """The choices closest to `word`, best first, compared case-insensitively (a choice that
+    differs only in case comes first); each as the choice is written."""
+    by_folded: dict[str, str] = {}
+    for choice in choices:
+        by_folded.setdefault(choice.casefold(), choice)
+    folded = word.casefold()
+    found = difflib.get_close_matches(folded, list(by_folded), n=n, cutoff=cutoff)
+    if folded in by_folded and folded not in found[:1]:
+        found = [folded, *(f for f in found if f != folded)][:n]
+    return [by_folded[f] for f in found]
+
+
+def did_you_mean(suggestions: Iterable[str]) -> str:
+    """The end of a message that suggests names, `; did you mean 'a' or 'b'?`, or "" when
+    there is nothing to suggest."""
+    shown = [repr(s) for s in suggestions]
+    if not shown:
+        return ""
+    listed = shown[0] if len(shown) == 1 else f"{', '.join(shown[:-1])} or {shown[-1]}"
+    return f"; did you mean {listed}?"
 
 
 class TestAugError(Exception):

@@ -1,7 +1,9 @@
 """A round of AdaTest suggestions as a step, from a tree file to a suggestions file, for
 `testaug adapt` and the adapt flow.
 
-It loads the models by spec (the first one targeted), embeds tests with the bundled
+It first checks the model specs and that the tree has the topic (unless `new_topic`), so
+a typo is refused before any model loads or any generation starts (`check_round`). It
+loads the models by spec (the first one targeted), embeds tests with the bundled
 MiniLM, runs `adaptive.suggestions.suggestion_round`, and, given a ranker ensemble,
 sets each suggestion's P(valid) from it (the tree topic plays the test-case
 description). It writes the suggestions (one `Suggestion` a line, sorted by the
@@ -21,11 +23,12 @@ import numpy as np
 
 from testaug.adaptive.suggestion import Suggestion
 from testaug.adaptive.suggestions import Embedder, RoundCounts, RoundSettings, suggestion_round
-from testaug.adaptive.tree import INPUT_COMPARATORS, normalize_topic
-from testaug.adaptive.tree_jobs import load_models, read_tree_with_tests
+from testaug.adaptive.tree import INPUT_COMPARATORS, TestTree, normalize_topic
+from testaug.adaptive.tree_jobs import check_topic, load_models, read_tree_with_tests
 from testaug.core.jsonl import write_jsonl
 from testaug.core.records import Candidate, Record, content_id, description_id
 from testaug.core.runs import sibling, write_text_atomic
+from testaug.evaluation.models import check_model_specs
 from testaug.generation.backends import Backend
 from testaug.generation.cache import ResponseCache
 from testaug.steps import StepSummary
@@ -70,6 +73,27 @@ def minilm_embedder(texts: Sequence[str]) -> np.ndarray:
     return np.stack([vectors[text] for text in texts])
 
 
+def check_round(
+    tree_path: Path,
+    topic: str,
+    model_specs: Sequence[str],
+    *,
+    new_topic: bool = False,
+    topic_field: str = "topic",
+    new_topic_flag: str = "new_topic",
+) -> TestTree:
+    """The tree of a round, once the model specs are known kinds (InputError naming
+    --model) and the tree has the topic, or `new_topic` allows a new one (InputError naming
+    `topic_field` and the tree file, with the nearest topics and `new_topic_flag`)."""
+    if not model_specs:
+        raise ValueError("a round needs at least one model spec")
+    check_model_specs(model_specs)
+    tree = read_tree_with_tests(tree_path)
+    if not new_topic:
+        check_topic(tree, topic, tree_file=tree_path, field=topic_field, new_topic=new_topic_flag)
+    return tree
+
+
 def adapt_round(
     tree_path: Path,
     topic: str,
@@ -85,13 +109,13 @@ def adapt_round(
     embed: Embedder | None = None,
     round: int = 0,
     on_prompt_done: Callable[[], None] | None = None,
+    new_topic: bool = False,
 ) -> AdaptRound:
     """One round of suggestions for `topic` of the tree file, steered by the first model's
     failures and scored on all of them; see the module docstring. `rankers` is a trained
-    ensemble folder; without it P(valid) stays unset."""
-    if not model_specs:
-        raise ValueError("a round needs at least one model spec")
-    tree = read_tree_with_tests(tree_path)
+    ensemble folder; without it P(valid) stays unset. A topic the tree does not have is an
+    error unless `new_topic`."""
+    tree = check_round(tree_path, topic, model_specs, new_topic=new_topic)
     target, *others = load_models(model_specs, task=task, labels=labels)
     cache = ResponseCache(cache_path)
     try:

@@ -63,6 +63,21 @@ class RunConfig(Record):
             raise ValueError(f"unknown size (use {', '.join(SIZES)})")
         return size
 
+    @field_validator("models")
+    @classmethod
+    def _known_models(cls, models: tuple[str, ...] | None) -> tuple[str, ...] | None:
+        from testaug.evaluation.models import ModelError, check_spec
+
+        problems = []
+        for spec in models or ():
+            try:
+                check_spec(spec)
+            except ModelError as exc:
+                problems.append(str(exc))
+        if problems:
+            raise ValueError("; ".join(problems))
+        return models
+
     @field_validator("accept_precision")
     @classmethod
     def _precision(cls, target: float) -> float:

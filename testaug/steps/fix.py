@@ -27,7 +27,7 @@ from testaug.adaptive.debugging_records import (
 from testaug.adaptive.from_suite import tree_from_cases
 from testaug.adaptive.retest import DEFAULT_THRESHOLD
 from testaug.adaptive.tree import TestTree
-from testaug.adaptive.tree_jobs import read_tree_with_tests, tree_task_labels
+from testaug.adaptive.tree_jobs import check_topic, read_tree_with_tests, tree_task_labels
 from testaug.core.errors import InputError, Problem
 from testaug.core.jsonl import read_jsonl
 from testaug.core.records import Record, TestCase
@@ -110,6 +110,8 @@ def fix_files(
     checkpoint there, or from `options.model` (hf:PATH); each writes `work/round-NNN/`."""
     start, number = round_start(options.work, options.model)
     tests, source = read_tests(options.tree, options.cases)
+    for topic in options.topics:  # a mistyped topic is refused before the model loads
+        check_topic(tests, topic, tree_file=source, field="--topic")
     return fix_loop(
         tests,
         start,

@@ -87,9 +87,10 @@ def generalize_files(
     from testaug.evaluation.finetune import FineTuneConfig
     from testaug.evaluation.patching import IidExample
     from testaug.evaluation.perturbed_cases import PerturbedCase
-    from testaug.steps.measure import base_model
+    from testaug.steps.measure import base_model, check_base_model
     from testaug.suites.task_labels import task_labels_and_lexicons
 
+    check_base_model(model)
     cases = list(read_jsonl(suite, TestCase))
     if not cases:
         raise InputError(Problem("no cases", file=suite))

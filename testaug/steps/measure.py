@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import Field
 
-from testaug.core.errors import InputError, Problem
+from testaug.core.errors import InputError, Problem, close_names, did_you_mean
 from testaug.core.jsonl import read_json, read_jsonl, write_jsonl
 from testaug.core.records import Record, TestCase
 from testaug.core.runs import sibling, write_json, write_text_atomic
@@ -260,7 +260,11 @@ def evaluate_suite(
     by one: `perturb_suite`, `evaluate_one_model` per model, `combine_evaluations` into
     `out` (evaluation.json, with every case's result beside it). The perturbed cases and
     each model's evaluation are written into `work_dir`. `on_progress(what, done, total)`
-    hears of each stage (total None while it is not known)."""
+    hears of each stage (total None while it is not known). The specs are checked before
+    any work (an InputError naming --model)."""
+    from testaug.evaluation.models import check_model_specs
+
+    check_model_specs(specs)
     report = on_progress or (lambda what, done, total: None)
     perturbing = "perturbing cases (INV, DIR)"
     report(perturbing, 0, None)
@@ -323,6 +327,7 @@ def patch_suites(
     """Which suite finds more errors: ERR% on the same held-out cases before and after
     fine-tuning `model` (hf:PATH[?labels=..], a path or hub id, or a shipped encoder) on
     part of each suite, over seeds; the report as JSON at `out` (`patching_summary`)."""
+    check_base_model(model)
     from testaug.evaluation.finetune import FineTuneConfig
     from testaug.evaluation.patching import IidExample, run_patching
     from testaug.suites.task_labels import task_labels_and_lexicons
@@ -350,10 +355,41 @@ def patch_suites(
     return step_output("patch", out, len(report.runs), summary=summary)
 
 
+def _shipped_encoder(spec: str) -> str | None:
+    """The shipped encoder's name a spec gives, whatever its case."""
+    return next((name for name in SHIPPED_ENCODERS if name.casefold() == spec.casefold()), None)
+
+
+def check_base_model(spec: str, *, field: str = "--model") -> None:
+    """A base model spec before any work: a shipped encoder (any case), else an `hf:` (or
+    bare) hub id or path as `testaug.evaluation.models.hf.check_hf` checks it (a local path
+    must exist); a bare name near a shipped encoder's, neither a folder nor an `hf:` spec,
+    is taken as a typo. InputError naming `field`, with "did you mean", otherwise."""
+    from testaug.evaluation.models import ModelError
+    from testaug.evaluation.models.hf import check_hf
+
+    if _shipped_encoder(spec):
+        return
+    near = close_names(spec, SHIPPED_ENCODERS, cutoff=0.75)
+    if near and not spec.startswith("hf:") and "/" not in spec and not Path(spec).exists():
+        raise InputError(
+            Problem(
+                f"unknown model {spec!r}{did_you_mean(near)}; expected a shipped encoder "
+                f"({', '.join(SHIPPED_ENCODERS)}) or hf:PATH_OR_ID[?labels=a,b]",
+                field=field,
+            )
+        )
+    try:
+        check_hf(spec, spec.removeprefix("hf:"))
+    except ModelError as exc:
+        raise InputError(Problem(str(exc), field=field)) from None
+
+
 def base_model(spec: str) -> tuple[str, tuple[str, ...] | None]:
     """The base model's path or id, and its output labels when the spec names them."""
-    if spec in SHIPPED_ENCODERS:
-        package = __import__(SHIPPED_ENCODERS[spec])
+    shipped = _shipped_encoder(spec)
+    if shipped is not None:
+        package = __import__(SHIPPED_ENCODERS[shipped])
         return str(package.get_model_path()), None
     path, _, query = spec.removeprefix("hf:").partition("?labels=")
     labels = tuple(name.strip() for name in query.split(",") if name.strip()) or None

@@ -10,6 +10,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from testaug.core.errors import InputError
 from testaug.core.records import Prediction, TestCase
 from testaug.evaluation.failures import evaluate_model
 from testaug.evaluation.models import (
@@ -18,9 +19,12 @@ from testaug.evaluation.models import (
     ModelKind,
     ModelSpec,
     ModelUnderTest,
+    check_model_specs,
+    check_spec,
     load_model,
     model_kind,
     predictions,
+    split_spec,
 )
 from testaug.evaluation.models.labels import canonical, map_labels, neutral_band
 from testaug.evaluation.models.vader import VaderModel, vader_label, vader_probabilities
@@ -249,10 +253,30 @@ def test_hf_binary_model_named_by_labels_option_uses_the_neutral_band(tmp_path, 
     assert argmax_labels(probs, SENTIMENT) == [expected] * len(TEXTS)
 
 
-def test_hf_path_that_does_not_exist_raises(tmp_path):
-    pytest.importorskip("transformers")
-    with pytest.raises(ModelError, match="cannot load"):
+def test_hf_path_that_does_not_exist_is_no_such_folder(tmp_path):
+    with pytest.raises(ModelError, match=f"no such folder: {tmp_path / 'missing'}"):
         load_model(f"hf:{tmp_path / 'missing'}", task_labels=SENTIMENT)
+
+
+@pytest.mark.parametrize(
+    "source",
+    ["./missing", "../missing", "~/no-such-testaug-model", "a/b/c", "models/x", "modles/x"],
+)
+def test_hf_sources_that_look_local_are_checked_as_folders(tmp_path, monkeypatch, source):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "models").mkdir()  # so `models/x` is local, and `modles/x` a near miss of it
+    with pytest.raises(ModelError, match=f"no such folder: {source}"):
+        check_spec(f"hf:{source}")
+
+
+@pytest.mark.parametrize("source", ["distilbert-base-uncased", "cardiffnlp/twitter-roberta"])
+def test_hf_hub_ids_pass_the_check_without_any_request(tmp_path, monkeypatch, source):
+    monkeypatch.chdir(tmp_path)
+    assert check_spec(f"hf:{source}?labels=negative,positive") == (
+        f"hf:{source}?labels=negative,positive",
+        "hf",
+        f"{source}?labels=negative,positive",
+    )
 
 
 # --- Python callables, specs, predictions -------------------------------------------
@@ -292,6 +316,26 @@ def test_bad_callables_raise(spec, message):
 def test_bad_specs_raise_listing_the_accepted_forms(spec):
     with pytest.raises(ModelError, match=r"vader.*spacy:NAME_OR_PATH.*hf:.*module:function"):
         load_model(spec, task_labels=SENTIMENT)
+
+
+@pytest.mark.parametrize(("spec", "kind"), [("VADER", "vader"), ("HF:x/y", "hf"), ("Py:a:b", "py")])
+def test_a_kind_is_known_whatever_its_case(spec, kind):
+    assert split_spec(spec)[1] == kind
+
+
+@pytest.mark.parametrize(
+    ("spec", "meant"),
+    [("vadr", "'vader'"), ("spcy:x", "'spacy:x'"), ("hff:org/name", "'hf:org/name'")],
+)
+def test_a_mistyped_kind_suggests_the_nearest(spec, meant):
+    with pytest.raises(ModelError, match=f"did you mean {meant}\\?; expected one of"):
+        check_spec(spec)
+
+
+def test_check_model_specs_names_the_option_for_every_bad_spec():
+    with pytest.raises(InputError) as raised:
+        check_model_specs(["vader", "vadr", "spacy:"], field="--model")
+    assert [p.field for p in raised.value.problems] == ["--model", "--model"]
 
 
 def test_load_model_needs_distinct_task_labels():

@@ -14,6 +14,11 @@ probabilities over the task's labels, in the task's label order. Spec strings:
   (text, text_pair) and returning an (n, k) array over the task labels or a list
   of dicts label -> probability.
 
+Kinds match whatever their case (`VADER`, `HF:path`); an unknown kind is an error that
+suggests the nearest kinds. `check_model_specs` checks specs before any work (each kind's
+argument too: an `hf:` path that names a missing local folder is "no such folder"), as an
+`InputError` naming the option.
+
 Each kind is a loader registered in `MODEL_KINDS` by its adapter module; a new
 kind registers with `@model_kind("name", "name:ARGUMENT")` (see `base`). Model
 labels are mapped to task labels by `testaug.evaluation.models.labels`. Adapters
@@ -27,6 +32,7 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
+from testaug.core.errors import InputError, Problem, close_names
 from testaug.core.records import Prediction, TestCase
 
 # isort: off
@@ -59,28 +65,75 @@ __all__ = [
     "ModelUnderTest",
     "batches",
     "callable",
+    "check_model_specs",
+    "check_spec",
     "check_task_labels",
     "hf",
     "load_model",
     "model_kind",
+    "parse_spec",
     "predictions",
     "spacy_textcat",
     "spec_forms",
+    "split_spec",
     "unknown_spec",
     "vader",
 ]
 
 
-def parse_spec(spec: str, task_labels: Sequence[str], device: str = "cpu") -> ModelSpec:
-    """A spec string split into its registered kind and argument; a bare `module:function`
-    is a `py:` spec. Raises `ModelError`, listing the accepted forms, for anything else."""
-    labels = check_task_labels(task_labels)
+# How close a mistyped kind must be to a registered one to be suggested (`vadr`: 0.89;
+# a two-letter kind such as `py` is no near miss of `spcy`, at 0.67).
+KIND_CUTOFF = 0.75
+
+
+def split_spec(spec: str) -> tuple[str, str, str]:
+    """A spec string's text, registered kind and argument: the kind as written, else the
+    kind that differs from it only in case, else `py` for a bare `module:function`. Raises
+    `ModelError` suggesting the nearest kinds, and listing the accepted forms, otherwise."""
     text = spec.strip()
     kind, _, argument = text.partition(":")
-    if kind not in MODEL_KINDS:
-        if not callable.CALLABLE_SPEC.match(text):
-            raise unknown_spec(text)
-        kind, argument = "py", text
+    if kind in MODEL_KINDS:
+        return text, kind, argument
+    names = MODEL_KINDS.names()
+    same = [name for name in names if name.casefold() == kind.casefold()]
+    if same:
+        return text, same[0], argument
+    near = close_names(kind, names, cutoff=KIND_CUTOFF) if kind else []
+    if callable.CALLABLE_SPEC.match(text) and (not near or callable.module_found(text)):
+        return text, "py", text
+    raise unknown_spec(
+        text, suggestions=[f"{name}:{argument}" if argument else name for name in near]
+    )
+
+
+def check_spec(spec: str) -> tuple[str, str, str]:
+    """`split_spec`, then the kind's own check of the argument (nothing is loaded)."""
+    text, kind, argument = split_spec(spec)
+    check = MODEL_KINDS.get(kind).check
+    if check is not None:
+        check(text, argument)
+    return text, kind, argument
+
+
+def check_model_specs(specs: Sequence[str], *, field: str = "--model") -> None:
+    """Every spec checked before any work (`check_spec`); an `InputError` naming `field`
+    with one problem per bad spec."""
+    problems = []
+    for spec in specs:
+        try:
+            check_spec(spec)
+        except ModelError as exc:
+            problems.append(Problem(str(exc), field=field))
+    if problems:
+        raise InputError(problems)
+
+
+def parse_spec(spec: str, task_labels: Sequence[str], device: str = "cpu") -> ModelSpec:
+    """A spec string split into its registered kind and argument and checked (`check_spec`);
+    a bare `module:function` is a `py:` spec. Raises `ModelError`, listing the accepted
+    forms, for anything else."""
+    labels = check_task_labels(task_labels)
+    text, kind, argument = check_spec(spec)
     return ModelSpec(text=text, kind=kind, argument=argument, task_labels=labels, device=device)
 
 

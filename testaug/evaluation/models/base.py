@@ -15,7 +15,7 @@ from typing import Protocol, runtime_checkable
 
 import numpy as np
 
-from testaug.core.errors import TestAugError
+from testaug.core.errors import TestAugError, did_you_mean
 from testaug.core.records import Record
 from testaug.core.registry import Registry
 
@@ -50,14 +50,18 @@ class ModelSpec(Record):
 
 
 ModelLoader = Callable[[ModelSpec], ModelUnderTest]
+# Checks a spec's text and argument without loading anything; raises ModelError.
+SpecCheck = Callable[[str, str], None]
 
 
 @dataclass(frozen=True)
 class ModelKind:
-    """How one kind's specs are written (for messages) and the function that loads them."""
+    """How one kind's specs are written (for messages), the function that loads them, and
+    optionally a cheap check of a spec's argument that runs before any work starts."""
 
     forms: tuple[str, ...]
     load: ModelLoader
+    check: SpecCheck | None = None
 
 
 MODEL_KINDS: Registry[ModelKind] = Registry(
@@ -65,12 +69,16 @@ MODEL_KINDS: Registry[ModelKind] = Registry(
 )
 
 
-def model_kind(name: str, *forms: str) -> Callable[[ModelLoader], ModelLoader]:
+def model_kind(
+    name: str, *forms: str, check: SpecCheck | None = None
+) -> Callable[[ModelLoader], ModelLoader]:
     """A decorator registering a loader as the model kind `name`, written as `forms`
-    (default `NAME:ARGUMENT`); returns the loader unchanged."""
+    (default `NAME:ARGUMENT`), with `check(spec, argument)` run on a spec before any work;
+    returns the loader unchanged."""
 
     def decorate(load: ModelLoader) -> ModelLoader:
-        MODEL_KINDS.add(name, ModelKind(forms=forms or (f"{name}:ARGUMENT",), load=load))
+        kind = ModelKind(forms=forms or (f"{name}:ARGUMENT",), load=load, check=check)
+        MODEL_KINDS.add(name, kind)
         return load
 
     return decorate
@@ -87,9 +95,14 @@ def spec_forms() -> tuple[str, ...]:
     return tuple(forms)
 
 
-def unknown_spec(spec: str, reason: str = "unknown model spec") -> ModelError:
-    """The error for a spec that names no model, listing the accepted forms."""
-    return ModelError(f"{reason} {spec!r}; expected one of: {', '.join(spec_forms())}")
+def unknown_spec(
+    spec: str, reason: str = "unknown model spec", suggestions: Sequence[str] = ()
+) -> ModelError:
+    """The error for a spec that names no model, with the `suggestions` for it ("did you
+    mean"), listing the accepted forms."""
+    return ModelError(
+        f"{reason} {spec!r}{did_you_mean(suggestions)}; expected one of: {', '.join(spec_forms())}"
+    )
 
 
 def check_task_labels(task_labels: Sequence[str]) -> tuple[str, ...]:

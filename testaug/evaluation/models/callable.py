@@ -9,6 +9,7 @@ row leaves out counts as 0). Rows are normalized to sum 1.
 from __future__ import annotations
 
 import importlib
+import importlib.util
 import re
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
@@ -95,9 +96,31 @@ class CallableModel:
         )
 
 
-@model_kind("py", "py:module:function", "module:function")
+def module_found(target: str) -> bool:
+    """Whether the top-level package of `module:function` can be imported (found, not
+    imported: nothing runs)."""
+    top = target.partition(":")[0].partition(".")[0]
+    try:
+        return importlib.util.find_spec(top) is not None
+    except (ImportError, ValueError):
+        return False
+
+
+def check_callable(spec: str, argument: str) -> None:
+    """`py:` needs `module:function` whose top-level package exists (importing it is left
+    to loading)."""
+    if not CALLABLE_SPEC.match(argument):
+        raise unknown_spec(spec)
+    if not module_found(argument):
+        module = argument.partition(":")[0]
+        raise ModelError(
+            f"cannot import module {module!r} for model {spec!r}: no module named "
+            f"{module.partition('.')[0]!r}"
+        )
+
+
+@model_kind("py", "py:module:function", "module:function", check=check_callable)
 def load_callable(spec: ModelSpec) -> CallableModel:
     """A `py:module:function` spec."""
-    if not CALLABLE_SPEC.match(spec.argument):
-        raise unknown_spec(spec.text)
+    check_callable(spec.text, spec.argument)
     return CallableModel.load(spec.argument, spec.task_labels)

@@ -7,16 +7,26 @@ sigmoid, then normalization, for multi-label models). Pairs go to the tokenizer
 as text pairs. The model's labels are its config's id2label, unless `labels`
 names its outputs in order. Whether a hub id may be downloaded is the Hugging
 Face library's call (HF_HUB_OFFLINE and its cache).
+
+A source is a local folder, not a hub id, when it exists, when it starts with `/`, `.` or
+`~`, holds a backslash or a character no hub id has, has more than one `/` (hub ids are
+NAME or ORG/NAME), or when its first part is a local folder or a near miss of one (a typo
+such as `modles/x` beside `models/`). A local source that does not exist is refused before
+any work with "no such folder"; a hub id that does not load says no local folder has its
+name either.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs
 
 import numpy as np
 
+from testaug.core.errors import close_names, did_you_mean
 from testaug.core.heavy_imports import IMPORT_LOCK
 from testaug.evaluation.models.base import (
     Inputs,
@@ -30,6 +40,69 @@ from testaug.evaluation.models.labels import map_labels
 
 DEFAULT_MAX_LENGTH = 512
 HF_OPTIONS = ("labels", "max_length")
+# What a hub id can be: NAME or ORG/NAME of letters, digits, `-`, `_` and `.`.
+HUB_ID = re.compile(r"^[\w.-]+(/[\w.-]+)?$")
+# How close a folder's name must be to a missing one's to be taken as what was meant.
+FOLDER_CUTOFF = 0.8
+
+
+def _near_folders(parent: Path, name: str) -> list[str]:
+    """The folders in `parent` whose names are near misses of `name` (best first)."""
+    try:
+        folders = [child.name for child in parent.iterdir() if child.is_dir()]
+    except OSError:
+        return []
+    return close_names(name, folders, n=1, cutoff=FOLDER_CUTOFF)
+
+
+def is_local_source(source: str) -> bool:
+    """Whether an `hf:` source names a local folder rather than a hub id (module docstring)."""
+    if source.startswith(("/", ".", "~")) or "\\" in source or not HUB_ID.match(source):
+        return True
+    if Path(source).exists():
+        return True
+    parts = source.split("/")
+    return len(parts) == 2 and (Path(parts[0]).is_dir() or bool(_near_folders(Path("."), parts[0])))
+
+
+def _corrected_folder(source: str) -> str | None:
+    """The existing folder `source` likely meant, each missing part replaced by its nearest
+    folder; None when there is none."""
+    path = Path(source).expanduser()
+    current = Path(path.anchor) if path.is_absolute() else Path()
+    changed = False
+    for part in path.parts[1:] if path.is_absolute() else path.parts:
+        if part == ".." or (current / part).is_dir():
+            current = current / part
+            continue
+        near = _near_folders(current, part)
+        if not near:
+            return None
+        current, changed = current / near[0], True
+    return str(current) if changed and current.is_dir() else None
+
+
+def missing_folder(source: str) -> str:
+    """The message `no such folder: PATH`, with the folder it likely meant if there is one."""
+    guess = _corrected_folder(source)
+    return f"no such folder: {source}{did_you_mean([guess] if guess else [])}"
+
+
+def check_hf(spec: str, argument: str) -> None:
+    """An `hf:` spec's id or path and options, without loading: a source that names a local
+    folder (`is_local_source`) must be one; `ModelError` otherwise."""
+    if not argument:
+        raise unknown_spec(spec)
+    source, _, query = argument.partition("?")
+    if not source:
+        raise unknown_spec(spec, "no model id or path in")
+    parse_hf_options(spec, query)
+    if is_local_source(source):
+        path = Path(source).expanduser()
+        if path.is_file():
+            raise ModelError(f"{spec!r}: {source} is a file, not a model folder")
+        if not path.is_dir():
+            raise ModelError(f"{spec!r}: {missing_folder(source)}")
 
 
 def parse_hf_options(spec: str, query: str) -> tuple[tuple[str, ...] | None, int | None]:
@@ -108,7 +181,11 @@ class HFModel:
             tokenizer = AutoTokenizer.from_pretrained(source)
             model = AutoModelForSequenceClassification.from_pretrained(source)
         except (OSError, ValueError, KeyError) as exc:
-            raise ModelError(f"cannot load Hugging Face classifier {source!r}: {exc}") from exc
+            local = "" if Path(source).exists() else f"; no local folder {source!r} exists either"
+            reason = str(exc).rstrip(". ") if local else exc
+            raise ModelError(
+                f"cannot load Hugging Face classifier {source!r}: {reason}{local}"
+            ) from exc
         try:
             model = model.to(device)
         except (RuntimeError, AssertionError) as exc:
@@ -162,17 +239,14 @@ class HFModel:
         return self._mapping(raw)
 
 
-@model_kind("hf", "hf:HUB_ID_OR_PATH[?labels=a,b&max_length=N]")
+@model_kind("hf", "hf:HUB_ID_OR_PATH[?labels=a,b&max_length=N]", check=check_hf)
 def load_hf(spec: ModelSpec) -> HFModel:
     """An `hf:HUB_ID_OR_PATH[?labels=a,b&max_length=N]` spec."""
-    if not spec.argument:
-        raise unknown_spec(spec.text)
+    check_hf(spec.text, spec.argument)
     source, _, query = spec.argument.partition("?")
-    if not source:
-        raise unknown_spec(spec.text, "no model id or path in")
     model_labels, max_length = parse_hf_options(spec.text, query)
     return HFModel.load(
-        source,
+        str(Path(source).expanduser()) if source.startswith("~") else source,
         spec.task_labels,
         model_labels=model_labels,
         max_length=max_length,

@@ -62,9 +62,14 @@ class SpacyTextcatModel:
         return self._mapping(raw)
 
 
-@model_kind("spacy", "spacy:NAME_OR_PATH")
+def check_spacy(spec: str, argument: str) -> None:
+    """`spacy:` needs a package name or a path."""
+    if not argument:
+        raise unknown_spec(spec)
+
+
+@model_kind("spacy", "spacy:NAME_OR_PATH", check=check_spacy)
 def load_spacy(spec: ModelSpec) -> SpacyTextcatModel:
     """A `spacy:NAME_OR_PATH` spec."""
-    if not spec.argument:
-        raise unknown_spec(spec.text)
+    check_spacy(spec.text, spec.argument)
     return SpacyTextcatModel.load(spec.argument, spec.task_labels)

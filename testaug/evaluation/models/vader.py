@@ -83,9 +83,14 @@ class VaderModel:
         return self._mapping(vader_probabilities(self.compound([text for text, _ in inputs])))
 
 
-@model_kind("vader", "vader")
+def check_vader(spec: str, argument: str) -> None:
+    """`vader` takes no argument."""
+    if argument:
+        raise unknown_spec(spec)
+
+
+@model_kind("vader", "vader", check=check_vader)
 def load_vader(spec: ModelSpec) -> VaderModel:
     """The `vader` spec (it takes no argument)."""
-    if spec.argument:
-        raise unknown_spec(spec.text)
+    check_vader(spec.text, spec.argument)
     return VaderModel(spec.task_labels)
