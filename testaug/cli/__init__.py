@@ -31,6 +31,7 @@ from testaug.cli.suite import suite_app
 from testaug.cli.templates import templates_app
 from testaug.cli.tree import tree_app
 from testaug.core.errors import TestAugError
+from testaug.core.heavy_imports import quiet_libraries
 from testaug.core.secrets import redact_text
 
 
@@ -65,6 +66,9 @@ app = typer.Typer(
     no_args_is_help=True,
     pretty_exceptions_enable=False,
     add_completion=False,
+    # click's plain help: it wraps at spaces at any width, where rich's panels cut long
+    # option names ("--prompts-per-descrip…") at 80 columns
+    rich_markup_mode=None,
 )
 app.command("run")(run_command)
 app.add_typer(suite_app, name="suite")
@@ -104,6 +108,7 @@ def _root(
 ) -> None:
     """testaug: make NLP test suites bigger, more diverse and cheaper to validate."""
     _configure_logging(logging.WARNING if quiet else logging.INFO)
+    quiet_libraries()
 
 
 def _configure_logging(level: int) -> None:

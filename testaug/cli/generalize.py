@@ -95,8 +95,9 @@ def generalize_command(
         None, "-o", "--output", help="Write the report here (crossfunctional.json)."
     ),
 ) -> None:
-    """G scores (Eq. 8) of every configuration-method pair, seen and unseen, mean ± standard
-    deviation over seeds; the report (with every functionality's pass rate) as JSON."""
+    """G scores (BeLUGA's equation 8) of every configuration-method pair, seen and unseen,
+    mean ± standard deviation over seeds; the report (with every functionality's pass rate)
+    as JSON."""
     from testaug.steps.generalize import GeneralizeOptions, generalize_files
 
     options = GeneralizeOptions(

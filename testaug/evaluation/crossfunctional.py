@@ -384,4 +384,5 @@ def run_crossfunctional(
         test_ids=tuple(analysis.test_order),
         test_functionalities=tuple(analysis.test_groups),
         val_fraction=validation,
+        significance_trials=significance_trials,
     )

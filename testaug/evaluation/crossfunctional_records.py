@@ -190,7 +190,9 @@ class CrossFunctionalReport(Record):
 
     `test_ids` are T_test's tests in the order of every run's `hits`, and
     `test_functionalities` their functionalities; `val_fraction` is the share of each
-    functionality's held-out tests that went to T_val (0 without selection)."""
+    functionality's held-out tests that went to T_val (0 without selection);
+    `significance_trials` the randomization trials of the tests against the baseline
+    (None in reports written before it was recorded)."""
 
     base_model: str
     labels: tuple[str, ...]
@@ -207,6 +209,7 @@ class CrossFunctionalReport(Record):
     test_ids: tuple[str, ...] = ()
     test_functionalities: tuple[str, ...] = ()
     val_fraction: float = 0.0
+    significance_trials: int | None = None
 
     def g_table(self) -> list[tuple[str, dict[str, Stat]]]:
         """Rows of the G table: the IID baseline (G_standard), then each pair's G per

@@ -4,6 +4,7 @@ map of functionality pass rates by configuration-method pair (BL-14's figure).""
 
 from __future__ import annotations
 
+import textwrap
 from collections.abc import Sequence
 
 from testaug.evaluation.crossfunctional import (
@@ -27,6 +28,7 @@ SCENARIO_NAMES = {
 BASELINE = "IID (standard)"
 MARKS = {"above": " ▲", "below": " ▼", "": ""}
 TONES = {"above": "#1a7f37", "below": "#c62828", "": None}  # BeLUGA's Table 3: green, red
+LABEL_LINE = 40  # characters per line of a heat map's functionality names
 
 
 def _stat(value: Stat | None) -> str:
@@ -193,14 +195,16 @@ def significance_blocks(report: CrossFunctionalReport) -> list[Block]:
                 tones.append(TONES[mark])
     if not rows:
         return []
+    trials = report.significance_trials
+    trials_used = "trials not recorded" if trials is None else f"{trials:,} trials"
     return [
         Table(
             ["pair", "score", "Δ vs IID (points)", "p", "vs the IID baseline"],
             rows,
             caption="significance against the IID baseline (BL-13, α = 0.05): G by paired "
-            "randomization over the test cases and i.i.d. examples (10,000 trials unless "
-            "set otherwise), the i.i.d. score by a two-tailed binomial test; hits averaged "
-            "over seeds; green above, red below",
+            f"randomization over the test cases and i.i.d. examples ({trials_used}), the "
+            "i.i.d. score by a two-tailed binomial test; hits averaged over seeds; green "
+            "above, red below",
             tones=tones,
         )
     ]
@@ -232,6 +236,15 @@ def _percent(value: float) -> str:
     return f"{100 * value:.1f}"
 
 
+def _wrapped(name: str) -> str:
+    """A functionality's name whole, in lines of at most `LABEL_LINE` characters (a longer
+    word keeps its own line)."""
+    return (
+        "\n".join(textwrap.wrap(name, LABEL_LINE, break_long_words=False, break_on_hyphens=False))
+        or name
+    )
+
+
 def pass_rate_heatmap_png(
     functionalities: Sequence[Functionality],
     rows: Sequence[tuple[str, ScenarioSummary]],
@@ -240,7 +253,7 @@ def pass_rate_heatmap_png(
 ) -> bytes:
     """BL-14's panel: configuration-method pairs (y) by the average pass rate and then each
     functionality's (x), in percent; lines between configurations and between classes,
-    x ticks coloured by test type (blue MFT, red INV, green DIR)."""
+    x ticks (the names whole, wrapped) coloured by test type (blue MFT, red INV, green DIR)."""
     import numpy as np
 
     plt = _pyplot()
@@ -255,14 +268,18 @@ def pass_rate_heatmap_png(
         ],
         dtype=float,
     )
-    columns = ["average", *(f.description for f in functionalities)]
-    size = (max(6.0, 2.5 + 0.35 * len(columns)), max(2.4, 1.6 + 0.35 * len(rows)))
-    figure, axes = plt.subplots(figsize=size, dpi=110)
+    columns = ["average", *(_wrapped(f.description) for f in functionalities)]
+    lines = max(column.count("\n") + 1 for column in columns)
+    width = max(6.0, 2.5 + max(0.35, 0.12 * lines + 0.1) * len(columns))
+    height = max(2.4, 1.6 + 0.35 * len(rows))
+    # constrained layout makes room for the tick labels; the figure grows by their height
+    figure, axes = plt.subplots(figsize=(width, height), dpi=110, layout="constrained")
     image = axes.imshow(np.ma.masked_invalid(grid), cmap="RdYlGn", vmin=0, vmax=100, aspect="auto")
     axes.set_xticks(range(len(columns)))
-    axes.set_xticklabels(
-        [c if len(c) <= 40 else c[:39] + "…" for c in columns], rotation=90, fontsize=7
-    )
+    axes.set_xticklabels(columns, rotation=90, fontsize=7)
+    renderer = figure.canvas.get_renderer()
+    labels = max(t.get_window_extent(renderer).height for t in axes.get_xticklabels())
+    figure.set_size_inches(width, height + labels / figure.dpi)
     for tick, f in zip(axes.get_xticklabels()[1:], functionalities, strict=True):
         tick.set_color(TYPE_COLOURS.get(f.test_type, "black"))
     axes.set_yticks(range(len(rows)))

@@ -19,10 +19,12 @@ def _pyplot() -> Any:
 
 
 def _png(figure: Any) -> bytes:
-    """The figure as PNG bytes; the figure is closed."""
+    """The figure as PNG bytes, laid out tight unless it has a layout engine of its own;
+    the figure is closed."""
     plt = _pyplot()
     buffer = io.BytesIO()
-    figure.tight_layout()
+    if figure.get_layout_engine() is None:
+        figure.tight_layout()
     figure.savefig(buffer, format="png")
     plt.close(figure)
     return buffer.getvalue()

@@ -123,3 +123,76 @@ def test_pairs_significantly_above_the_baseline_are_green_and_below_red(tmp_path
     )
     # the settings chosen on T_val
     assert "T_val suite score" in markdown and "lr 0.001, 1 epochs, batch 16" in markdown
+
+
+# Functionality names as long as real suites' descriptions (BeLUGA's run to ~90 characters).
+LONG_NAMES = {
+    "pos": "Single positive words in a neutral airline template are positive",
+    "neg": "Single negative words in a neutral airline template are negative",
+    "not-pos": "Negated positive verbs and adjectives in short sentences should be negative",
+    "not-neg": "Negated negative words should not be predicted negative (DIR, any label)",
+    "typo": "A typo in the sentiment word leaves the label alone (INV)",
+}
+
+
+def test_the_heat_map_shows_every_functionality_name_whole_inside_the_figure(monkeypatch):
+    import warnings
+
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from testaug.reports import crossfunctional as section
+
+    cases = [c.model_copy(update={"description": LONG_NAMES[c.description_id]}) for c in suite()]
+    learner = Learner()
+    report = run_crossfunctional(
+        cases,
+        iid_train=IID,
+        iid_test=IID,
+        pairs=[("IID->T", "vanilla"), ("IID->(IID+T)", "vanilla")],
+        train=learner.train,
+        predict=learner.predict,
+        scenarios=("func",),
+    )
+    figures = []
+    monkeypatch.setattr(section, "_png", lambda figure: figures.append(figure) or b"")
+    functionalities = section._ordered(report)
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")  # no "layout not applied": the layout must fit
+            section.pass_rate_heatmap_png(functionalities, section._rows(report, "func"))
+            (figure,) = figures
+            figure.canvas.draw()  # lays the figure out as saving it does
+        ticks = figure.axes[0].get_xticklabels()
+        assert [" ".join(t.get_text().split()) for t in ticks] == [
+            "average",
+            *(f.description for f in functionalities),
+        ]
+        box = figure.bbox
+        for tick in ticks:
+            extent = tick.get_window_extent()
+            assert box.x0 <= extent.x0 and extent.x1 <= box.x1, tick.get_text()
+            assert box.y0 <= extent.y0 and extent.y1 <= box.y1, tick.get_text()
+    finally:
+        plt.close("all")
+
+
+def test_the_significance_caption_states_the_trials_the_run_used():
+    from testaug.reports.crossfunctional import significance_blocks
+
+    learner = Learner()
+    report = run_crossfunctional(
+        suite(),
+        iid_train=IID,
+        iid_test=IID,
+        pairs=[("IID->T", "vanilla")],
+        train=learner.train,
+        predict=learner.predict,
+        scenarios=("seen",),
+        significance_trials=1_000,
+    )
+    (table,) = significance_blocks(report)
+    assert "1,000 trials" in table.caption
+    assert "10,000" not in table.caption
