@@ -4,18 +4,20 @@ AdaTest saved its trees with pandas: the first column is the row id (a uuid hex,
 unnamed in the header), then one of three column sets, all read here:
 
 - "label" (the current `adaptivetesting` package): topic, input, output, label,
-  labeler, description. label "pass" says `output` is right for `input` (read as
-  "should be"), "fail" that it is wrong ("should not be"), "topic_marker" declares
-  a topic. "off_topic" and unlabelled ("", "Unknown") rows are skipped and
+  labeler, description, often author. label "pass" says `output` is right for `input`
+  (read as "should be"), "fail" that it is wrong ("should not be"), "Unknown" that
+  no one has said yet (a row of kind "unlabelled", kept), "topic_marker" declares a
+  topic. "off_topic" rows and rows with an input but no label are skipped and
   reported; a row with no label, input or output declares its topic (trees from
-  before topic markers, which also call the topic column "tags"). Spaces in topics
-  are written "%20".
+  before topic markers, which also call the topic column "tags"). Topics are
+  URL-encoded path segments (AdaTest writes a space as "%20"): read decoded.
 - "type" (adatest 0.x): topic, type, value1, value2, value3, author, description,
   with the types "{} should output {}", "{} should not output {}", "{} should have
   the same output as {}", "{} should not be more {} than {}" and "topic_marker".
 - "comparator" (the first release): topic, prefix, value1, comparator, value2,
   labeler, with "should be", "should not be" and "should be the same as for".
 
+A label map (`label_map`) renames output labels as they are read (see `label_map`).
 Columns named "<model> score" hold failure scores ("|"-joined scores of template
 expansions: the highest counts, as in AdaTest). Other columns are ignored.
 Any other label, type or comparator is an error naming the line. Writing is
@@ -26,13 +28,14 @@ from __future__ import annotations
 
 import csv
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Literal
 from urllib.parse import unquote
 
 from pydantic import ValidationError
 
+from testaug.adaptive.label_map import map_labels
 from testaug.adaptive.tree import ROOT, TestTree, TreeTest
 from testaug.core.errors import InputError, Problem, format_path
 from testaug.core.jsonl import open_input
@@ -55,8 +58,8 @@ OLD_COMPARATORS = ("should be", "should not be", "should be the same as for")
 SKIPPED_LABELS = {
     "off_topic": "marked off-topic in AdaTest",
     "": "no pass/fail label",
-    "unknown": "no pass/fail label",
 }
+UNKNOWN_LABEL = "Unknown"  # AdaTest's label of a test without a verdict yet
 SUGGESTIONS_TOPIC = "/__suggestions__"
 SCORE_SUFFIX = " score"
 SOURCE = "adatest"
@@ -77,9 +80,11 @@ class AdaTestImport(Record):
     skipped: tuple[SkippedRow, ...] = ()
 
 
-def read_adatest_csv(path: Path | str) -> AdaTestImport:
-    """An AdaTest CSV tree (any of the three column sets) as a tree; InputError naming file,
-    line and column for every row that cannot be read."""
+def read_adatest_csv(
+    path: Path | str, *, label_map: Mapping[str, str] | None = None
+) -> AdaTestImport:
+    """An AdaTest CSV tree (any of the three column sets) as a tree, its labels renamed by
+    `label_map`; InputError naming file, line and column for every row that cannot be read."""
     path = Path(path)
     header, rows = _read_csv(path)
     form = detect_format(header, path)
@@ -109,7 +114,8 @@ def read_adatest_csv(path: Path | str) -> AdaTestImport:
             out.append(made)
     if problems:
         raise InputError(problems)
-    return AdaTestImport(tree=TestTree(rows=tuple(out)), format=form, skipped=tuple(skipped))
+    tree = map_labels(TestTree(rows=tuple(out)), label_map or {})
+    return AdaTestImport(tree=tree, format=form, skipped=tuple(skipped))
 
 
 def detect_format(header: Sequence[str], path: Path | str | None = None) -> AdaTestFormat:
@@ -176,6 +182,7 @@ def _tree_row(
         "id": row.get(first, "").strip() if has_id else "",
         "topic": topic if topic.startswith("/") else ROOT,
         "labeler": row.get("author" if form == "type" else "labeler", ""),
+        "author": row.get("author", "") if form == "label" else "",
         "description": row.get("description", ""),
         "source": SOURCE,
         "scores": {},
@@ -186,11 +193,21 @@ def _tree_row(
         if label == "topic_marker" or declares:  # older trees declared topics by empty rows
             return TreeTest(kind="topic", **common)
         common["scores"] = _scores(row)
+        if label == UNKNOWN_LABEL.lower():
+            if not row.get("input", "").strip():
+                return "an Unknown-labelled row with no input"
+            return TreeTest(
+                kind="unlabelled",
+                input=row.get("input", ""),
+                output=row.get("output", ""),
+                **common,
+            )
         if label in SKIPPED_LABELS:
             return SKIPPED_LABELS[label]
         if label not in ("pass", "fail"):
             raise _RowError(
-                f"unknown label {label!r}; expected pass, fail, topic_marker or off_topic", "label"
+                f"unknown label {label!r}; expected pass, fail, Unknown, topic_marker or off_topic",
+                "label",
             )
         comparator = "should be" if label == "pass" else "should not be"
         return TreeTest(

@@ -4,7 +4,10 @@
 What a format cannot hold is left out and reported, never written wrongly: pair
 inputs and (in "label") every comparison test. A test naming several labels
 becomes one "should not be" test per label it rules out (reported as changed). The
-"type" columns have no tolerance (AdaTest has none) and no "no less than": that
+"label" columns gain AdaTest's "author" column when a row has an author; a test
+without a verdict is written with AdaTest's label "Unknown" (the "type" columns
+cannot hold it). Topics are URL-encoded as AdaTest writes them (a space as "%20", "%"
+as "%25"), so they read back as they were. The "type" columns have no tolerance (AdaTest has none) and no "no less than": that
 test is written as the other input "should not be more L than" this one, which
 reads back as the equivalent "should be no more than" test.
 """
@@ -16,7 +19,13 @@ import io
 from collections.abc import Sequence
 from pathlib import Path
 
-from testaug.adaptive.adatest_csv import FORMATS, SCORE_SUFFIX, TYPE_COMPARATORS, AdaTestFormat
+from testaug.adaptive.adatest_csv import (
+    FORMATS,
+    SCORE_SUFFIX,
+    TYPE_COMPARATORS,
+    UNKNOWN_LABEL,
+    AdaTestFormat,
+)
 from testaug.adaptive.tree import ROOT, TestTree, TreeTest
 from testaug.core.records import Record
 from testaug.core.runs import write_text_atomic
@@ -69,9 +78,11 @@ def adatest_csv_text(
     if format == "comparator":
         raise ValueError("writing is supported in the 'label' and 'type' column sets")
     models = list(dict.fromkeys(name for row in tree.rows for name in row.scores))
+    authors = format == "label" and any(row.author for row in tree.rows)
     buffer = io.StringIO()
     writer = csv.writer(buffer, lineterminator="\n")
-    writer.writerow(["", *FORMATS[format], *(name + SCORE_SUFFIX for name in models)])
+    extra = ["author"] if authors else []
+    writer.writerow(["", *FORMATS[format], *extra, *(name + SCORE_SUFFIX for name in models)])
     notes: list[ExportNote] = []
     count = 0
     for original in tree.rows:
@@ -84,8 +95,13 @@ def adatest_csv_text(
                 notes.append(note)
             if cells is None:
                 continue
+            if format == "type" and row.author not in ("", row.labeler):
+                reason = f"author {row.author!r} not kept (the type columns' author is the labeler)"
+                notes.append(
+                    ExportNote(test_id=row.id, topic=row.topic, reason=reason, written=True)
+                )
             scores = [repr(row.scores[name]) if name in row.scores else "" for name in models]
-            writer.writerow([*cells, *scores])
+            writer.writerow([*cells, *([row.author] if authors else []), *scores])
             count += 1
     return buffer.getvalue(), AdaTestExport(format=format, rows=count, notes=tuple(notes))
 
@@ -140,6 +156,11 @@ def _csv_cells(row: TreeTest, format: AdaTestFormat) -> tuple[list[str] | None, 
         if format == "label":
             return [row.id, topic, "", "", "topic_marker", row.labeler, row.description], None
         return [row.id, topic, "topic_marker", "", "", "", row.labeler, row.description], None
+    if row.kind == "unlabelled":
+        if format == "label":
+            cells = [row.id, topic, row.input, row.output, UNKNOWN_LABEL, row.labeler]
+            return [*cells, row.description], None
+        return None, note("no verdict yet (AdaTest's Unknown): the type format needs one")
     if row.input_pair is not None or row.output_pair is not None:
         return None, note("pair inputs: AdaTest tests have one input")
     if format == "label":

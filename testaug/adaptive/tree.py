@@ -11,7 +11,9 @@ A test states what a model's output for `input` should be (AT-1):
 
 Pair tasks (paraphrase, NLI) put the second text in `input_pair` (and, for the
 comparisons, the other pair's second text in `output_pair`). A topic is a path
-that starts with "/"; a topic can be declared with no tests yet by a marker row.
+that starts with "/"; a topic can be declared with no tests yet by a marker row. A row of
+kind "unlabelled" is a test without a verdict yet (AdaTest's "Unknown" label): an input
+and the output seen for it, kept in the tree but neither scored nor re-tested.
 """
 
 from __future__ import annotations
@@ -36,7 +38,7 @@ INPUT_COMPARATORS: tuple[Comparator, ...] = (
     "should be no less than",
     "should be no more than",
 )
-RowKind = Literal["test", "topic"]
+RowKind = Literal["test", "topic", "unlabelled"]
 ROOT = "/"
 
 
@@ -65,7 +67,8 @@ def test_id(topic: str, input: str, input_pair: str | None, comparator: str, out
 
 
 class TreeTest(Record):
-    """One row of a test tree: a test, or (kind "topic") a topic marker with no input."""
+    """One row of a test tree: a test, a topic marker with no input (kind "topic"), or a test
+    without a verdict yet (kind "unlabelled": an input and the output seen for it)."""
 
     __test__ = False
 
@@ -80,6 +83,7 @@ class TreeTest(Record):
     watched: str | None = None  # DIR comparators: the label whose probability is compared
     tolerance: float = Field(default=0.1, ge=0.0, le=1.0)
     labeler: str = ""  # who wrote or accepted the test; "imputed" for unreviewed suggestions
+    author: str = ""  # who wrote the test, where told apart from its labeler (AdaTest)
     description: str = ""
     source: str = ""  # where it came from: "suite", "adatest", "suggestion", ...
     scores: dict[str, float] = Field(default_factory=dict)  # failure score per model name
@@ -87,9 +91,9 @@ class TreeTest(Record):
     @model_validator(mode="after")
     def _check(self) -> TreeTest:
         object.__setattr__(self, "topic", normalize_topic(self.topic))
+        if self.kind != "topic" and not self.input.strip():
+            raise ValueError("a test needs a non-empty input")
         if self.kind == "test":
-            if not self.input.strip():
-                raise ValueError("a test needs a non-empty input")
             if not self.output.strip():
                 raise ValueError(f"a {self.comparator!r} test needs an output")
             comparison = self.comparator in ("should be no less than", "should be no more than")
@@ -98,6 +102,9 @@ class TreeTest(Record):
         expected = test_id(self.topic, self.input, self.input_pair, self.comparator, self.output)
         if self.kind == "topic":
             expected = content_id("tree-topic", self.topic)
+        elif self.kind == "unlabelled":
+            parts = (self.topic, self.input, self.input_pair, self.output)
+            expected = content_id("tree-unlabelled", *parts)
         if not self.id:
             object.__setattr__(self, "id", expected)
         return self

@@ -1,14 +1,16 @@
 """Tree work from files to files, shared by `testaug tree` and the retest flow: the task's
 labels, scoring a tree file on model specs, and re-testing it on one spec; and the checks
-these and `testaug adapt` make before any work (the model specs, a topic the tree has)."""
+these and `testaug adapt` make before any work (the model specs, a topic the tree has).
+A tree's labels are resolved to the models' (`label_map.resolve_labels`) before scoring."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from datetime import datetime
 from difflib import SequenceMatcher
 from pathlib import Path
 
+from testaug.adaptive.label_map import map_labels, resolve_labels
 from testaug.adaptive.retest import (
     DEFAULT_THRESHOLD,
     TreeReport,
@@ -118,11 +120,17 @@ def score_file(
     task: str | None = None,
     labels: str | None = None,
     batch_size: int = 32,
+    label_map: Mapping[str, str] | None = None,
 ) -> TestTree:
-    """Score every test of a tree file on each model spec; the scored tree is written to `out`."""
+    """Score every test of a tree file on each model spec, its labels mapped by `label_map`
+    (and resolved by default); the scored tree is written to `out`."""
     check_model_specs(specs)
     tree = read_tree_with_tests(tree_path)
-    scored = score_tree(tree, load_models(specs, task=task, labels=labels), batch_size=batch_size)
+    models = load_models(specs, task=task, labels=labels)
+    tree = map_labels(tree, label_map or {})
+    for model in models:
+        tree = resolve_labels(tree, model.labels, tree_file=tree_path)
+    scored = score_tree(tree, models, batch_size=batch_size)
     write_tree(out, scored)
     return scored
 
@@ -139,13 +147,16 @@ def retest_file(
     scored_tree: Path | str | None = None,
     when: datetime | None = None,
     batch_size: int = 32,
+    label_map: Mapping[str, str] | None = None,
 ) -> TreeReport:
-    """Apply a tree file to the model `spec`, compared with the `previous` report when given:
-    the report is written to `out` (and the tree with the model's scores to `scored_tree`)."""
+    """Apply a tree file to the model `spec`, its labels mapped by `label_map` (and resolved
+    by default), compared with the `previous` report when given: the report is written to
+    `out` (and the tree with the model's scores to `scored_tree`)."""
     check_model_specs([spec])
     tree = read_tree_with_tests(tree_path)
     earlier = read_tree_report(previous) if previous is not None else None
     (model,) = load_models([spec], task=task, labels=labels)
+    tree = resolve_labels(tree, model.labels, mapping=label_map, tree_file=tree_path)
     scored, report = retest_tree(
         tree,
         model,

@@ -22,6 +22,14 @@ tree_app = typer.Typer(
 MODEL_HELP = "A model spec: vader, spacy:NAME, hf:PATH[?labels=..], py:mod:fn."
 TASK_HELP = "The task whose shipped suite gives the labels (sentiment, paraphrase, nli)."
 LABELS_HELP = "The task's labels, comma-separated (instead of --task)."
+LABEL_MAP_HELP = (
+    "Rename the tree's output labels as they are read, FROM=TO comma-separated "
+    "(neg=negative,pos=positive)."
+)
+RESOLVE_HELP = (
+    LABEL_MAP_HELP + " Labels the model lacks are also matched ignoring case, and AdaTest's "
+    "neg/neu/pos read as negative/neutral/positive."
+)
 SHOWN_NOTES = 10
 
 
@@ -93,19 +101,23 @@ def from_suite_command(
 def import_command(
     source: Path = typer.Argument(..., metavar="ADATEST.csv", help="An AdaTest test tree (CSV)."),
     output: Path = typer.Option(..., "-o", "--output", help="Where to write the tree (JSONL)."),
+    label_map: str | None = typer.Option(None, "--label-map", help=LABEL_MAP_HELP),
 ) -> None:
     """Import an AdaTest CSV tree (current or older columns)."""
     from testaug.adaptive.adatest_csv import read_adatest_csv
+    from testaug.adaptive.label_map import parse_label_map
     from testaug.adaptive.tree_files import write_tree
 
-    imported = read_adatest_csv(source)
+    imported = read_adatest_csv(source, label_map=parse_label_map(label_map))
     if not imported.tree.rows:
         raise InputError(Problem("no tests or topics in the file", file=source))
     write_tree(output, imported.tree)
     tree = imported.tree
+    unlabelled = sum(row.kind == "unlabelled" for row in tree.rows)
+    pending = f" and {unlabelled:,} without a verdict (Unknown)" if unlabelled else ""
     console.print(
-        f"[green]wrote[/] {len(tree.tests):,} tests in {len(tree.topics()):,} topics to {output} "
-        f"(AdaTest {imported.format} columns)",
+        f"[green]wrote[/] {len(tree.tests):,} tests{pending} in {len(tree.topics()):,} topics "
+        f"to {output} (AdaTest {imported.format} columns)",
         highlight=False,
     )
     for row in imported.skipped:
@@ -159,12 +171,17 @@ def score_command(
     output: Path = typer.Option(..., "-o", "--output", help="Where to write the scored tree."),
     task: str | None = typer.Option(None, "--task", help=TASK_HELP),
     labels: str | None = typer.Option(None, "--labels", help=LABELS_HELP),
+    label_map: str | None = typer.Option(None, "--label-map", help=RESOLVE_HELP),
     batch_size: int = typer.Option(32, min=1),
 ) -> None:
     """Score every test on every model (failure score: above 0 is a failing test)."""
+    from testaug.adaptive.label_map import parse_label_map
     from testaug.adaptive.tree_jobs import score_file
 
-    scored = score_file(tree_path, model, output, task=task, labels=labels, batch_size=batch_size)
+    mapping = parse_label_map(label_map)
+    scored = score_file(
+        tree_path, model, output, task=task, labels=labels, batch_size=batch_size, label_map=mapping
+    )
     table = Table(title_justify="left")
     for column in ("model", "tests", "failing", "failure rate"):
         table.add_column(column, justify="left" if column == "model" else "right")
@@ -195,9 +212,11 @@ def retest_command(
     ),
     task: str | None = typer.Option(None, "--task", help=TASK_HELP),
     labels: str | None = typer.Option(None, "--labels", help=LABELS_HELP),
+    label_map: str | None = typer.Option(None, "--label-map", help=RESOLVE_HELP),
     batch_size: int = typer.Option(32, min=1),
 ) -> None:
     """Apply a tree to a model: failure rates per topic, and the topics that newly fail."""
+    from testaug.adaptive.label_map import parse_label_map
     from testaug.adaptive.tree_jobs import retest_file
 
     report = retest_file(
@@ -210,6 +229,7 @@ def retest_command(
         labels=labels,
         scored_tree=scored_tree,
         batch_size=batch_size,
+        label_map=parse_label_map(label_map),
     )
     changed = {change.topic: change for change in report.changes}
     title = f"{report.model} on {tree_path}"

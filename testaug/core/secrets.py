@@ -34,12 +34,14 @@ _SECRETS = [
         r"\1\2" + MASK,
     ),
     # any other long key-shaped run of letters and digits (hex, base64), unless it is
-    # named as a digest ("sha256:9f86...", "commit 1a2b...")
+    # named as a digest ("sha256:9f86...", "commit 1a2b...") or is an AdaTest test id
+    # (a uuid's 32 lowercase hex digits) named as one ("test 4f51...", "id 4f51...")
     (
         re.compile(
             r"(?<![\w/.])(?<!(?i:sha1)[:= ])(?<!(?i:sha256)[:= ])(?<!(?i:sha512)[:= ])"
             r"(?<!(?i:sha1): )(?<!(?i:sha256): )(?<!(?i:sha512): )(?<!(?i:digest)[:= ])"
             r"(?<!(?i:commit) )"
+            r"(?!(?:(?<=\b(?i:test) )|(?<=\b(?i:id) ))[0-9a-f]{32}(?![A-Za-z0-9_+\-=]))"
             r"(?=[A-Za-z0-9_+\-]*\d)(?=[A-Za-z0-9_+\-]*[A-Za-z])[A-Za-z0-9_+\-]{32,}=*"
         ),
         MASK,

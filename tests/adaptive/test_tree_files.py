@@ -249,11 +249,12 @@ def test_adatest_placeholders_unknown_labels_and_tag_columns_are_read(tmp_path):
     )
     imported = read_adatest_csv(path)
     assert [(row.kind, row.topic, row.scores) for row in imported.tree.rows] == [
+        ("unlabelled", "/", {}),
         ("topic", "/Spelling", {}),
         ("test", "/Spelling", {}),
     ]
-    assert imported.tree.rows[1].input == "you are doing grt\n"
-    assert [(s.line, s.reason) for s in imported.skipped] == [(2, "no pass/fail label")]
+    assert imported.tree.rows[2].input == "you are doing grt\n"
+    assert not imported.skipped
     path.write_text(
         ",tags,input,output,label,labeler,description,model%20score\n"
         "e1,/Input/Fairness/Gender%20and%20sexuality,,,,adatest_default,,\n"
@@ -348,12 +349,16 @@ def trees(draw):
                 output=draw(texts) if "for" in comparator or "than" in comparator else "positive",
                 watched="positive" if "than" in comparator else None,
                 labeler=draw(st.sampled_from(["", "ann", "imputed"])),
+                author=draw(st.sampled_from(["", "maria"])),
                 description=draw(st.sampled_from(["", 'a, "quoted" note'])),
                 source="adatest",
                 scores=draw(st.dictionaries(st.sampled_from(["vader", "m"]), st.floats(-1, 1))),
             )
         )
     rows.append(TreeTest(kind="topic", topic=draw(topics), source="adatest"))
+    if draw(st.booleans()):
+        topic, text = draw(topics), draw(texts)
+        rows.append(TreeTest(kind="unlabelled", topic=topic, input=text, source="adatest"))
     unique = {row.id: row for row in rows}
     return TestTree(rows=tuple(unique.values()))
 
@@ -364,5 +369,9 @@ def test_import_of_export_gives_back_what_the_format_holds(tree, format, tmp_pat
     path = tmp_path_factory.mktemp("csv") / "tree.csv"
     result = write_adatest_csv(path, tree, format=format)
     left_out = {note.test_id for note in result.left_out}
-    kept = TestTree(rows=tuple(row for row in tree.rows if row.id not in left_out))
-    assert read_adatest_csv(path).tree == kept
+    kept = [row for row in tree.rows if row.id not in left_out]
+    if format == "type":  # one author column, holding the labeler; the author is reported
+        authored = {note.test_id for note in result.notes if "author" in note.reason}
+        assert authored == {row.id for row in kept if row.author not in ("", row.labeler)}
+        kept = [row.model_copy(update={"author": ""}) for row in kept]
+    assert read_adatest_csv(path).tree == TestTree(rows=tuple(kept))

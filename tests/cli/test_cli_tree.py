@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 from testaug.adaptive.adatest_csv import read_adatest_csv
 from testaug.adaptive.retest import read_tree_report
@@ -137,3 +138,66 @@ def test_missing_labels_and_empty_trees_are_one_line_errors(tmp_path):
     )  # fmt: skip
     assert result.returncode == 1 and "no tests" in result.stderr
     assert not out.exists()
+
+
+HOTEL = Path(__file__).parent.parent / "data" / "adatest" / "hotel_short_labels.csv"
+HEX_ID = "e9d9a309571641809be1c37df1ffe80c"
+THREE_LABELS = ("--labels", "negative,neutral,positive")
+
+
+def short_label_tree(path, output="neg"):
+    rows = (
+        TreeTest(
+            id="17a451698bf542d8a0f5f2b1a2ed4f1f", topic="/P", input="clear win", output="pos"
+        ),
+        TreeTest(id=HEX_ID, topic="/N", input="negative one", output=output),
+    )
+    write_tree(path, TestTree(rows=rows))
+    return path
+
+
+def test_import_applies_the_label_map_and_keeps_unknown_tests(tmp_path):
+    out = tmp_path / "tree.jsonl"
+    result = run_testaug(
+        tmp_path, "tree", "import", str(HOTEL), "-o", str(out),
+        "--label-map", "neg=negative,pos=positive",
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    rows = read_tree(out).rows
+    assert {row.output for row in rows if row.kind != "topic"} == {"negative", "positive"}
+    assert "1 without a verdict" in result.stdout and "skipped" not in result.stderr
+
+
+def test_retest_maps_adatest_short_labels(tmp_path):
+    tree_path = short_label_tree(tmp_path / "tree.jsonl")
+    for option in (("--label-map", "neg=negative,pos=positive"), ()):  # the default maps them
+        out = tmp_path / "report.json"
+        result = run_testaug(
+            tmp_path, "tree", "retest", str(tree_path), "--model", THREE, *THREE_LABELS,
+            "-o", str(out), *option,
+        )  # fmt: skip
+        assert result.returncode == 0, result.stderr
+        assert read_tree_report(out).overall.tests == 2
+
+
+def test_retest_of_adatests_hotel_tree_on_vader_needs_no_hand_editing(tmp_path):
+    tree_path = tmp_path / "hotel.jsonl"
+    assert run_testaug(tmp_path, "tree", "import", str(HOTEL), "-o", str(tree_path)).returncode == 0
+    out = tmp_path / "report.json"
+    result = run_testaug(
+        tmp_path, "tree", "retest", str(tree_path), "--model", "vader", "--task", "sentiment",
+        "-o", str(out), "--label-map", "neg=negative,pos=positive",
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    assert read_tree_report(out).overall.tests == 4
+
+
+def test_an_unknown_output_label_error_shows_the_real_test_id_and_the_flag(tmp_path):
+    tree_path = short_label_tree(tmp_path / "tree.jsonl", output="awful")
+    result = run_testaug(
+        tmp_path, "tree", "retest", str(tree_path), "--model", THREE, *THREE_LABELS,
+        "-o", str(tmp_path / "r.json"),
+    )  # fmt: skip
+    assert result.returncode == 1 and "Traceback" not in result.stderr
+    assert HEX_ID in result.stderr and "***" not in result.stderr
+    assert "--label-map awful=LABEL" in result.stderr

@@ -96,3 +96,24 @@ def test_an_assigned_or_quoted_value_is_blanked_however_short(text):
 )
 def test_a_named_digest_stays_readable(text):
     assert redact_text(text) == text
+
+
+def test_an_adatest_test_id_in_a_message_stays_readable():
+    message = "test e9d9a309571641809be1c37df1ffe80c in /Rooms on vader: label 'neg' is unknown"
+    assert redact_text(message) == message
+    assert redact_text("the id e9d9a309571641809be1c37df1ffe80c (/Rooms)").count("e9d9a3") == 1
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "a key e9d9a309571641809be1c37df1ffe80c here",  # 32 hex, not named as a test id
+        "test 9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08 here",  # 64 hex
+        "test E9D9A309571641809BE1C37DF1FFE80C here",  # not an AdaTest id: upper case
+        "latest e9d9a309571641809be1c37df1ffe80c",  # "test" only as a word
+        "test sk-abcdef1234567890",
+        "test id=e9d9a309571641809be1c37df1ffe80c9",  # 33 characters
+    ],
+)
+def test_key_shaped_strings_not_named_as_test_ids_are_still_blanked(text):
+    assert "***" in redact_text(text)
