@@ -60,8 +60,8 @@ CALIBRATION_SAMPLE = typer.Option(
     DEFAULT_CALIBRATION_SIZE,
     "--calibration-sample",
     min=0,
-    help="For a generator without its own precision curve, people first label this many of "
-    "its candidates drawn at random (then those the ranker is least sure of).",
+    help="For a generator with fewer than 200 labels, people first label this many of its "
+    "candidates drawn at random (then those the ranker is least sure of).",
 )
 POOLED_RULE = typer.Option(
     False,

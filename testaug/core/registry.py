@@ -113,6 +113,9 @@ class Registry(Generic[T]):
     def __contains__(self, name: object) -> bool:
         return name in self._items or name in self._entry_points()
 
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.names())
+
     def _unknown(self, name: str) -> str:
         known = ", ".join(self.names()) or "none registered"
         return f"unknown {self.kind} {name!r} (expected one of {known})"

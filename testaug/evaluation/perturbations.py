@@ -4,7 +4,9 @@ Every perturbation is a function `(text, rng, *, n, ...) -> list[str]` that
 returns at most `n` perturbed texts, none equal to the input, without repeats;
 all randomness comes from `rng`. The entity perturbations (`change_names`,
 `change_location`, `change_number`) live in `testaug.evaluation.entity_perturbations`.
-`PERTURBATIONS` registers them all by name;
+`PERTURBATIONS` registers them all by name, in the same kind of registry as backends,
+models and ranker members: a plugin adds one with `PERTURBATIONS.add(name, Perturbation(...))`
+or an entry point in the `testaug.perturbations` group;
 `testaug.evaluation.perturbed_cases.perturb_inputs` applies one to either side of a pair.
 """
 
@@ -19,6 +21,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from testaug.core.errors import TestAugError
+from testaug.core.registry import Registry
 from testaug.evaluation.entity_perturbations import (
     change_location,
     change_location_joint,
@@ -192,20 +195,21 @@ class Perturbation:
         return self.joint is not None
 
 
-PERTURBATIONS: dict[str, Perturbation] = {
-    p.name: p
-    for p in (
-        Perturbation("typos", typos),
-        Perturbation("contractions", contractions),
-        Perturbation("change_names", change_names, change_names_joint),
-        Perturbation("change_location", change_location, change_location_joint),
-        Perturbation("change_number", change_number, change_number_joint),
-        Perturbation("punctuation", punctuation),
-        Perturbation("add_phrase", add_phrase),
-        Perturbation("add_random_urls_handles", add_random_urls_handles),
-        Perturbation(NEUTRAL_WORDS, change_neutral_words),
-    )
-}
+PERTURBATIONS: Registry[Perturbation] = Registry(
+    "perturbation", error=TestAugError, entry_points="testaug.perturbations"
+)
+for _builtin in (
+    Perturbation("typos", typos),
+    Perturbation("contractions", contractions),
+    Perturbation("change_names", change_names, change_names_joint),
+    Perturbation("change_location", change_location, change_location_joint),
+    Perturbation("change_number", change_number, change_number_joint),
+    Perturbation("punctuation", punctuation),
+    Perturbation("add_phrase", add_phrase),
+    Perturbation("add_random_urls_handles", add_random_urls_handles),
+    Perturbation(NEUTRAL_WORDS, change_neutral_words),
+):
+    PERTURBATIONS.add(_builtin.name, _builtin)
 
 
 def get_perturbation(name: str | Perturbation) -> Perturbation:
@@ -218,4 +222,4 @@ def get_perturbation(name: str | Perturbation) -> Perturbation:
         raise TestAugError(
             f"unknown perturbation {name!r}{hint} (known: {', '.join(PERTURBATIONS)})"
         )
-    return PERTURBATIONS[name]
+    return PERTURBATIONS.get(name)

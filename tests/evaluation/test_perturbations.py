@@ -201,3 +201,18 @@ def test_the_registry_names_every_perturbation_and_suggests_close_names():
     assert not get_perturbation("typos").needs_doc
     with pytest.raises(TestAugError, match="did you mean 'typos'"):
         get_perturbation("typo")
+
+
+def test_a_perturbation_registered_from_outside_is_found_by_name_like_the_builtins():
+    from testaug.evaluation.perturbations import Perturbation, get_perturbation
+
+    def shout(text: str, **_: object) -> list[str]:
+        return [text.upper()]
+
+    mine = Perturbation("shout", shout)
+    with PERTURBATIONS.registered("shout", mine):
+        assert "shout" in PERTURBATIONS and "shout" in list(PERTURBATIONS)
+        assert get_perturbation("shout").function("hi") == ["HI"]
+    assert "shout" not in PERTURBATIONS
+    with pytest.raises(TestAugError, match="unknown perturbation 'typoss'; did you mean 'typos'"):
+        get_perturbation("typoss")
