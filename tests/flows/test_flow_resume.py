@@ -72,12 +72,38 @@ def start_augment(tmp_path: Path, base_url: str) -> subprocess.Popen[str]:
     )
 
 
+def wait_for_cached(path: Path, count: int, timeout: float = 240.0) -> None:
+    """Wait until the response cache at `path` holds `count` completions (a condition, not
+    a fixed sleep: a loaded machine only takes longer)."""
+    import sqlite3
+
+    deadline = time.monotonic() + timeout
+    while True:
+        stored = 0
+        if path.exists():
+            try:
+                with sqlite3.connect(path, timeout=5) as db:
+                    stored = db.execute("SELECT COUNT(*) FROM completions").fetchone()[0]
+            except sqlite3.Error:
+                stored = 0
+        if stored >= count:
+            return
+        assert time.monotonic() < deadline, f"{stored} of {count} completions cached"
+        time.sleep(0.1)
+
+
 def test_a_flow_killed_during_generation_resumes_without_asking_the_llm_twice(tmp_path):
     script = StallAfter(answer=4)
     with ScriptedOpenAIServer(script, port=free_port()) as server:
         first = start_augment(tmp_path, server.base_url)
         assert script.stalled.wait(timeout=240), first.communicate()[0][-3000:]
-        time.sleep(1.0)  # the answered replies reach the response cache
+        answered = set(script.answered)
+        samples = sum(
+            int(r.body.get("n") or 1)
+            for r in server.requests
+            if r.status == 200 and r.body.get("prompt") in answered
+        )
+        wait_for_cached(tmp_path / "cache" / "responses.sqlite", samples)  # all of them stored
         os.killpg(first.pid, signal.SIGKILL)
         first.wait(timeout=30)
         answered_before = list(script.answered)
