@@ -29,10 +29,11 @@ def run_testaug(
     input: str | None = None,
     env: Mapping[str, str] | None = None,
     without_env: Iterable[str] = (),
-    timeout: float | None = None,
 ) -> CliResult:
     """`testaug ARGS` in process, in `cwd`, with TESTAUG_CACHE_DIR=cwd/cache (when `cwd` is
-    given), plus `env` and minus the variables named in `without_env`.
+    given), plus `env` and minus the variables named in `without_env`. An in-process
+    command cannot be stopped from outside: the per-test timeout (pytest-timeout, set in
+    pyproject.toml) bounds a hang; use `spawn_testaug` where a command needs its own.
 
     An exception that escapes the command is written to stderr as a traceback with exit
     code 1, as the interpreter does for a subprocess, so "no traceback" checks still bite.
