@@ -8,10 +8,14 @@ import logging
 import os
 import subprocess
 import sys
+import threading
 import traceback
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TypeVar
+
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -29,11 +33,15 @@ def run_testaug(
     input: str | None = None,
     env: Mapping[str, str] | None = None,
     without_env: Iterable[str] = (),
+    timeout: float | None = None,
 ) -> CliResult:
     """`testaug ARGS` in process, in `cwd`, with TESTAUG_CACHE_DIR=cwd/cache (when `cwd` is
-    given), plus `env` and minus the variables named in `without_env`. An in-process
-    command cannot be stopped from outside: the per-test timeout (pytest-timeout, set in
-    pyproject.toml) bounds a hang; use `spawn_testaug` where a command needs its own.
+    given), plus `env` and minus the variables named in `without_env`.
+
+    With `timeout`, a command still running after that many seconds fails the test with
+    `TimeoutError` (the command runs in a thread: an in-process command cannot be killed,
+    so it is left to finish in the background). Without one, the per-test timeout
+    (pytest-timeout, set in pyproject.toml) bounds a hang.
 
     An exception that escapes the command is written to stderr as a traceback with exit
     code 1, as the interpreter does for a subprocess, so "no traceback" checks still bite.
@@ -52,7 +60,11 @@ def run_testaug(
     try:
         if cwd is not None:
             os.chdir(cwd)
-        result = CliRunner().invoke(app, list(args), input=input, env=variables)
+        result = _invoke(
+            lambda: CliRunner().invoke(app, list(args), input=input, env=variables), timeout
+        )
+        if result is None:
+            raise TimeoutError(f"testaug {' '.join(args)} still ran after {timeout} s")
     finally:
         os.chdir(before)
         logger.handlers[:], logger.level, logger.propagate = saved
@@ -63,6 +75,17 @@ def run_testaug(
         stderr += "".join(traceback.format_exception(type(error), error, error.__traceback__))
         code = 1
     return CliResult(code, result.stdout, stderr)
+
+
+def _invoke(call: Callable[[], T], timeout: float | None) -> T | None:
+    """`call()`, or None when it is still running after `timeout` seconds."""
+    if timeout is None:
+        return call()
+    done: list[T] = []
+    worker = threading.Thread(target=lambda: done.append(call()), daemon=True)
+    worker.start()
+    worker.join(timeout)
+    return done[0] if done else None
 
 
 def spawn_testaug(

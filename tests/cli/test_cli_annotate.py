@@ -28,7 +28,7 @@ def run_dir(tmp_path: Path) -> Path:
 
 
 def annotate(run_dir: Path, keys: str, *args: str) -> CliResult:
-    return run_testaug(run_dir, "annotate", *args, input=keys)
+    return run_testaug(run_dir, "annotate", *args, input=keys, timeout=120)
 
 
 def people(run_dir: Path) -> list[Annotation]:
