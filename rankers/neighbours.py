@@ -168,7 +168,8 @@ def _task_features(
     sim = np.where(ref.ids[None, :] == np.array([c.id for c in part])[:, None], -np.inf, sim)
     best = np.maximum.reduceat(sim, ref.starts, axis=1)  # (candidates, descriptions)
     rows = np.zeros((len(part), len(SIMILARITY_FEATURES)))
-    nearest = np.argpartition(-sim, NEIGHBOURS - 1, axis=1)[:, :NEIGHBOURS]
+    k = min(NEIGHBOURS, sim.shape[1])  # a suite may hold fewer reference cases than that
+    nearest = np.argpartition(-sim, k - 1, axis=1)[:, :k]
     described = document @ ref.description_vectors.T  # (candidates, descriptions)
     for row, candidate in enumerate(part):
         seed_rows = [ref.row_of[i] for i in candidate.seed_case_ids if i in ref.row_of]
