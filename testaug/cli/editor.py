@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import typer
@@ -80,6 +81,10 @@ def suggest_command(
         like=tuple(w.strip() for w in (like or "").split(",") if w.strip()),
         category_weight=category_weight,
     )
+    # torch's OpenMP threads spin while they wait: on a busy 2-core machine two spinning
+    # threads made the LM 5-10x slower. Read when torch is first imported (the CLI imports
+    # it lazily); a value the user set wins.
+    os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
     with err_console.status("loading the model and ranking candidates"):
         result = run_suggest(request, cache_dir=Settings().cache_dir)
     for note in result.notes:

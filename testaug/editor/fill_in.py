@@ -95,9 +95,13 @@ def shortlist(
                 scores = [x + bonus.get(w, 0.0) for x, w in zip(scores, words, strict=True)]
             per_first: dict[int, int] = {}
             ranked = sorted(range(len(words)), key=lambda i: -scores[i])
+            own = 0  # this partial's extensions: more than `keep` cannot all stay
             for i in ranked:
+                if own >= keep:
+                    break
                 if per_first.get(firsts[i], 0) >= per_token:
                     continue
+                own += 1
                 per_first[firsts[i]] = per_first.get(firsts[i], 0) + 1
                 sources = list(pool.sources.get(words[i], []))
                 if words[i] in lm and LM_SOURCE not in sources:

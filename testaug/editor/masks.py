@@ -3,17 +3,20 @@
 Every `{mask}` is its own slot (two masks get two words); `{a:mask}` / `{A:mask}` put the
 right indefinite article before the word, `{cap:mask}` capitalizes it, and the inflection
 options (`{vbd:mask}`...) inflect it, as in suite templates. Other `{slot}` tags are
-filled from the given lexicons (their first word), so a suite template can be masked as
-it is.
+filled with their lexicon's first word: the given (suite) lexicons first, else the built-in
+ones (`{first_name}`, `{city}`...), so a suite template or a CheckList call can be masked
+as it is.
 """
 
 from __future__ import annotations
 
+import difflib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from testaug.core.errors import TestAugError
 from testaug.suites.articles import with_article
+from testaug.suites.builtin_lexicons import builtin_lexicons
 from testaug.suites.inflection import TAGS as INFLECTIONS
 from testaug.suites.inflection import inflect
 from testaug.suites.templates import Slot, TemplateSyntaxError, parse
@@ -96,11 +99,18 @@ def parse_masked(text: str, lexicons: Mapping[str, Sequence[str]] = {}) -> Maske
 
 
 def _other_slot(slot: Slot, lexicons: Mapping[str, Sequence[str]], text: str) -> str:
-    """A non-mask slot's filler: its lexicon's first word, in the slot's form."""
-    words = lexicons.get(slot.lexicon)
+    """A non-mask slot's filler: its lexicon's first word (the suite's lexicon, else the
+    built-in one of that name), in the slot's form."""
+    builtins = builtin_lexicons()
+    words = lexicons.get(slot.lexicon) or (
+        builtins[slot.lexicon].words if slot.lexicon in builtins else None
+    )
     if not words:
+        close = difflib.get_close_matches(slot.lexicon, sorted({*lexicons, *builtins}), n=3)
+        hint = f" (did you mean {', '.join(f'{{{c}}}' for c in close)}?)" if close else ""
         raise TestAugError(
-            f"{{{slot.tag}}} in {text!r} is neither a mask nor a lexicon of the suite "
-            "(pass --suite to fill it, or write {mask})"
+            f"unknown slot {{{slot.tag}}} in {text!r}: no lexicon named {slot.lexicon!r}{hint}; "
+            f"built-in lexicons: {', '.join(sorted(builtins))}; --suite adds a suite's own "
+            "lexicons, and {mask} marks a word to suggest"
         )
     return MaskedText(text="", literals=("", ""), options=(slot.option,)).form(0, words[0])

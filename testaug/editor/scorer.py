@@ -62,7 +62,7 @@ class LMScorer:
         """Token ids (start token first, right-padded) and the attention mask."""
         import torch
 
-        rows = self.tokenizer(list(texts), add_special_tokens=False)["input_ids"]
+        rows = self._token_ids(list(texts))
         width = 1 + max(len(row) for row in rows)
         ids = torch.full((len(rows), width), self.pad_id, dtype=torch.long)
         mask = torch.zeros((len(rows), width), dtype=torch.long)
@@ -73,20 +73,48 @@ class LMScorer:
 
     def sentence_logprobs(self, texts: Sequence[str], batch_size: int = BATCH_SIZE) -> list[float]:
         """The log-probability of each text (summed over its tokens), batched by length."""
-        import torch
-
-        order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
-        scores = [0.0] * len(texts)
+        rows = [[self.start_id, *row] for row in self._token_ids(list(texts))]
+        order = sorted(range(len(rows)), key=lambda i: len(rows[i]))
+        scores = [0.0] * len(rows)
         for start in range(0, len(order), batch_size):
             chunk = order[start : start + batch_size]
-            ids, mask = self._encode([texts[i] for i in chunk])
-            with torch.inference_mode():
-                logits = self.model(input_ids=ids, attention_mask=mask).logits
-            logprobs = torch.log_softmax(logits[:, :-1].float(), dim=-1)
-            picked = logprobs.gather(2, ids[:, 1:, None])[..., 0] * mask[:, 1:]
-            for i, total in zip(chunk, picked.sum(dim=1).tolist(), strict=True):
+            totals = self._batch_logprobs([rows[i] for i in chunk])
+            for i, total in zip(chunk, totals, strict=True):
                 scores[i] = total
         return scores
+
+    def _batch_logprobs(self, rows: Sequence[list[int]]) -> list[float]:
+        """The summed log-probability of each row's tokens after the first (the start token).
+
+        The tokens that every row starts with ("Anna is" of "Anna is a fan." and "Anna is an
+        actor.") go through the model once; only the rows' own tails are batched after them
+        (filled sentences share the text before the mask: half the work or more)."""
+        import torch
+
+        shared = 1
+        limit = min(len(row) for row in rows) - 1  # each row keeps a token of its own
+        while shared < limit and all(row[shared] == rows[0][shared] for row in rows):
+            shared += 1
+        tails = [row[shared:] for row in rows]
+        width = max(len(tail) for tail in tails)
+        ids = torch.full((len(rows), width), self.pad_id, dtype=torch.long)
+        mask = torch.zeros((len(rows), shared + width), dtype=torch.long)
+        mask[:, :shared] = 1
+        for i, tail in enumerate(tails):
+            ids[i, : len(tail)] = torch.tensor(tail)
+            mask[i, shared : shared + len(tail)] = 1
+        with torch.inference_mode():
+            head = self.model(input_ids=torch.tensor([rows[0][:shared]]), use_cache=True)
+            head_logprobs = torch.log_softmax(head.logits[0].float(), dim=-1)
+            known = torch.tensor(rows[0][1:shared], dtype=torch.long)
+            base = head_logprobs[:-1].gather(1, known[:, None]).sum()
+            cache = head.past_key_values
+            cache.batch_repeat_interleave(len(rows))
+            logits = self.model(input_ids=ids, attention_mask=mask, past_key_values=cache).logits
+        first = head_logprobs[-1][ids[:, 0]]
+        logprobs = torch.log_softmax(logits[:, :-1].float(), dim=-1)
+        rest = logprobs.gather(2, ids[:, 1:, None])[..., 0] * mask[:, shared + 1 :]
+        return (base + first + rest.sum(dim=1)).tolist()
 
     def next_token_logprobs(self, prefixes: Sequence[str]) -> torch.Tensor:
         """Per prefix, the log-probabilities of the next token (a [prefixes, vocab] tensor)."""
@@ -102,10 +130,18 @@ class LMScorer:
         """The id of each word's first token (words as they follow a prefix, e.g. " loved")."""
         new = [w for w in dict.fromkeys(words) if w not in self._first_tokens]
         if new:
-            rows = self.tokenizer(new, add_special_tokens=False)["input_ids"]
+            rows = self._token_ids(new)
             for word, row in zip(new, rows, strict=True):
                 self._first_tokens[word] = row[0] if row else self.pad_id
         return [self._first_tokens[w] for w in words]
+
+    def _token_ids(self, texts: list[str]) -> list[list[int]]:
+        """Each text's token ids, no special tokens (a fast tokenizer's Rust batch directly:
+        the Python wrapper costs a second per 20,000 words)."""
+        backend = getattr(self.tokenizer, "backend_tokenizer", None)
+        if backend is None:
+            return self.tokenizer(texts, add_special_tokens=False)["input_ids"]
+        return [e.ids for e in backend.encode_batch(texts, add_special_tokens=False)]
 
     def top_words(self, logprobs: torch.Tensor, k: int) -> list[str]:
         """The `k` likeliest next tokens that are whole alphabetic words after a space."""

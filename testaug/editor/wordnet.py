@@ -139,21 +139,37 @@ def install_wordnet(
     return InstallResult(installed=True, path=target, message=f"WordNet installed in {target}")
 
 
-@lru_cache(maxsize=4)
-def load_wordnet(cache_dir: Path) -> WordNetCorpusReader:
-    """NLTK's WordNet reader over the cache's copy; raises WordNetMissing saying how to install."""
+def require_wordnet(cache_dir: Path) -> Path:
+    """The cache's WordNet folder; raises WordNetMissing (saying how to install) without it."""
     root = wordnet_dir(cache_dir)
     if not all((root / name).is_file() for name in (*REQUIRED, "lexnames")):
         raise WordNetMissing(f"{MISSING_HINT} (looked in {root})")
+    return root
+
+
+@lru_cache(maxsize=4)
+def load_wordnet(cache_dir: Path) -> WordNetCorpusReader:
+    """NLTK's WordNet reader over the cache's copy; raises WordNetMissing saying how to install.
+
+    Reading WordNet's indexes takes seconds: callers that only need to know whether it is
+    installed call `require_wordnet`."""
+    root = require_wordnet(cache_dir)
     import nltk
     from nltk.corpus.reader.wordnet import WordNetCorpusReader
 
     data = str(root.parent.parent)
     if data not in nltk.data.path:
         nltk.data.path.append(data)
+
+    class EnglishWordNet(WordNetCorpusReader):
+        def map_wn(self, version: str = "wordnet") -> None:
+            """No map from WordNet 3.0's synsets: only multilingual data (off here) uses it,
+            and building it reads index.sense twice (seconds on every load)."""
+            return None
+
     with warnings.catch_warnings():  # "multilingual functions are not available": no OMW
         warnings.simplefilter("ignore", UserWarning)
-        return WordNetCorpusReader(str(root), None)
+        return EnglishWordNet(str(root), None)
 
 
 def wordnet_pos(pos: str | None) -> str | None:
@@ -164,6 +180,19 @@ def wordnet_pos(pos: str | None) -> str | None:
     if key not in POS_TAGS:
         raise TestAugError(f"unknown part of speech {pos!r}: use {', '.join(POS_TAGS)}")
     return POS_TAGS[key]
+
+
+def index_lemmas(cache_dir: Path, pos: str) -> set[str]:
+    """Every lemma of a POS in WordNet's index file (lower case, spaces for underscores):
+    whether WordNet knows a word, without the seconds that NLTK's reader takes to start."""
+    name = {"n": "noun", "v": "verb", "a": "adj", "r": "adv"}[wordnet_pos(pos) or "n"]
+    path = require_wordnet(cache_dir) / f"index.{name}"
+    with path.open(encoding="utf-8", errors="replace") as lines:
+        return {
+            line.split(" ", 1)[0].replace("_", " ").lower()
+            for line in lines
+            if not line.startswith(" ")  # the licence header
+        }
 
 
 def lemmas(wn: WordNetCorpusReader, pos: str | None, *, min_count: int = 1) -> list[str]:

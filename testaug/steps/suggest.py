@@ -46,8 +46,10 @@ from testaug.editor.suggestion import WordSuggestion
 from testaug.editor.wordnet import (
     Relation,
     WordNetMissing,
+    index_lemmas,
     load_wordnet,
     related_words,
+    require_wordnet,
     wordnet_pos,
 )
 from testaug.suites.inflection import TAGS, inflect
@@ -94,13 +96,17 @@ class SuggestResult(Record):
     notes: list[str] = Field(default_factory=list)
 
 
-def _wordnet_words(wn: object, pos: str | None, cache_dir: Path) -> list[str]:
+def _wordnet_words_path(pos: str | None, cache_dir: Path) -> Path:
+    return cache_dir / "editor" / f"wordnet-{(pos or 'any').lower()}.json"
+
+
+def _wordnet_words(wn: WordNetCorpusReader | None, pos: str | None, cache_dir: Path) -> list[str]:
     """WordNet's candidate words of a POS, listed once and kept under the cache (listing
-    them reads every synset: seconds)."""
-    path = cache_dir / "editor" / f"wordnet-{(pos or 'any').lower()}.json"
+    them reads every synset: seconds); `wn` is needed only the first time."""
+    path = _wordnet_words_path(pos, cache_dir)
     if path.is_file():
         return json.loads(path.read_text(encoding="utf-8"))
-    words = wordnet_words(wn, pos)  # type: ignore[arg-type]
+    words = wordnet_words(wn or load_wordnet(cache_dir), pos)
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(words), encoding="utf-8")
     return words
@@ -201,10 +207,18 @@ def run_suggest(
         return SuggestResult(suggestions=out, seconds=time.perf_counter() - start)
 
     notes: list[str] = []
-    wn = None
+    like = [w.strip() for w in request.like if w.strip()]
+    wn: WordNetCorpusReader | None = None
+    has_wordnet = False
     if request.use_wordnet or request.related_to:
+        # Reading WordNet takes seconds: without relations or seeds to look up, the word
+        # list kept in the cache is all that is needed.
+        lookups = request.related_to or like
+        cached = request.use_wordnet and _wordnet_words_path(request.pos, cache_dir).is_file()
         try:
-            wn = load_wordnet(Path(cache_dir))
+            require_wordnet(Path(cache_dir))
+            wn = load_wordnet(Path(cache_dir)) if lookups or not cached else None
+            has_wordnet = True
         except WordNetMissing as exc:
             if request.related_to:
                 raise
@@ -239,15 +253,16 @@ def run_suggest(
         )
 
     pool = CandidatePool()
-    if wn is not None:
-        pool.add(_wordnet_words(wn, request.pos, Path(cache_dir)), "wordnet")
+    wordnet_list: list[str] = []
+    if has_wordnet and request.use_wordnet:
+        wordnet_list = _wordnet_words(wn, request.pos, Path(cache_dir))
+        pool.add(wordnet_list, "wordnet")
     if request.use_lexicons:
         for name, words in lexicons.items():
             if name not in request.exclude_lexicons:
                 pool.add(words, f"lexicon:{name}")
     # With a POS and WordNet, the LM's own next words only vouch for WordNet's words of
     # that POS (its raw next words include "not", "to", "on"...).
-    like = [w.strip() for w in request.like if w.strip()]
     boost, category, note = add_seed_candidates(
         pool,
         like,
@@ -263,7 +278,7 @@ def run_suggest(
         scorer,
         pool,
         n=request.n,
-        lm_new_words=not (request.pos and wn is not None),
+        lm_new_words=not (request.pos and wordnet_list),
         like=like,
         exclude=inflected_seeds,
         similarity=partial(seed_similarity, cache_dir=Path(cache_dir)) if like else None,
@@ -281,6 +296,10 @@ def run_suggest(
         if request.pos and wn is not None:  # keep the words WordNet knows in that POS
             letter = wordnet_pos(request.pos)
             new = [w for w in new if wn.synsets(w.replace(" ", "_"), letter)]
+        elif request.pos and wordnet_list:  # the same, from WordNet's index and word list
+            known = index_lemmas(Path(cache_dir), request.pos)
+            known.update(w.lower() for w in wordnet_list)  # with inflections
+            new = [w for w in new if w.lower() in known]
         if new:
             extra = score_fills(
                 masked, scorer, [[w] for w in new], [[CONTINUATION_SOURCE]] * len(new)

@@ -48,7 +48,7 @@ def test_other_slots_take_their_lexicons_first_word_and_inflections_apply_to_mas
 def test_a_sentence_without_a_mask_or_with_an_unknown_slot_is_an_error():
     with pytest.raises(TestAugError, match="no \\{mask\\}"):
         parse_masked("I really liked the flight.")
-    with pytest.raises(TestAugError, match="neither a mask nor a lexicon"):
+    with pytest.raises(TestAugError, match="unknown slot \\{pos_verb\\}"):
         parse_masked("I {pos_verb} the {mask}.")
 
 

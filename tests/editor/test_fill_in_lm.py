@@ -81,3 +81,57 @@ def test_neutral_words_are_replaced_only_where_the_alternative_fits(scorer):
     assert "This flight was great." in determiner
     clause = change_neutral_words("I know that he left early.", rng, n=5, scorer=scorer)
     assert "I know the he left early." not in clause and "I know this he left early." not in clause
+
+
+def test_sentences_sharing_a_beginning_score_as_each_does_alone(scorer):
+    import torch
+
+    texts = [
+        "Anna is a fan.",
+        "Anna is an old friend of mine.",
+        "Anna is a natural resource.",
+        "The food was good.",
+        "Anna is a fan.",
+    ]
+
+    def alone(text: str) -> float:  # one full forward pass over the whole sentence
+        ids = torch.tensor([[scorer.start_id, *scorer.tokenizer.encode(text)]])
+        with torch.inference_mode():
+            logprobs = torch.log_softmax(scorer.model(input_ids=ids).logits[0, :-1], dim=-1)
+        return float(logprobs.gather(1, ids[0, 1:, None]).sum())
+
+    expected = [alone(text) for text in texts]
+    assert scorer.sentence_logprobs(texts) == pytest.approx(expected, abs=1e-3)
+    assert scorer.sentence_logprobs(texts[:3]) == pytest.approx(expected[:3], abs=1e-3)
+    assert scorer.sentence_logprobs(texts[1:2]) == pytest.approx(expected[1:2], abs=1e-3)
+    words = [" teacher", " natural resource", "Anna"]
+    assert scorer.first_tokens(words) == [scorer.tokenizer.encode(w)[0] for w in words]
+
+
+def test_suggest_without_seeds_reads_wordnets_words_from_the_cache_and_fills_builtin_slots(
+    scorer, tmp_path, monkeypatch
+):
+    import json
+
+    import testaug.steps.suggest as step
+    from testaug.editor.wordnet import REQUIRED, wordnet_dir
+
+    cache = tmp_path / "cache"
+    root = wordnet_dir(cache)
+    root.mkdir(parents=True)
+    for name in (*REQUIRED, "lexnames"):
+        (root / name).write_text("")
+    (root / "index.noun").write_text("  licence\nteacher n 1\nnurse n 1\ndoctor n 1\n")
+    (cache / "editor").mkdir()
+    nouns = ["teacher", "nurse", "doctor", "table", "seventeen"]
+    (cache / "editor" / "wordnet-noun.json").write_text(json.dumps(nouns))
+
+    def no_reader(cache_dir):  # reading WordNet itself takes seconds: not needed here
+        raise AssertionError("WordNet's reader was loaded")
+
+    monkeypatch.setattr(step, "load_wordnet", no_reader)
+    request = SuggestRequest(text="{first_name} is {a:mask}.", pos="NOUN", n=3)
+    result = run_suggest(request, cache_dir=cache, scorer=scorer)
+    assert result.notes == [] and result.candidates == len(nouns)
+    assert all(s.filled.startswith("James is a") for s in result.suggestions)
+    assert {s.word for s in result.suggestions} <= {"teacher", "nurse", "doctor", "table"}
