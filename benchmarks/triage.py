@@ -105,6 +105,7 @@ def held_out_section(
     plain: dict[str, float],
     domain: dict[str, float],
     config: str,
+    targets: Sequence[str],
 ) -> list[Check]:
     table = new_table(
         f"held-out source: effort for {ACCURACY:.0%} accuracy, {config} ensemble, zero-shot "
@@ -114,7 +115,7 @@ def held_out_section(
     )  # fmt: skip
     checks: list[Check] = []
     for row in rows:
-        target = row.source in TARGETS
+        target = row.source in targets
         table.add_row(
             row.source, f"{row.trained_on:,}", f"{row.n:,}", f"{row.n_invalid:,}",
             percent(row.effort, 1), percent(row.random_effort, 1), percent(row.oracle_effort, 1),
@@ -145,7 +146,7 @@ def held_out_section(
 
 
 def loop_section(
-    console: Console, points: Sequence[LoopPoint], seeds: Sequence[int]
+    console: Console, points: Sequence[LoopPoint], seeds: Sequence[int], targets: Sequence[str]
 ) -> list[Check]:
     table = new_table(
         "labelling a held-out generator: gap closed on its candidates still unlabelled "
@@ -163,7 +164,7 @@ def loop_section(
         )  # fmt: skip
     console.print(table)
     checks: list[Check] = []
-    for source in TARGETS:
+    for source in targets:
         for labels, target in LOOP_TARGETS.items():
             got = cells.get((source, "selected", labels), [])
             gap = float(np.mean([p.gap_closed for p in got])) if got else None
@@ -271,6 +272,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--sizes", type=int, nargs="+", default=[50, 100, 200])
     parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1], help="loop samples")
     parser.add_argument("--orders", nargs="+", default=list(ORDERS), choices=ORDERS)
+    parser.add_argument(
+        "--targets", nargs="+", default=list(TARGETS), help="held-out generators with targets"
+    )
     parser.add_argument("--resamples", type=int, default=1000)
     parser.add_argument("--seed", type=int, default=0, help="seed of --quick and the bootstrap")
     parser.add_argument("--work", type=Path, help="folder for trained ensembles (default: temp)")
@@ -298,10 +302,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         timed.append(("retraining, encoder loaded", training_time(items, trainings)))
         rows, rankings = held_out(items, trainings, ACCURACY)
         plain_rows, _ = held_out(
-            items, Trainings(plain_config, work / "plain", report), ACCURACY, sources=TARGETS
+            items, Trainings(plain_config, work / "plain", report), ACCURACY, sources=args.targets
         )
         plain = {row.source: row.gap_closed for row in plain_rows}
-        targets = [source for source in TARGETS if source in rankings]
+        targets = [source for source in args.targets if source in rankings]
         points = [
             point
             for source in targets
@@ -323,8 +327,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         accepted = acceptance_on_test(
             train, test, trainings, precision=PRECISION, resamples=args.resamples, seed=args.seed
         )
-    checks = held_out_section(console, rows, plain, domain, config.name)
-    checks += loop_section(console, points, args.seeds)
+    checks = held_out_section(console, rows, plain, domain, config.name, args.targets)
+    checks += loop_section(console, points, args.seeds, args.targets)
     checks += own_acceptance_section(console, own)
     checks += acceptance_section(console, accepted)
     checks += time_section(console, timed, config.name)

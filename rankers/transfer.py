@@ -6,9 +6,7 @@ of the same candidates (the share of that effort gap a ranking closes):
 - held out: trained on every source but one (a generator, or `rule` for hard cases
   made by rule), ranking that source's candidates (in domain, for comparison: trained
   on a train split of every source, ranking a source's test candidates);
-- the active loop on a held-out source: people judge n of its candidates (whole
-  prompts, a seeded sample), `retrain_and_rerank` retrains on their verdicts and every
-  other source, and ranks the rest of the source;
+- the active loop on a held-out source: see `rankers.labelling_order`;
 - acceptance on a test split: what each calibration group's acceptance rule accepts,
   how precise that is, and a bootstrap of that precision.
 
@@ -28,7 +26,6 @@ from pathlib import Path
 import numpy as np
 from pydantic import BaseModel, ConfigDict
 
-from rankers.active import PEOPLE_WEIGHT, retrain_and_rerank
 from rankers.calibration import generator_of
 from rankers.ensemble import MANIFEST, Ensemble, EnsembleConfig
 from rankers.ensemble_training import ensemble_version, train_ensemble, trained_ensemble
@@ -195,25 +192,6 @@ def in_domain(
     }
 
 
-def prompt_samples(
-    held: Sequence[LabelledCandidate], sizes: Sequence[int], seed: int
-) -> dict[int, list[LabelledCandidate]]:
-    """For each n, the candidates of the first prompts of a seeded shuffle whose count is
-    closest to n (candidates of one prompt are near paraphrases, so they go together).
-    Samples are nested: a larger n adds prompts. n <= 0 is the empty sample."""
-    prompts: dict[str, list[LabelledCandidate]] = defaultdict(list)
-    for item in held:
-        prompts[item.candidate.prompt_id].append(item)
-    order = sorted(prompts)
-    random.Random(seed).shuffle(order)
-    counts = np.cumsum([len(prompts[p]) for p in order])
-    samples = {}
-    for n in sizes:
-        k = 0 if n <= 0 or not order else int(np.argmin(np.abs(counts - n))) + 1
-        samples[n] = [item for p in order[:k] for item in prompts[p]]
-    return samples
-
-
 def people_annotations(sample: Sequence[LabelledCandidate]) -> list[Annotation]:
     """Labelled verdicts as one person's annotations, as `testaug annotate` records them."""
     return [
@@ -226,85 +204,6 @@ def people_annotations(sample: Sequence[LabelledCandidate]) -> list[Annotation]:
         )
         for item in sample
     ]
-
-
-class CurvePoint(_Result):
-    source: str
-    people_weight: float
-    seed: int
-    asked: int
-    labelled: int
-    prompts: int
-    ranked: int
-    n_invalid: int
-    effort: float
-    random_effort: float
-    oracle_effort: float
-    gap_closed: float
-    gap_closed_without_labels: float  # the held-out ranking of the same candidates
-
-
-def learning_curve(
-    items: Sequence[LabelledCandidate],
-    source: str,
-    ranking: Sequence[RankedCandidate],
-    trainings: Trainings,
-    *,
-    sizes: Sequence[int],
-    seeds: Sequence[int],
-    people_weight: float = PEOPLE_WEIGHT,
-    target: float = 0.9,
-) -> list[CurvePoint]:
-    """The active loop on a held-out source: for each seed and n, people judge n of its
-    candidates, the ensemble is retrained on their verdicts plus every other source
-    (`retrain_and_rerank`), and the triage of its ranking of the rest of the source is
-    measured, next to the held-out ranking of the same candidates.
-
-    `ranking` is the held-out ensemble's ranking of the source: the loop's round 0, and
-    the n = 0 point (its training set is the held-out one). A point whose remaining
-    candidates hold a single verdict is left out."""
-    valid = {item.candidate.id: item.valid for item in items}
-    held = [item for item in items if source_of(item) == source]
-    others = [item for item in items if source_of(item) != source]
-    points = []
-    for seed in seeds:
-        for n, sample in prompt_samples(held, sizes, seed).items():
-            judged = {item.candidate.id for item in sample}
-            remaining = [r for r in ranking if r.candidate.id not in judged]
-            if len({valid[r.candidate.id] for r in remaining}) < 2:
-                continue
-            reranked = list(ranking)
-            if sample:
-                why = f"{source} held out, {len(sample)} of its labels, weight {people_weight:g}"
-                started = trainings.start(len(others) + len(sample), why)
-                reranked = retrain_and_rerank(
-                    ranking,
-                    people_annotations(sample),
-                    trainings.config,
-                    trainings.root / f"active-{trainings.count}",
-                    extra=others,
-                    people_weight=people_weight,
-                ).reranked
-                trainings.done(started)
-            report = triage_of(reranked, valid, target)
-            points.append(
-                CurvePoint(
-                    source=source,
-                    people_weight=people_weight,
-                    seed=seed,
-                    asked=n,
-                    labelled=len(sample),
-                    prompts=len({item.candidate.prompt_id for item in sample}),
-                    ranked=report.n,
-                    n_invalid=report.n_invalid,
-                    effort=report.effort_at_target,
-                    random_effort=report.random_effort_at_target,
-                    oracle_effort=report.oracle_effort_at_target,
-                    gap_closed=report.gap_closed,
-                    gap_closed_without_labels=triage_of(remaining, valid, target).gap_closed,
-                )
-            )
-    return points
 
 
 class GroupAcceptance(_Result):

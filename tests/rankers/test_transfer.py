@@ -10,8 +10,10 @@ from pathlib import Path
 
 import pytest
 
+from rankers.adaptation import AdaptationConfig
 from rankers.calibration import RULE
 from rankers.ensemble import EnsembleConfig
+from rankers.labelling_order import ORDERS, labelling_loop
 from rankers.lexical import LexicalConfig
 from rankers.transfer import (
     Trainings,
@@ -20,9 +22,7 @@ from rankers.transfer import (
     by_source,
     held_out,
     in_domain,
-    learning_curve,
     people_annotations,
-    prompt_samples,
     prompt_subset,
     source_of,
     training_time,
@@ -32,7 +32,11 @@ from testaug.core.records import Candidate, LabelledCandidate
 from testaug.review.verdicts import decide
 
 CONFIG = EnsembleConfig(
-    name="tiny", members=(LexicalConfig(name="tfidf", min_count=1),), folds=3, min_group=10
+    name="tiny",
+    members=(LexicalConfig(name="tfidf", min_count=1),),
+    folds=3,
+    min_group=10,
+    adaptation=AdaptationConfig(enabled=False),  # no encoder: the loop's mechanics only
 )
 NOUNS = ["view", "staff", "room", "pilot", "food", "seat", "crew", "flight"]
 
@@ -75,22 +79,6 @@ def test_sources_are_the_generator_models_and_rule(items):
     assert source_of(items[-1]) == RULE
 
 
-def test_prompt_samples_take_whole_prompts_nested_and_seeded(items):
-    held = by_source(items)["gen-a"]
-    samples = prompt_samples(held, [0, 5, 10, 100], seed=3)
-    assert samples[0] == []
-    assert len(samples[5]) == 6 and len(samples[10]) == 9  # closest whole prompts of 3
-    assert len(samples[100]) == len(held)
-    prompts = [{i.candidate.prompt_id for i in samples[n]} for n in (5, 10, 100)]
-    assert prompts[0] <= prompts[1] <= prompts[2]
-    for n in (5, 10):
-        chosen = {i.candidate.prompt_id for i in samples[n]}
-        whole = [i for i in held if i.candidate.prompt_id in chosen]
-        assert len(whole) == len(samples[n])
-    assert prompt_samples(held, [10], seed=3) == {10: samples[10]}
-    assert prompt_samples(held, [10], seed=4) != {10: samples[10]}
-
-
 def test_people_annotations_become_peoples_verdicts(items):
     sample = by_source(items)["gen-a"][:6]
     candidates = {i.candidate.id: i.candidate for i in sample}
@@ -115,17 +103,19 @@ def test_held_out_curve_and_acceptance_measure_what_they_say(items, tmp_path):
         assert {r.candidate.model for r in rankings[row.source]} <= {row.source, "hard-cases:label"}
     assert rows[0].gap_closed > 0.5  # 'awful' means invalid in every source
 
-    points = learning_curve(
-        items, "gen-a", rankings["gen-a"], trainings, sizes=[0, 6, 30], seeds=[0, 1]
-    )
-    # n = 0 reuses the held-out ranking; n = 30 would leave nothing to rank
-    assert [(p.seed, p.asked) for p in points] == [(0, 0), (0, 6), (1, 0), (1, 6)]
-    for point in points:
-        assert point.ranked == 30 - point.labelled
-        if point.asked == 0:
-            assert point.gap_closed == point.gap_closed_without_labels == rows[0].gap_closed
     trained = trainings.count
-    assert trained == 1 + 3 + 2  # timed, held out, one per seed with labels
+    for order in ORDERS:
+        points, last = labelling_loop(
+            items, "gen-a", rankings["gen-a"], trainings, order=order, sizes=[6, 12], seed=0,
+            calibration_size=6,
+        )  # fmt: skip
+        assert [p.labels for p in points] == [6, 12] and {p.order for p in points} == {order}
+        for point in points:
+            assert point.ranked == 30 - point.labels  # the rest of gen-a's candidates
+            assert point.oracle_effort <= point.effort <= 1.0
+        assert last is not None and len(last.reranked) == 18
+    assert trainings.count == trained + 2 * len(ORDERS)  # one retraining after each batch
+    trained = trainings.count
 
     train, test = items[::2], items[1::2]
     domain = in_domain(train, test, trainings)
@@ -202,23 +192,29 @@ def test_the_benchmark_script_prints_every_section_and_writes_its_numbers(tmp_pa
     )
     config = tmp_path / "tiny.yaml"
     config.write_text(
-        "name: tiny\nmin_group: 10\nmembers:\n  - {name: tfidf, kind: lexical, min_count: 1}\n"
+        "name: tiny\nmin_group: 10\nadaptation: {enabled: false}\n"
+        "members:\n  - {name: tfidf, kind: lexical, min_count: 1}\n"
     )
     out = tmp_path / "triage.json"
     benchmark = load_benchmark()
     code = benchmark.main(
-        ["--data", str(data), "--config", str(config), "--json", str(out), "--sizes", "0", "6",
-         "--seeds", "0", "--people-weight", "5", "--resamples", "100"]
+        ["--data", str(data), "--config", str(config), "--json", str(out), "--sizes", "6",
+         "--seeds", "0", "--targets", "gen-b", "--resamples", "100"]
     )  # fmt: skip
     printed = capsys.readouterr().out
     assert code in (0, 1)
-    for title in ("held-out source", "active loop", "acceptance at precision", "training time"):
+    for title in ("held-out source", "labelling a held-out generator", "acceptance at precision",
+                  "own random labels", "training time"):  # fmt: skip
         assert title in printed
     assert "targets met" in printed
     summary = json.loads(out.read_text())
     assert {row["source"] for row in summary["held_out"]} == {"gen-a", "gen-b", RULE}
-    assert {p["people_weight"] for p in summary["learning_curve"]} == {1.0, 5.0}
+    assert {(p["source"], p["order"]) for p in summary["labelling_loop"]} == {
+        ("gen-b", order) for order in ("selected", "ranked", "random")
+    }
+    assert set(summary["plain_borda_gap_closed"]) == {"gen-b"}
+    assert [r["source"] for r in summary["own_acceptance"]] == ["gen-b"]
     assert set(summary["in_domain_gap_closed"]) == {"gen-a", "gen-b", RULE}
-    assert summary["training_time"]["candidates"] == summary["n"]
+    assert all(one["candidates"] == summary["n"] for one in summary["training_time"])
     assert summary["checks"] and all("measured" in check for check in summary["checks"])
     assert code == (0 if all(c["passed"] is True for c in summary["checks"]) else 1)
