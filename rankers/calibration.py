@@ -24,6 +24,7 @@ from pydantic import BaseModel, ConfigDict
 from rankers.hard_cases import is_hard_case
 from testaug.core.records import Calibration, Candidate, PrecisionCurve
 from testaug.review.acceptance import precision_curve
+from testaug.review.selection import generator_group
 
 CalibrationMethod = Literal["isotonic", "platt"]
 GENERATED = "any generator"
@@ -37,11 +38,9 @@ def generator_of(candidate: Candidate) -> str:
 
 def calibration_group(candidate: Candidate) -> str:
     """The group a candidate's calibration is read from: its generator and sampling
-    temperature (how often a generator writes valid cases depends on both), or `rule`."""
-    generator = generator_of(candidate)
-    if generator == RULE or candidate.temperature is None:
-        return generator
-    return f"{generator} at temperature {candidate.temperature:g}"
+    temperature (how often a generator writes valid cases depends on both), or `rule`
+    (the same groups as people's calibration samples)."""
+    return generator_group(candidate)
 
 
 class ScoreMap(BaseModel):

@@ -236,12 +236,18 @@ def _print_acceptance(summary: AnnotateSummary, annotations_path: Path) -> None:
     )
     for group, numbers in acceptance.groups.items():
         rule = numbers.rule
-        where = (
-            "no threshold on P(valid) qualified"
-            if rule is None
-            else f"P(valid) >= {rule.threshold:.3f}, out-of-fold precision "
-            f"{rule.precision_estimate:.1%} (lower bound {rule.precision_lower_bound:.1%})"
-        )
+        if group == acceptance.unpooled:
+            where = (
+                "no random labels of its own generator, so no rule (--pooled-rule opts in "
+                "to the rule pooled over other generators)"
+            )
+        elif rule is None:
+            where = "no threshold on P(valid) qualified"
+        else:
+            where = (
+                f"P(valid) >= {rule.threshold:.3f}, out-of-fold precision "
+                f"{rule.precision_estimate:.1%} (lower bound {rule.precision_lower_bound:.1%})"
+            )
         console.print(
             f"  {group}: {where}; accepted {numbers.accepted:,} of {numbers.candidates:,}",
             highlight=False,

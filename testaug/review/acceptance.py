@@ -213,6 +213,7 @@ class AcceptanceSummary(Record):
     accepted_by_ranker: int
     groups: dict[str, GroupAcceptance]
     no_rule: str | None
+    unpooled: str | None = None  # the pooled group whose rule was withheld (no opt-in)
 
 
 @dataclass(frozen=True)
@@ -231,6 +232,7 @@ class RuleAcceptance:
     accepted: list[Annotation]
     rest: list[RankedCandidate]
     message: str | None = None
+    unpooled: str | None = None  # the pooled group whose rule was withheld (no opt-in)
 
     def summary(self) -> AcceptanceSummary:
         """The numbers a step output and a report state: per group, its rule or None."""
@@ -251,6 +253,7 @@ class RuleAcceptance:
                 for group, rule in self.rules.items()
             },
             no_rule=self.message,
+            unpooled=self.unpooled,
         )
 
 
@@ -317,7 +320,8 @@ def accept_by_rule(
     message = _nothing_accepted(ordered, usable, calibration, rules, target, confidence, source)
     if message is not None:
         logger.warning(message)
-    return RuleAcceptance(target, confidence, rules, counts, accepted, rest, message)
+    unpooled = fallback if fallback in rules and not pooled else None
+    return RuleAcceptance(target, confidence, rules, counts, accepted, rest, message, unpooled)
 
 
 def _calibrated(item: RankedCandidate, calibration: Calibration | None) -> bool:

@@ -19,7 +19,7 @@ from typing import Literal
 from pydantic import Field
 
 from testaug.core.jsonl import read_jsonl, write_jsonl
-from testaug.core.records import Calibration, RankedCandidate, Record, content_id
+from testaug.core.records import Calibration, Candidate, RankedCandidate, Record, content_id
 from testaug.core.runs import sibling
 
 Sampled = Literal["random", "uncertain", "ranked"]
@@ -67,8 +67,24 @@ def record_draws(path: Path, draws: Iterable[Draw]) -> int:
     return len(new)
 
 
+RULE_BACKEND = "rule"  # the backend of hard cases made by rule (rankers/hard_cases.py)
+
+
+def generator_group(candidate: Candidate) -> str:
+    """A candidate's generator setting: its model at its sampling temperature (how often a
+    generator writes valid cases depends on both), its model alone without one, or `rule`
+    for hard cases made by rule. Calibration groups and calibration samples are per group."""
+    if candidate.backend == RULE_BACKEND:
+        return "rule"
+    if candidate.temperature is None:
+        return candidate.model
+    return f"{candidate.model} at temperature {candidate.temperature:g}"
+
+
 def _group(item: RankedCandidate) -> str:
-    return str(item.calibration_group or item.candidate.model)
+    """The group a candidate is drawn for: its own generator setting, even where its
+    P(valid) was read from the pooled map of other generators."""
+    return generator_group(item.candidate)
 
 
 def _uncertainty(item: RankedCandidate) -> float:

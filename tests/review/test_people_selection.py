@@ -15,6 +15,7 @@ from testaug.review.acceptance import accept_by_rule
 from testaug.review.selection import (
     Draw,
     draws_beside,
+    draws_of,
     order_for_people,
     read_draws,
     record_draws,
@@ -59,7 +60,7 @@ def test_the_random_sample_is_seeded_and_not_the_top_of_the_ranking():
 
 def test_earlier_random_draws_count_towards_the_calibration_sample():
     items = ranked(40)
-    drawn = {f"old{i}": Draw(candidate_id=f"old{i}", group="g", sampled="random") for i in range(6)}
+    drawn = {f"old{i}": Draw(candidate_id=f"old{i}", group="m", sampled="random") for i in range(6)}
     chosen = order_for_people(items, 10, calibration=None, drawn=drawn, calibration_size=8)
     assert [s for _, s in chosen].count("random") == 2
 
@@ -104,3 +105,9 @@ def test_a_generator_without_its_own_labels_is_not_accepted_unless_the_pooled_ru
     assert strict.accepted == [] and "no calibration labels of its own" in strict.message
     pooled = accept_by_rule(items, calibration, target=0.9, pooled=True)
     assert len(pooled.accepted) == 10
+
+
+def test_a_new_generator_is_drawn_for_under_its_own_name_not_the_pooled_group():
+    items = ranked(12, group="any generator")  # P(valid) read from the pooled map
+    chosen = order_for_people(items, 4, calibration=None, drawn={}, calibration_size=4)
+    assert {draw.group for draw in draws_of(chosen)} == {"m"}  # make_candidate's model
