@@ -18,6 +18,7 @@ from testaug.core.run_sizes import RunSize
 from testaug.core.settings import Settings
 from testaug.generation.sampling import GenerationSettings
 from testaug.review.acceptance import calibration_beside
+from testaug.review.selection import SelectionConfig
 from testaug.steps import StepOutput
 from testaug.steps.augment import PromptPlan
 from testaug.steps.config import RunConfig
@@ -115,6 +116,7 @@ def review(config: RunConfig, ranked: StepOutput, cases: StepOutput) -> StepOutp
             annotations_path,
             calibration_path=calibration_beside(ranked.path),
             target=config.accept_precision,
+            selection=SelectionConfig(pooled_rule=config.pooled_rule),
         )
     if config.annotation == "label-studio":
         return tasks.push_to_label_studio(
@@ -124,6 +126,7 @@ def review(config: RunConfig, ranked: StepOutput, cases: StepOutput) -> StepOutp
             project=config.project,
             top=config.top,
             accept_precision=config.accept_precision,
+            pooled_rule=config.pooled_rule,
         )
     return review_in_terminal(config, ranked, cases)
 
@@ -164,4 +167,5 @@ def review_in_terminal(config: RunConfig, ranked: StepOutput, cases: StepOutput)
         top=config.top,
         target=config.accept_precision,
         calibration_path=calibration_beside(ranked.path),
+        selection=SelectionConfig(pooled_rule=config.pooled_rule),
     )

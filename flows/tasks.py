@@ -16,6 +16,7 @@ from testaug.core.settings import Settings
 from testaug.generation.backends import TransientBackendError
 from testaug.generation.sampling import GenerationError, GenerationSettings
 from testaug.review.acceptance import calibration_beside
+from testaug.review.selection import SelectionConfig
 from testaug.steps import StepOutput, annotate, augment, grow, is_current, measure, rank, review
 from testaug.steps import rankers as steps_rankers
 from testaug.steps.augment import BackendSpec, PromptPlan
@@ -204,6 +205,7 @@ def push_to_label_studio(
     project: str | None,
     top: float,
     accept_precision: float,
+    pooled_rule: bool = False,
 ) -> StepOutput:
     """The ranker accepts what its rule for `accept_precision` vouches for; the top of the
     rest into the run's Label Studio project (nothing imported twice)."""
@@ -216,6 +218,7 @@ def push_to_label_studio(
         top=top,
         target=accept_precision,
         calibration_path=calibration_beside(ranked_path),
+        selection=SelectionConfig(pooled_rule=pooled_rule),
     )
 
 

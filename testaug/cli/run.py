@@ -106,6 +106,12 @@ def run_command(
         help="The ranker accepts a candidate only under a rule whose out-of-fold precision "
         "reaches this with 95% confidence (0 < p <= 1).",
     ),
+    pooled_rule: bool = typer.Option(
+        False,
+        "--pooled-rule",
+        help="Accept candidates of a generator with no random labels of its own under the "
+        "rule pooled over other generators (off: the ranker accepts none of them).",
+    ),
     project: str | None = typer.Option(None, help="Label Studio project (default: testaug RUN)."),
     wait_minutes: float = typer.Option(
         0.0, min=0.0, help="label-studio: minutes to wait for people before collecting."
@@ -153,6 +159,7 @@ def run_command(
             "annotation": annotation,
             "top": top,
             "accept_precision": accept_precision,
+            "pooled_rule": pooled_rule,
             "project": project,
             "wait_minutes": wait_minutes,
             "models": tuple(model) or None,

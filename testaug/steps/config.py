@@ -44,6 +44,11 @@ class RunConfig(Record):
         description="the share people review of the candidates the ranker leaves",
     )
     accept_precision: float = DEFAULT_TARGET
+    pooled_rule: bool = Field(
+        default=False,
+        description="accept candidates of a generator without random labels of its own "
+        "under the rule pooled over other generators",
+    )
     project: str | None = Field(default=None, description="Label Studio project")
     wait_minutes: float = Field(default=0.0, ge=0.0)
     models: tuple[str, ...] | None = Field(

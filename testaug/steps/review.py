@@ -166,8 +166,10 @@ def review_automatically(
     *,
     calibration_path: Path | None = None,
     target: float = DEFAULT_TARGET,
+    selection: SelectionConfig = DEFAULT_SELECTION,
 ) -> StepOutput:
-    """Mode `auto`: the ranker accepts only what its rule for precision `target` vouches for,
+    """Mode `auto`: the ranker accepts only what its rule for precision `target` vouches for
+    (a generator without random labels of its own only with `selection.pooled_rule`),
     every record saying that no person reviewed it; it rejects nothing, and every other
     candidate stays pending for people."""
     plan = review_plan(
@@ -177,6 +179,7 @@ def review_automatically(
         top=0.0,
         target=target,
         note=AUTO_NOTE,
+        selection=selection,
     )
     update = record_plan(annotations_path, plan, mode="auto")
     logger.info(

@@ -34,13 +34,14 @@ def cache_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 
 # The one-member lexical ensemble vouches for nothing at 90% precision; at 5% its rule
-# accepts every candidate, so the run has ranker-accepted cases and their expansions.
+# accepts every candidate, so the run has ranker-accepted cases and their expansions. The
+# scripted generator has no labels of its own: the pooled rule is asked for.
 ACCEPT_ALL = 0.05
 
 
 def test_auto_mode_headlines_rest_on_verified_evidence_unless_all_is_asked_for(server, tmp_path):
     run_dir, rankers = tmp_path / "run", lexical_config(tmp_path)
-    result = run_pipeline(server, run_dir, rankers, accept_precision=ACCEPT_ALL)
+    result = run_pipeline(server, run_dir, rankers, accept_precision=ACCEPT_ALL, pooled_rule=True)
 
     suite = list(read_jsonl(run_dir / "suite.jsonl", TestCase))
     expanded = [case for case in suite if case.source == "expansion"]
@@ -57,7 +58,9 @@ def test_auto_mode_headlines_rest_on_verified_evidence_unless_all_is_asked_for(s
     html = (run_dir / "report.html").read_text()
     assert "rest on verified evidence only" in html and '<tr class="marked">' in html
 
-    run_pipeline(server, run_dir, rankers, evidence="all", accept_precision=ACCEPT_ALL)
+    run_pipeline(
+        server, run_dir, rankers, evidence="all", accept_precision=ACCEPT_ALL, pooled_rule=True
+    )
     [vader] = json.loads((run_dir / "evaluation.json").read_text())["models"]
     assert (vader["headline_evidence"], vader["headline_left_out"]) == ("all", 0)
     assert vader["error_rate"] == vader["overall"]["rate"]
