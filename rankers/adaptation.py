@@ -246,7 +246,7 @@ def train_adaptation(
 class Adapted(BaseModel):
     """The triage score of each candidate and what it rests on."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid", arbitrary_types_allowed=True)
+    model_config = ConfigDict(frozen=True, extra="forbid")
 
     scores: list[float]
     basis: list[str]

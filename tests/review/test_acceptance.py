@@ -10,12 +10,12 @@ from hypothesis import strategies as st
 
 from testaug.review.acceptance import (
     acceptance_rule,
-    clopper_pearson_lower,
     describe_rule,
     expected_calibration_error,
     no_rule_message,
     precision_curve,
 )
+from testaug.review.binomial import clopper_pearson_lower
 
 
 @pytest.mark.parametrize(
