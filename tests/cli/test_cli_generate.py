@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 from collections.abc import Iterator
 from pathlib import Path
@@ -14,10 +15,15 @@ from tests.cli_runner import CliResult, run_testaug
 SECRET = "sk-never-print-this-key"
 
 
+def stable_number(prompt: str) -> int:
+    """A number for a prompt, the same in every process (unlike `hash`, which is salted)."""
+    return int(hashlib.sha256(prompt.encode()).hexdigest()[:12], 16)
+
+
 def reply(prompt: str, index: int) -> str:
     if index == 2:
         return " }"  # empty brackets
-    return f" The flight was fine, said passenger {abs(hash(prompt)) % 997} ({index}). }}\n- {{ x"
+    return f" The flight was fine, said passenger {stable_number(prompt)} ({index}). }}\n- {{ x"
 
 
 @pytest.fixture
@@ -50,7 +56,7 @@ def test_generate_writes_candidates_rejects_prompts_and_a_manifest(
 ):
     out = tmp_path / "run" / "candidates.jsonl"
     args = against(
-        server, tiny_suite_path, out, "--model scripted --prompts-per-description 2 --samples 3"
+        server, tiny_suite_path, out, "--llm scripted --prompts-per-description 2 --samples 3"
     )
     result = generate(tmp_path, *args)
     assert result.returncode == 0, result.stderr
@@ -111,7 +117,7 @@ def test_the_manifest_records_the_options_and_the_server_without_credentials(
     server, tmp_path, tiny_suite_path
 ):
     out = tmp_path / "c.jsonl"
-    args = against(server, tiny_suite_path, out, "--model scripted --capability Negation")
+    args = against(server, tiny_suite_path, out, "--llm scripted --capability Negation")
     with_user = server.base_url.replace("http://", "http://user:pw@")
     args[args.index(server.base_url)] = with_user
     result = generate(tmp_path, *args, "--prompts-per-description", "1", "--samples", "2")
@@ -132,8 +138,8 @@ def test_the_manifest_records_the_options_and_the_server_without_credentials(
     ("options", "message"),
     [
         ("--capability Nope", "no seed cases (check the capabilities)"),
-        ("--backend gpt", "--backend: expected local or openai"),
-        ("--endpoint json", "--endpoint: expected chat or completions"),
+        ("--backend gpt", "--backend: expected one of local, openai"),
+        ("--endpoint json", "--endpoint: expected one of chat, completions, got 'json'"),
     ],
 )
 def test_bad_options_are_one_line_errors_before_anything_is_sent(

@@ -5,6 +5,7 @@ work: no LM request, no model loaded, no output written."""
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -25,9 +26,14 @@ TOPICS = {
 }
 
 
+def stable_number(prompt: str) -> int:
+    """A number for a prompt, the same in every process (unlike `hash`, which is salted)."""
+    return int(hashlib.sha256(prompt.encode()).hexdigest()[:12], 16)
+
+
 def reply(prompt: str, index: int) -> str:
     """A new negated positive for each prompt and sample."""
-    return f'The meal {abs(hash(prompt)) % 1000} was not good, case {index}."\n'
+    return f'The meal {stable_number(prompt)} was not good, case {index}."\n'
 
 
 @pytest.fixture(scope="module")
