@@ -58,7 +58,7 @@ from rich.table import Table
 from testaug.adaptive.from_suite import case_topic, tree_from_suite
 from testaug.adaptive.scores import score_tests
 from testaug.adaptive.suggestion import Suggestion, SuggestionVerdict, accepted_tests
-from testaug.adaptive.suggestions import Embedder, RoundSettings, suggestion_round
+from testaug.adaptive.suggestions import Embedder, SuggestionRoundConfig, suggestion_round
 from testaug.adaptive.tree import TestTree
 from testaug.core.bundled import resolve_suite
 from testaug.core.records import Candidate, Suite
@@ -162,7 +162,7 @@ def run_arm(
     for round_index in range(plan.rounds):
         counts = {"suggested": 0, "valid": 0, "failing": 0}
         for topic in trees:
-            settings = RoundSettings(
+            settings = SuggestionRoundConfig(
                 suggestions=plan.suggestions,
                 selection=selection,  # type: ignore[arg-type]
                 max_tokens=plan.max_tokens,

@@ -51,7 +51,7 @@ from rich.table import Table
 from testaug.core.bundled import resolve_suite
 from testaug.core.settings import Settings
 from testaug.editor.scorer import LMScorer
-from testaug.steps.suggest import SuggestRequest, run_suggest
+from testaug.steps.suggest import SuggestConfig, run_suggest
 from testaug.suites.load import load_suite
 from testaug.suites.templates import Slot, parse
 
@@ -191,7 +191,7 @@ def main() -> None:
         cells, times, cpu_times = [], [], []
         for protocol in protocols:
             seeds = gold[: args.seeds] if protocol == "seeded" else []
-            request = SuggestRequest(
+            request = SuggestConfig(
                 text=text,
                 pos=pos,
                 n=30,

@@ -24,7 +24,7 @@ from testaug.core.bundled import resolve_suite
 from testaug.generation.backends.openai_compatible import OpenAIBackend
 from testaug.generation.cache import ResponseCache
 from testaug.generation.prompts import prompt_for
-from testaug.generation.sampling import GenerationSettings, generate
+from testaug.generation.sampling import GenerationConfig, generate
 from testaug.generation.seeding import build_prompts
 from testaug.suites.cases import expand_suite
 from testaug.suites.load import load_suite
@@ -46,7 +46,7 @@ def timed_run(prompts, template, server, cache_path: Path, concurrency: int):
         template,
         backend,
         cache,
-        GenerationSettings(samples=1, concurrency=concurrency),
+        GenerationConfig(samples=1, concurrency=concurrency),
     )
     elapsed = time.perf_counter() - started
     cache.close()

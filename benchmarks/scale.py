@@ -177,7 +177,7 @@ def stage_generation(n: int, folder: Path, options: dict[str, Any]) -> dict[str,
     from testaug.generation.backends.openai_compatible import OpenAIBackend
     from testaug.generation.cache import ResponseCache
     from testaug.generation.prompts import prompt_for
-    from testaug.generation.sampling import GenerationSettings, generate
+    from testaug.generation.sampling import GenerationConfig, generate
     from testaug.generation.seeding import build_prompts
 
     template = prompt_for("sentiment")
@@ -192,7 +192,7 @@ def stage_generation(n: int, folder: Path, options: dict[str, Any]) -> dict[str,
     try:
         backend = OpenAIBackend(model="bench", api_key="bench", base_url=urls.get(timeout=120))
         cache = ResponseCache(folder / f"generation-{n}.sqlite")
-        settings = GenerationSettings(samples=1, concurrency=concurrency)
+        settings = GenerationConfig(samples=1, concurrency=concurrency)
         clock = Clock()
         clock.start()
         result = generate(prompts, template, backend, cache, settings)

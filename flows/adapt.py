@@ -19,24 +19,22 @@ The next run picks up what people did in between.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Literal
 
 from prefect import flow, get_run_logger, task
 from prefect.artifacts import create_table_artifact
 from prefect.cache_policies import NO_CACHE
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict
 
 from flows.tasks import LABEL_STUDIO_RETRIES, retry_delays, transient_fault
-from testaug.adaptive.review_label_studio import SuggestionPush
-from testaug.adaptive.suggestions import RoundSettings
 from testaug.adaptive.verdicts import read_verdicts
 from testaug.core.settings import Settings
-from testaug.steps import annotate
-from testaug.steps.adapt import AdaptRound, adapt_round
-from testaug.steps.augment import BackendSpec, connect_backend
+from testaug.steps import review
+from testaug.steps.adapt import AdaptConfig, adapt_round
+from testaug.steps.augment import connect_backend
+from testaug.steps.contract import StepOutput
 from testaug.steps.suggestion_review import (
     SUGGESTIONS_FILE,
-    RoundsUpdate,
+    RoundsSummary,
     gather_rounds,
     pull_rounds,
     push_suggestions_file,
@@ -46,44 +44,12 @@ from testaug.steps.suggestion_review import (
 )
 
 
-class AdaptConfig(BaseModel):
-    """One testing loop: the tree and focus topic, the models (the first is targeted), the
-    LLM, how people review (Label Studio or files), and where the rounds go."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
-    tree: Path
-    topic: str
-    models: tuple[str, ...] = Field(min_length=1)
-    work_dir: Path | None = None  # default: <tree name>.adapt/ beside the tree
-    suggestions: int = Field(default=100, ge=1)  # K per round
-    generator: BackendSpec = BackendSpec()
-    review: Literal["label-studio", "file"] = "label-studio"
-    project: str | None = None  # default: testaug adapt <work folder name>
-    verdicts: Path | None = None  # file mode: a verdicts file to take in as well
-    task: str | None = "sentiment"
-    labels: str | None = None
-    rankers: str | None = None  # an ensemble folder or config, for P(valid)
-    selection: Literal["adaptive", "random"] = "adaptive"
-    seed: int = 0
-    wait_for_verdicts: bool = True
-    new_topic: bool = False  # allow a focus topic the tree does not have yet
-
-    def folder(self) -> Path:
-        """The work folder of the rounds."""
-        return self.work_dir or self.tree.with_name(f"{self.tree.stem}.adapt")
-
-    def project_name(self) -> str:
-        """The Label Studio project of the rounds."""
-        return self.project or f"testaug adapt {self.folder().resolve().name}"
-
-
 class AdaptRun(BaseModel):
     """What one run did: the verdicts gathered, and the round it suggested (if any)."""
 
     model_config = ConfigDict(frozen=True)
 
-    gathered: RoundsUpdate | None
+    gathered: RoundsSummary | None
     round: int | None  # the round suggested by this run; None when it waited
     suggestions: Path | None
     suggested: int = 0
@@ -93,12 +59,12 @@ class AdaptRun(BaseModel):
 
 # The tasks read what people did since the last run: never cached.
 @task(name="gather verdicts", cache_policy=NO_CACHE, **LABEL_STUDIO_RETRIES)
-def gather_verdicts(config: AdaptConfig) -> RoundsUpdate:
+def gather_verdicts(config: AdaptConfig) -> StepOutput:
     """People's verdicts on every round so far, saved by round, and the accepted
     suggestions added to the tree."""
     folder = config.folder()
     if config.review == "label-studio":
-        studio = annotate.connect_label_studio()
+        studio = review.connect_label_studio()
         return pull_rounds(folder, config.tree, studio=studio, project=config.project_name())
     incoming = read_verdicts(config.verdicts) if config.verdicts else []
     return gather_rounds(folder, config.tree, incoming=incoming)
@@ -112,7 +78,7 @@ def gather_verdicts(config: AdaptConfig) -> RoundsUpdate:
     retry_delay_seconds=retry_delays(),
     retry_condition_fn=transient_fault,
 )
-def suggest(config: AdaptConfig, number: int) -> AdaptRound:
+def suggest(config: AdaptConfig, number: int) -> StepOutput:
     """Round `number` of suggestions for the focus topic from the tree as it is now."""
     settings = Settings()
     backend = connect_backend(
@@ -136,11 +102,7 @@ def suggest(config: AdaptConfig, number: int) -> AdaptRound:
         round_folder(config.folder(), number) / SUGGESTIONS_FILE,
         backend=backend,
         cache_path=settings.response_cache_path,
-        settings=RoundSettings(
-            suggestions=config.suggestions,
-            selection=config.selection,
-            seed=config.seed + number,
-        ),
+        settings=config.round_config(number),
         task=config.task,
         labels=config.labels,
         rankers=rankers,
@@ -150,9 +112,9 @@ def suggest(config: AdaptConfig, number: int) -> AdaptRound:
 
 
 @task(name="push suggestions", cache_policy=NO_CACHE, **LABEL_STUDIO_RETRIES)
-def push(config: AdaptConfig, suggestions: Path) -> SuggestionPush:
+def push(config: AdaptConfig, suggestions: Path) -> StepOutput:
     """A round's suggestions into the loop's Label Studio project."""
-    studio = annotate.connect_label_studio()
+    studio = review.connect_label_studio()
     return push_suggestions_file(suggestions, studio=studio, project=config.project_name())
 
 
@@ -163,7 +125,7 @@ def adapt(config: AdaptConfig) -> AdaptRun:
     logger = get_run_logger()
     folder = config.folder()
     rounds = round_folders(folder)
-    gathered = gather_verdicts(config) if rounds else None
+    gathered = gather_verdicts(config).summary if rounds else None
     if gathered is not None:
         logger.info(
             "%d verdicts on %d rounds (%d new); %d accepted, %d new tests in %s",
@@ -191,7 +153,7 @@ def adapt(config: AdaptConfig) -> AdaptRun:
     logger.info(
         "round %d: %d suggestions (%d failing on %s) in %s; %s",
         number,
-        len(suggested.suggestions),
+        suggested.records,
         suggested.summary.failing,
         suggested.summary.target,
         suggested.path,
@@ -201,15 +163,15 @@ def adapt(config: AdaptConfig) -> AdaptRun:
         gathered=gathered,
         round=number,
         suggestions=suggested.path,
-        suggested=len(suggested.suggestions),
+        suggested=suggested.records,
         failing=suggested.summary.failing,
-        pushed=pushed.imported if pushed is not None else 0,
+        pushed=pushed.summary.imported if pushed is not None else 0,
     )
     _publish(config, run)
     return run
 
 
-def _unread(gathered: RoundsUpdate) -> bool:
+def _unread(gathered: RoundsSummary) -> bool:
     """The latest round has suggestions and no verdict on any of them."""
     return gathered.latest_suggestions > 0 and gathered.latest_verdicts == 0
 

@@ -9,7 +9,7 @@ from pathlib import Path
 from prefect.artifacts import create_link_artifact, create_table_artifact
 from pydantic import BaseModel
 
-from testaug.steps import StepOutput
+from testaug.steps.contract import StepOutput
 
 
 def summary_rows(outputs: Sequence[StepOutput | None]) -> list[dict[str, str]]:

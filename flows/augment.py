@@ -14,14 +14,15 @@ from flows import tasks
 from flows.artifacts import publish_summary
 from testaug.core.jsonl import read_jsonl
 from testaug.core.records import TestCase
+from testaug.core.run_folder import RunFolder
 from testaug.core.run_sizes import RunSize
 from testaug.core.settings import Settings
-from testaug.generation.sampling import GenerationSettings
+from testaug.generation.sampling import GenerationConfig
 from testaug.review.acceptance import calibration_beside
 from testaug.review.selection import SelectionConfig
-from testaug.steps import StepOutput
 from testaug.steps.augment import PromptPlan
 from testaug.steps.config import RunConfig
+from testaug.steps.contract import StepOutput
 from testaug.steps.rankers import default_training
 
 
@@ -42,11 +43,12 @@ class Augmented(BaseModel):
 def augment(config: RunConfig = RunConfig()) -> Augmented:  # noqa: B008  (a frozen record)
     """Generate candidates for a suite, rank them, and send the doubtful ones for review."""
     folder = config.run_dir
+    run = RunFolder(folder)
     numbers = config.sizes()
     cases = tasks.current(
         tasks.expand_seed_cases,
         config.suite,
-        folder / "cases.jsonl",
+        run.cases,
         per_template=numbers.per_template,
         seed=config.seed,
     )
@@ -59,7 +61,7 @@ def augment(config: RunConfig = RunConfig()) -> Augmented:  # noqa: B008  (a fro
         tasks.rank_candidates,
         candidates.path,
         ranker_output.path.parent,
-        folder / "ranked.jsonl",
+        run.ranked,
         cases_path=cases.path,
     )
     annotations = review(config, ranked, cases)
@@ -89,11 +91,11 @@ def generate(config: RunConfig, cases: StepOutput, numbers: RunSize) -> StepOutp
         seeds_per_prompt=numbers.seeds_per_prompt,
         seed=config.seed,
     )
-    generation = GenerationSettings(samples=numbers.samples, temperature=numbers.temperature)
+    generation = GenerationConfig(samples=numbers.samples, temperature=numbers.temperature)
     calls = [
         dict(
             cases=cases,
-            out=config.run_dir / "generated" / f"{index:02d}.candidates.jsonl",
+            out=RunFolder(config.run_dir).generated_part(index),
             capability=capability,
             generator=config.generator,
             plan=plan,
@@ -103,13 +105,13 @@ def generate(config: RunConfig, cases: StepOutput, numbers: RunSize) -> StepOutp
     ]
     futures = [tasks.generate_candidates.submit(**call) for call in calls]
     parts = tasks.current_all(tasks.generate_candidates, futures, calls)
-    return tasks.current(tasks.combine_candidates, parts, config.run_dir / "candidates.jsonl")
+    return tasks.current(tasks.combine_candidates, parts, RunFolder(config.run_dir).candidates)
 
 
 def review(config: RunConfig, ranked: StepOutput, cases: StepOutput) -> StepOutput:
     """The annotation mode's review of the ranking: the ranker accepts what its rule
     vouches for, and people (none in mode `auto`) review the top of the rest."""
-    annotations_path = config.run_dir / "annotations.jsonl"
+    annotations_path = RunFolder(config.run_dir).annotations
     if config.annotation == "auto":
         return tasks.review_automatically(
             ranked.path,
@@ -155,17 +157,21 @@ def review_in_terminal(config: RunConfig, ranked: StepOutput, cases: StepOutput)
     from rich.console import Console
 
     from testaug.review.terminal import key_reader
-    from testaug.steps.annotate import review_run_in_terminal
+    from testaug.steps.review import ReviewConfig
+    from testaug.steps.review import review_in_terminal as review_here
 
-    return review_run_in_terminal(
-        ranked.path,
-        config.run_dir / "annotations.jsonl",
-        cases.path,
+    review_config = ReviewConfig(
+        ranked=ranked.path,
+        annotations=RunFolder(config.run_dir).annotations,
+        cases=cases.path,
+        calibration=calibration_beside(ranked.path),
+        top=config.top,
+        target=config.accept_precision,
+        selection=SelectionConfig(pooled_rule=config.pooled_rule),
+    )
+    return review_here(
+        review_config,
         annotator=getpass.getuser(),
         read_key=key_reader(sys.stdin),
         console=Console(),
-        top=config.top,
-        target=config.accept_precision,
-        calibration_path=calibration_beside(ranked.path),
-        selection=SelectionConfig(pooled_rule=config.pooled_rule),
     )

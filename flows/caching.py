@@ -14,7 +14,7 @@ from prefect.cache_policies import INPUTS, TASK_SOURCE, CachePolicy
 from prefect.utilities.hashing import hash_objects
 
 from testaug import __version__
-from testaug.steps import StepOutput, file_sha256
+from testaug.steps.contract import StepOutput, file_sha256
 
 _PACKAGES = ("testaug", "rankers", "flows")
 

@@ -14,8 +14,9 @@ from flows.artifacts import publish_summary
 from testaug.core.errors import InputError, Problem
 from testaug.core.jsonl import read_jsonl
 from testaug.core.records import TestCase
-from testaug.steps import StepOutput
+from testaug.core.run_folder import RunFolder
 from testaug.steps.config import RunConfig
+from testaug.steps.contract import StepOutput
 from testaug.steps.measure import model_slug
 
 
@@ -53,14 +54,15 @@ def collect(config: RunConfig = RunConfig()) -> Collected:  # noqa: B008  (a fro
     `config.evidence`: verified cases only (template seeds, cases accepted by people, their
     expansions) or all."""
     folder = config.run_dir
-    missing = [p for p in (folder / "cases.jsonl", folder / "ranked.jsonl") if not p.is_file()]
+    run = RunFolder(folder)
+    missing = [p for p in (run.cases, run.ranked) if not p.is_file()]
     if missing:
         raise InputError(
             [Problem("missing: run the augment flow for this folder first", p) for p in missing]
         )
     pulled = pull(config) if config.annotation == "label-studio" else None
     grown = grow(config)
-    diversity_call = dict(cases_path=grown.suite.path, out=folder / "diversity.json")
+    diversity_call = dict(cases_path=grown.suite.path, out=run.diversity)
     diversity_future = tasks.measure_diversity.submit(**diversity_call)
     evaluation = evaluate(config, grown.suite)
     (diversity,) = tasks.current_all(tasks.measure_diversity, [diversity_future], [diversity_call])
@@ -81,10 +83,10 @@ def collect(config: RunConfig = RunConfig()) -> Collected:  # noqa: B008  (a fro
 
 def pull(config: RunConfig) -> StepOutput:
     """People's verdicts so far from the run's Label Studio project."""
-    folder = config.run_dir
+    run = RunFolder(config.run_dir)
     pulled = tasks.pull_from_label_studio(
-        folder / "annotations.jsonl",
-        folder / "ranked.jsonl",
+        run.annotations,
+        run.ranked,
         project=config.project,
         wait_minutes=config.wait_minutes,
     )
@@ -98,25 +100,21 @@ def pull(config: RunConfig) -> StepOutput:
 
 def grow(config: RunConfig) -> Grown:
     """Accepted candidates merged, templates induced from them and expanded, the suite."""
-    folder = config.run_dir
-    cases = folder / "cases.jsonl"
-    accepted = tasks.current(
-        tasks.merge_reviewed, folder / "annotations.jsonl", folder / "ranked.jsonl", folder
-    )
+    run = RunFolder(config.run_dir)
+    cases = run.cases
+    accepted = tasks.current(tasks.merge_reviewed, run.annotations, run.ranked, run.root)
     templates = tasks.current(
-        tasks.induce_templates, accepted.path, cases, folder / "templates.yaml", allow_empty=True
+        tasks.induce_templates, accepted.path, cases, run.templates, allow_empty=True
     )
     expanded = tasks.current(
         tasks.expand_induced,
         templates,
         [cases, accepted.path],
-        folder / "expanded.jsonl",
+        run.expanded,
         per_template=config.sizes().per_template,
         seed=config.seed,
     )
-    suite = tasks.current(
-        tasks.extend_suite, cases, [accepted.path, expanded.path], folder / "suite.jsonl"
-    )
+    suite = tasks.current(tasks.extend_suite, cases, [accepted.path, expanded.path], run.suite)
     get_run_logger().info(
         "suite of %d cases: %d accepted from the LLM, %d from %d induced templates",
         suite.records,
@@ -133,11 +131,11 @@ def evaluate(config: RunConfig, suite: StepOutput) -> StepOutput | None:
     models = config.task_models(first.task) if first is not None else ()
     if not models:
         return None
-    folder = config.run_dir
+    run = RunFolder(config.run_dir)
     perturbed = tasks.current(
         tasks.perturb_suite,
         suite.path,
-        folder / "perturbed.jsonl",
+        run.perturbed,
         per_test=config.sizes().perturb,
     )
     calls = [
@@ -145,7 +143,7 @@ def evaluate(config: RunConfig, suite: StepOutput) -> StepOutput | None:
             cases=suite,
             perturbed=perturbed,
             spec=spec,
-            out=folder / "evaluation" / f"{model_slug(spec)}.json",
+            out=run.evaluations / f"{model_slug(spec)}.json",
         )
         for spec in models
     ]
@@ -154,6 +152,6 @@ def evaluate(config: RunConfig, suite: StepOutput) -> StepOutput | None:
     return tasks.current(
         tasks.combine_evaluations,
         per_model,
-        folder / "evaluation.json",
+        run.evaluation,
         evidence=config.evidence,
     )

@@ -131,13 +131,16 @@ def runner_deployment(spec: DeploymentSpec, root: Path = PROJECT_ROOT) -> Any:
 
 
 def flow_parameters(flow: Any, parameters: dict[str, Any]) -> dict[str, Any]:
-    """A deployment's parameters for its flow: a flow that takes one run configuration
-    (`config`) gets older flat parameters (`suite: ..., run_dir: ...`) wrapped into it."""
-    config = flow.parameters.properties.get("config", {})
-    takes_run_config = config.get("$ref", "").endswith("/RunConfig")
-    if takes_run_config and parameters and "config" not in parameters:
-        return {"config": parameters}
-    return parameters
+    """A deployment's parameters for its flow. A flow takes its configuration record whole,
+    as `config`; older flat parameters (`suite: ..., run_dir: ...`) that are not the flow's
+    own are wrapped into it."""
+    properties = flow.parameters.properties
+    takes_config = "$ref" in properties.get("config", {})
+    if not takes_config or "config" in parameters:
+        return parameters
+    own = {key: value for key, value in parameters.items() if key in properties}
+    fields = {key: value for key, value in parameters.items() if key not in properties}
+    return {**own, "config": fields} if fields else own
 
 
 def load_flow(entrypoint: str, root: Path = PROJECT_ROOT) -> Any:

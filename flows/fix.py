@@ -1,11 +1,11 @@
 """The `fix` flow: AdaTest's debugging loop (AT-10), one or more rounds per run. The model is
-fine-tuned from the work folder's last checkpoint (or `options.model` for the first round)
+fine-tuned from the work folder's last checkpoint (or `config.model` for the first round)
 on the tests it fails mixed 1:1 with i.i.d. data, every topic is re-tested, and the topics
 each round fixed and broke are logged and published as Prefect artifacts, with why the run
-stopped (`options.rounds`, or earlier: no topic fixed, none failing, i.i.d. accuracy lost).
+stopped (`config.rounds`, or earlier: no topic fixed, none failing, i.i.d. accuracy lost).
 Each round's checkpoints, reports and re-scored tree stay in `<work>/round-NNN/`, so the
 next run (or the next `adapt` round, on the scored tree) continues from them. The flow
-takes the same `FixOptions` record `testaug fix` builds."""
+takes the same `FixConfig` record `testaug fix` builds, whole."""
 
 from __future__ import annotations
 
@@ -14,21 +14,22 @@ from prefect.artifacts import create_markdown_artifact, create_table_artifact
 from prefect.cache_policies import NO_CACHE
 
 from testaug.adaptive.debugging_records import FixLoop, FixRound
-from testaug.steps.fix import FixOptions, fix_files
+from testaug.steps.contract import StepOutput
+from testaug.steps.fix import FixConfig, fix_files
 
 
 @task(name="fix rounds", cache_policy=NO_CACHE)
-def fix_rounds_task(options: FixOptions) -> FixLoop:
+def fix_rounds_task(config: FixConfig) -> StepOutput:
     """Rounds of the loop from files until the stop rule says so (`steps.fix.fix_files`)."""
     logger = get_run_logger()
-    return fix_files(options, on_progress=logger.info)
+    return fix_files(config, on_progress=logger.info)
 
 
 @flow(name="fix")
-def fix(options: FixOptions) -> FixLoop:
-    """Run the next rounds of the debugging loop in `options.work`, and publish each topic's
+def fix(config: FixConfig) -> FixLoop:
+    """Run the next rounds of the debugging loop in `config.work`, and publish each topic's
     failure rate before and after each round and why the run stopped."""
-    loop = fix_rounds_task(options)
+    loop = fix_rounds_task(config).summary.loop
     for report in loop.rounds:
         log_round(report)
         publish_round(report)

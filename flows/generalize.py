@@ -18,13 +18,10 @@ from testaug.evaluation.crossfunctional import (
     CROSSFUNCTIONAL_FILE,
     PAIR_SCENARIOS,
     CrossFunctionalReport,
+    read_report,
 )
-from testaug.steps.generalize import (
-    DEFAULT_CONFIGURATIONS,
-    DEFAULT_METHODS,
-    GeneralizeOptions,
-    generalize_files,
-)
+from testaug.steps.contract import StepOutput
+from testaug.steps.generalize import GeneralizeConfig, generalize_files
 
 
 class Generalized(BaseModel):
@@ -48,8 +45,8 @@ def analyse(
     out: Path,
     iid_test: Path | None,
     perturbed: Path | None,
-    options: GeneralizeOptions,
-) -> CrossFunctionalReport:
+    config: GeneralizeConfig,
+) -> StepOutput:
     """Train and score every pair (see `testaug.steps.generalize.generalize_files`)."""
     logger = get_run_logger()
     return generalize_files(
@@ -59,7 +56,7 @@ def analyse(
         out,
         iid_test=iid_test,
         perturbed=perturbed,
-        options=options,
+        options=config,
         on_progress=logger.info,
     )
 
@@ -72,65 +69,26 @@ def generalize(
     run_dir: Path,
     iid_test: Path | None = None,
     perturbed: Path | None = None,
-    configurations: list[str] = list(DEFAULT_CONFIGURATIONS),  # noqa: B006  (Prefect parameters)
-    methods: list[str] = list(DEFAULT_METHODS),  # noqa: B006
-    scenarios: list[str] = list(PAIR_SCENARIOS),  # noqa: B006
-    seeds: int = 1,
-    per_functionality: int | None = None,
-    epochs: int = 3,
-    learning_rate: float = 2e-5,
-    batch_size: int = 16,
-    device: str = "cpu",
-    select: bool = False,
-    grid_learning_rates: list[float] = [2e-5, 3e-5, 5e-5],  # noqa: B006
-    grid_epochs: list[int] = [1, 2, 3],  # noqa: B006
-    grid_batch_sizes: list[int] = [16],  # noqa: B006
+    config: GeneralizeConfig = GeneralizeConfig(),  # noqa: B008  (a frozen record)
 ) -> Generalized:
     """BeLUGA's analysis of `model` on the suite with the i.i.d. file: crossfunctional.json
     and report.html in `run_dir`, the G table (with significance against the IID baseline)
-    logged and published. With `select`, each pair's suite step is tuned on T_val over the
-    grid (BL-12) and the chosen settings are logged."""
-    options = GeneralizeOptions(
-        configurations=tuple(configurations),
-        methods=tuple(methods),
-        scenarios=tuple(scenarios),
-        seeds=seeds,
-        per_functionality=per_functionality,
-        epochs=epochs,
-        learning_rate=learning_rate,
-        batch_size=batch_size,
-        device=device,
-        select=select,
-        grid_learning_rates=tuple(grid_learning_rates),
-        grid_epochs=tuple(grid_epochs),
-        grid_batch_sizes=tuple(grid_batch_sizes),
-    )
+    logged and published. With `config.select`, each pair's suite step is tuned on T_val
+    over the grid (BL-12) and the chosen settings are logged. The flow takes the same
+    `GeneralizeConfig` record `testaug generalize` builds, whole."""
     out = run_dir / CROSSFUNCTIONAL_FILE
-    report = analyse(suite, iid, model, out, iid_test, perturbed, options)
+    analysed = analyse(suite, iid, model, out, iid_test, perturbed, config)
     html = tasks.write_run_report(run_dir)
-    publish_g_table(report)
-    publish_summary("generalize", [html], report=html.path)
+    publish_g_table(read_report(analysed.path))
+    publish_summary("generalize", [analysed, html], report=html.path)
+    summary = analysed.summary
     return Generalized(
-        report=out,
+        report=analysed.path,
         html=html.path,
-        g_standard=None if report.standard is None else report.standard.g.mean,
-        g={
-            pair.name: {name: s.g.mean for name, s in pair.scenarios.items()}
-            for pair in report.pairs
-        },
-        g_p={
-            pair.name: {
-                name: s.versus_baseline.g_p
-                for name, s in pair.scenarios.items()
-                if s.versus_baseline is not None
-            }
-            for pair in report.pairs
-        },
-        selected={
-            pair.name: pair.selection.chosen.name
-            for pair in report.pairs
-            if pair.selection is not None
-        },
+        g_standard=summary.g_standard,
+        g=summary.g,
+        g_p=summary.g_p,
+        selected=summary.selected,
     )
 
 

@@ -13,6 +13,7 @@ from flows.artifacts import publish_summary
 from flows.augment import Augmented, augment
 from flows.collect import Collected, collect
 from flows.runners import task_runner
+from testaug.core.run_folder import RunFolder
 from testaug.core.runs import new_manifest, remove_stale_temporaries, write_manifest
 from testaug.core.settings import Settings
 from testaug.steps.config import RunConfig
@@ -35,7 +36,7 @@ def pipeline(config: RunConfig = RunConfig()) -> PipelineRun:  # noqa: B008  (a 
     config = config.with_task_models()
     remove_stale_writes(config)
     write_manifest(
-        config.run_dir / "manifest.json",
+        RunFolder(config.run_dir).manifest,
         new_manifest("pipeline", config.model_dump(mode="json"), seed=config.seed),
     )
     runner = task_runner(config.dask)

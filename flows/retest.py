@@ -1,7 +1,8 @@
 """The `retest` flow: a test tree applied to a model spec (often the next version of a model),
 its report written beside the earlier ones, and the topics whose failure rate rose since the
 latest of them logged and published as Prefect artifacts. The reports folder also keeps the
-latest report as tree_report.json with its HTML report (the tree section of `testaug report`)."""
+latest report as tree_report.json with its HTML report (the tree section of `testaug report`).
+The flow takes one `RetestConfig`, whole."""
 
 from __future__ import annotations
 
@@ -16,14 +17,15 @@ from pydantic import BaseModel, ConfigDict
 from flows import tasks
 from flows.artifacts import publish_summary
 from testaug.adaptive.retest import (
-    DEFAULT_THRESHOLD,
     TREE_REPORT_FILE,
     TopicChange,
     TreeReport,
+    read_tree_report,
     write_tree_report,
 )
-from testaug.adaptive.tree_jobs import retest_file
+from testaug.steps.contract import StepOutput
 from testaug.steps.measure import model_slug
+from testaug.steps.retest import RetestConfig, retest_tree
 
 REPORT_GLOB = "tree_report.*.json"
 
@@ -41,11 +43,6 @@ class Retested(BaseModel):
     changes: tuple[TopicChange, ...]
 
 
-def reports_folder(tree: Path) -> Path:
-    """Where a tree's reports go by default: `<tree name>.reports/` beside it."""
-    return tree.with_name(f"{tree.stem}.reports")
-
-
 def report_path(folder: Path, spec: str, when: datetime) -> Path:
     """The report file of one retest: `tree_report.<UTC time>.<model>.json`, so that file
     names sort by time."""
@@ -58,64 +55,32 @@ def latest_report(folder: Path) -> Path | None:
     return found[-1] if found else None
 
 
-@task(name="retest tree", task_run_name="retest on {spec}", cache_policy=NO_CACHE)
+@task(name="retest tree", task_run_name="retest on {config.model}", cache_policy=NO_CACHE)
 def retest_tree_file(
-    tree: Path,
-    spec: str,
-    out: Path,
-    *,
-    previous: Path | None,
-    threshold: float,
-    task: str | None,
-    labels: str | None,
-    when: datetime,
-) -> TreeReport:
+    config: RetestConfig, out: Path, *, previous: Path | None, when: datetime
+) -> StepOutput:
     """The tree applied to the model, compared with the previous report; written to `out`."""
-    return retest_file(
-        tree,
-        spec,
-        out,
-        previous=previous,
-        threshold=threshold,
-        task=task,
-        labels=labels,
-        when=when,
-    )
+    return retest_tree(config, out, previous=previous, when=when)
 
 
 @flow(name="retest")
-def retest(
-    tree: Path,
-    model: str,
-    reports: Path | None = None,
-    threshold: float = DEFAULT_THRESHOLD,
-    task: str | None = "sentiment",
-    labels: str | None = None,
-) -> Retested:
-    """Apply `tree` to `model`, write the report into `reports` (default: `<tree>.reports/`
-    beside it) next to the earlier ones, and report the topics whose failure rate rose
-    since the latest of them: newly failing (from 0%) or worse by more than `threshold`
-    points. `task` (a shipped suite's) or `labels` (comma-separated) are what the model
-    predicts over."""
-    folder = reports or reports_folder(tree)
+def retest(config: RetestConfig) -> Retested:
+    """Apply `config.tree` to `config.model`, write the report into `config.reports`
+    (default: `<tree>.reports/` beside it) next to the earlier ones, and report the topics
+    whose failure rate rose since the latest of them: newly failing (from 0%) or worse by
+    more than `config.threshold` points. `config.task` (a shipped suite's) or
+    `config.labels` (comma-separated) are what the model predicts over."""
+    folder = config.folder()
     previous = latest_report(folder)
     when = datetime.now(UTC)
-    out = report_path(folder, model, when)
-    report = retest_tree_file(
-        tree,
-        model,
-        out,
-        previous=previous,
-        threshold=threshold,
-        task=task,
-        labels=labels,
-        when=when,
-    )
+    out = report_path(folder, config.model, when)
+    retested = retest_tree_file(config, out, previous=previous, when=when)
+    report = read_tree_report(retested.path)
     write_tree_report(folder / TREE_REPORT_FILE, report)
     html = tasks.write_run_report(folder)
     log_changes(report, previous)
     publish_changes(report, out, previous)
-    publish_summary("retest", [html], report=html.path)
+    publish_summary("retest", [retested, html], report=html.path)
     return Retested(
         report=out,
         previous=previous,

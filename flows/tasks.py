@@ -14,12 +14,14 @@ from prefect.settings import get_current_settings
 from flows.caching import step_cache
 from testaug.core.settings import Settings
 from testaug.generation.backends import TransientBackendError
-from testaug.generation.sampling import GenerationError, GenerationSettings
+from testaug.generation.sampling import GenerationConfig, GenerationError
 from testaug.review.acceptance import calibration_beside
 from testaug.review.selection import SelectionConfig
-from testaug.steps import StepOutput, annotate, augment, grow, is_current, measure, rank, review
+from testaug.steps import augment, grow, measure, rank, review
 from testaug.steps import rankers as steps_rankers
-from testaug.steps.augment import BackendSpec, PromptPlan
+from testaug.steps.augment import BackendConfig, PromptPlan
+from testaug.steps.contract import StepOutput, is_current
+from testaug.steps.review import ReviewConfig
 
 T = TypeVar("T")
 
@@ -89,10 +91,6 @@ def current_all(
 expand_seed_cases = step_task("expand seed cases")(augment.expand_seed_cases)
 combine_candidates = step_task("combine candidates")(augment.combine_candidates)
 rank_candidates = step_task("rank candidates")(rank.rank_candidates)
-review_automatically = step_task("review automatically", outputs=("annotations_path",))(
-    review.review_automatically
-)
-merge_reviewed = step_task("merge verdicts", outputs=("out_dir",))(review.merge_reviewed)
 induce_templates = step_task("induce templates")(grow.induce_templates_file)
 expand_induced = step_task("expand induced templates")(grow.expand_induced)
 extend_suite = step_task("extend suite")(grow.extend_suite)
@@ -109,9 +107,9 @@ def generate_candidates(
     out: Path,
     *,
     capability: str,
-    generator: BackendSpec,
+    generator: BackendConfig,
     plan: PromptPlan,
-    generation: GenerationSettings,
+    generation: GenerationConfig,
 ) -> StepOutput:
     """One capability's candidates from the seed cases, logging progress every few prompts."""
     settings = Settings()
@@ -150,6 +148,34 @@ def generate_candidates(
         output.summary.cached_samples,
     )
     return output
+
+
+@step_task("review automatically", outputs=("annotations_path",))
+def review_automatically(
+    ranked_path: Path,
+    annotations_path: Path,
+    *,
+    calibration_path: Path,
+    target: float,
+    selection: SelectionConfig,
+) -> StepOutput:
+    """Mode `auto`: the ranker accepts what its rule for `target` vouches for, alone."""
+    return review.review_automatically(
+        ReviewConfig(
+            ranked=ranked_path,
+            annotations=annotations_path,
+            calibration=calibration_path,
+            target=target,
+            selection=selection,
+        )
+    )
+
+
+@step_task("merge verdicts", outputs=("out_dir",))
+def merge_reviewed(annotations_path: Path, ranked_path: Path, out_dir: Path) -> StepOutput:
+    """Every ranked candidate decided; the accepted ones as suite cases into `out_dir`."""
+    config = ReviewConfig(ranked=ranked_path, annotations=annotations_path)
+    return review.merge_reviewed(config, out_dir)
 
 
 @step_task("evaluate", task_run_name="evaluate {spec}")
@@ -209,17 +235,17 @@ def push_to_label_studio(
 ) -> StepOutput:
     """The ranker accepts what its rule for `accept_precision` vouches for; the top of the
     rest into the run's Label Studio project (nothing imported twice)."""
-    return annotate.push_run_to_label_studio(
-        ranked_path,
-        annotations_path,
-        cases_path,
-        studio=annotate.connect_label_studio(),
+    config = ReviewConfig(
+        ranked=ranked_path,
+        annotations=annotations_path,
+        cases=cases_path,
+        calibration=calibration_beside(ranked_path),
         project=project,
         top=top,
         target=accept_precision,
-        calibration_path=calibration_beside(ranked_path),
         selection=SelectionConfig(pooled_rule=pooled_rule),
     )
+    return review.push_to_label_studio(config, studio=review.connect_label_studio())
 
 
 @task(name="pull from Label Studio", **LABEL_STUDIO_RETRIES)
@@ -233,10 +259,8 @@ def pull_from_label_studio(
 ) -> StepOutput:
     """People's verdicts so far; with `wait_minutes`, poll until none is pending or time is up."""
     return review.wait_for_label_studio(
-        annotations_path,
-        ranked_path,
-        studio=annotate.connect_label_studio(),
-        project=project or annotate.default_project(annotations_path.parent),
+        ReviewConfig(ranked=ranked_path, annotations=annotations_path, project=project),
+        studio=review.connect_label_studio(),
         timeout=wait_minutes * 60,
         poll_seconds=poll_seconds,
     )

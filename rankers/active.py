@@ -11,6 +11,7 @@ from rankers.ensemble import Ensemble, EnsembleConfig
 from rankers.ensemble_training import train_ensemble
 from testaug.core.jsonl import read_jsonl
 from testaug.core.records import Annotation, Candidate, LabelledCandidate, RankedCandidate
+from testaug.core.run_folder import RunFolder
 from testaug.review.plans import read_annotations
 from testaug.review.selection import Draw, draws_beside, read_draws
 from testaug.review.verdicts import Verdict, decide
@@ -103,7 +104,8 @@ def labelled_from_runs(run_dirs: Iterable[Path]) -> list[LabelledCandidate]:
     as training records (the newest run wins where two judged the same candidate)."""
     labelled: dict[str, LabelledCandidate] = {}
     for run_dir in sorted(run_dirs, key=lambda d: d.stat().st_mtime):
-        annotations, ranked = run_dir / "annotations.jsonl", run_dir / "ranked.jsonl"
+        run = RunFolder(run_dir)
+        annotations, ranked = run.annotations, run.ranked
         if not (annotations.is_file() and ranked.is_file()):
             continue
         candidates = {

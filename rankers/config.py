@@ -28,7 +28,7 @@ MemberConfig = Annotated[
 ]
 
 
-class ReferenceSettings(BaseModel):
+class ReferenceConfig(BaseModel):
     """Which seed cases of the bundled suites neighbour members compare candidates with when
     no cases are given (the default run's seed cases: 20 per template, seed 0)."""
 
@@ -55,7 +55,7 @@ class EnsembleConfig(BaseModel):
         ge=10,
         description="labels drawn at random a generator needs for its own calibration",
     )
-    reference: ReferenceSettings = ReferenceSettings()
+    reference: ReferenceConfig = ReferenceConfig()
     adaptation: AdaptationConfig = AdaptationConfig()
 
     @field_validator("members")

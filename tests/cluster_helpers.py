@@ -16,7 +16,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from testaug.steps import file_sha256
+from testaug.steps.contract import file_sha256
 from tests.flow_helpers import lexical_config
 
 # What a manifest says about the run itself rather than its work: two runs of the same work

@@ -34,11 +34,11 @@ def write_suite(tmp_path: Path) -> Callable[..., Path]:
 def run_generation() -> Callable[..., object]:
     """Generate with the shipped prompt of a task: prompts and backend in, GenerationResult out.
 
-    Keyword arguments other than task, cache, known_cases and settings are GenerationSettings.
+    Keyword arguments other than task, cache, known_cases and settings are GenerationConfig.
     """
     from testaug.generation.cache import ResponseCache
     from testaug.generation.prompts import prompt_for
-    from testaug.generation.sampling import GenerationSettings, generate
+    from testaug.generation.sampling import GenerationConfig, generate
 
     def run(prompts, backend, *, task="sentiment", cache=None, known_cases=(), settings=None, **kw):
         return generate(
@@ -46,7 +46,7 @@ def run_generation() -> Callable[..., object]:
             prompt_for(task),
             backend,
             cache if cache is not None else ResponseCache(None),
-            settings or GenerationSettings(**kw),
+            settings or GenerationConfig(**kw),
             known_cases=known_cases,
         )
 

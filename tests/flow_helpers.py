@@ -54,13 +54,13 @@ def run_pipeline(server, run_dir: Path, rankers: Path, return_state: bool = Fals
     """The pipeline flow at size small against our scripted OpenAI-compatible server, with
     `rankers` and vader as the model under test, on two sentiment capabilities."""
     from flows.pipeline import pipeline
-    from testaug.steps.augment import BackendSpec
+    from testaug.steps.augment import BackendConfig
     from testaug.steps.config import RunConfig
 
     config = RunConfig(
         run_dir=run_dir,
         size="small",
-        generator=BackendSpec(kind="openai", base_url=server.base_url, model="scripted"),
+        generator=BackendConfig(kind="openai", base_url=server.base_url, model="scripted"),
         rankers=str(rankers),
         models=("vader",),
         capabilities=("Negation", "Vocabulary"),

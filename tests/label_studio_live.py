@@ -14,7 +14,7 @@ API_KEY = "0123456789abcdef0123456789abcdef01234567"
 
 
 def running_label_studio(data_dir: Path) -> Iterator[object]:
-    """Start the server installed by `testaug annotate install-server` on a free port of
+    """Start the server installed by `testaug review install-server` on a free port of
     127.0.0.1, yield it once it answers, stop it afterwards."""
     from testaug.core.settings import Settings
     from testaug.review.label_studio_server import (
@@ -26,7 +26,7 @@ def running_label_studio(data_dir: Path) -> Iterator[object]:
 
     executable = server_executable(server_venv(Settings().cache_dir))
     if not executable.exists():
-        message = f"Label Studio is not installed ({executable}): testaug annotate install-server"
+        message = f"Label Studio is not installed ({executable}): testaug review install-server"
         if os.environ.get("CI"):
             pytest.fail(message)
         pytest.skip(message)

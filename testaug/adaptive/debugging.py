@@ -38,7 +38,7 @@ from testaug.adaptive.debugging_records import (
     FIX_REPORT_FILE,
     SCORED_TREE_FILE,
     FixRound,
-    RoundSettings,
+    FixRoundConfig,
     SeedFix,
     completed_rounds,
     read_fix_round,
@@ -158,7 +158,7 @@ def fix_round(
     start: Path,
     iid: Sequence[IidExample],
     work: Path,
-    settings: RoundSettings | None = None,
+    settings: FixRoundConfig | None = None,
     *,
     task_labels: Sequence[str],
     tree_file: Path | str,
@@ -175,7 +175,7 @@ def fix_round(
     from testaug.adaptive.tree_files import write_tree
 
     say = on_progress or (lambda message: None)
-    settings = settings or RoundSettings()
+    settings = settings or FixRoundConfig()
     config, seeds = settings.config, tuple(dict.fromkeys(settings.seeds))
     if not tree.tests:
         raise TestAugError(f"{tree_file}: the tree has no tests")
@@ -209,7 +209,7 @@ def fix_round(
             f"round {number}: no failing test to train on: {len(failing)} test(s) of "
             f"{tree_file} fail {before_model.name}{where}"
             + (f" and none can be trained ({left})" if left else "")
-            + ". The loop can stop here, or grow the tree (testaug adapt) first"
+            + ". The loop can stop here, or grow the tree (testaug tree adapt) first"
         )
     iid_before = iid_accuracy(base, held, config)
     before_rates = rates(before)

@@ -58,7 +58,7 @@ class FixExample(Record):
         return self.topic
 
 
-class RoundSettings(Record):
+class FixRoundConfig(Record):
     """How a round runs: the topics trained on (() = every failing test), the seeds, the
     fine-tuning, AdaTest's failing threshold, the re-test's threshold, the trainer, the
     scoring batch size, and which seed's checkpoint the next round continues from."""

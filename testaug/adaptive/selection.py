@@ -49,7 +49,7 @@ SKIPPED = 1.0 - 1e-4  # the avoidance of a skipped pick
 UNSCORED = 0.5e-8  # below every scored test (those are >= 1e-8)
 
 
-class SelectionSettings(Record):
+class PromptSelectionConfig(Record):
     """AdaTest's prompt-selection parameters, with its defaults (AT-code-2)."""
 
     prompt_size: int = Field(default=7, ge=1)
@@ -155,7 +155,7 @@ def select_prompts(
     focus: str,
     embeddings: np.ndarray,
     rng: np.random.Generator,
-    settings: SelectionSettings = SelectionSettings(),  # noqa: B008  (a frozen record)
+    settings: PromptSelectionConfig = PromptSelectionConfig(),  # noqa: B008  (a frozen record)
 ) -> list[list[TreeTest]]:
     """`settings.prompts` lists of tests for prompts about `focus`, each reversed so its
     highest-priority test comes last. `scores` are the targeted model's failure scores and
@@ -184,7 +184,7 @@ def _one_prompt(
     similarity: np.ndarray | None,
     groups: list[tuple[np.ndarray, float]] | None,
     rng: np.random.Generator,
-    settings: SelectionSettings,
+    settings: PromptSelectionConfig,
 ) -> list[int]:
     """The indices of one prompt's tests, in the order picked (highest priority first)."""
     n = len(base)
@@ -229,7 +229,7 @@ def random_prompts(
     tests: Sequence[TreeTest],
     focus: str,
     rng: np.random.Generator,
-    settings: SelectionSettings = SelectionSettings(),  # noqa: B008  (a frozen record)
+    settings: PromptSelectionConfig = PromptSelectionConfig(),  # noqa: B008  (a frozen record)
 ) -> list[list[TreeTest]]:
     """TestAug's way, for comparison: each prompt holds `prompt_size` tests drawn uniformly at
     random from the topic (subtopics included; outside tests only as `topic_weights` allows

@@ -46,7 +46,7 @@ from testaug.adaptive.prompting import (
     render_prompt,
 )
 from testaug.adaptive.scores import apply_tests, failure_scores
-from testaug.adaptive.selection import SelectionSettings, random_prompts, select_prompts
+from testaug.adaptive.selection import PromptSelectionConfig, random_prompts, select_prompts
 from testaug.adaptive.suggestion import Suggestion
 from testaug.adaptive.tree import TestTree, TreeTest, normalize_topic
 from testaug.core.records import Prompt, Record, content_id
@@ -55,7 +55,7 @@ from testaug.generation.backends import Backend, Completion
 from testaug.generation.cache import ResponseCache
 from testaug.generation.parsing import BracketFormat, comparison_key
 from testaug.generation.prompts import PromptTemplate
-from testaug.generation.sampling import GenerationSettings, GenerationStats, sample_prompts
+from testaug.generation.sampling import GenerationConfig, GenerationStats, sample_prompts
 
 logger = logging.getLogger(__name__)
 
@@ -73,12 +73,12 @@ NOTATION = PromptTemplate(
 )
 
 
-class RoundSettings(Record):
+class SuggestionRoundConfig(Record):
     """How many suggestions to ask for and how (AdaTest's defaults, AT-code-2)."""
 
     suggestions: int = Field(default=100, ge=1, description="K: floor(K / prompts) per prompt")
     selection: Literal["adaptive", "random"] = "adaptive"
-    prompt: SelectionSettings = SelectionSettings()
+    prompt: PromptSelectionConfig = PromptSelectionConfig()
     temperature: float = Field(default=0.95, ge=0.0)
     max_tokens: int = Field(default=100, ge=1)
     subtopic_similarity: float = Field(default=0.95, gt=0.0, le=1.0)
@@ -158,7 +158,7 @@ def suggestion_round(
     embed: Embedder,
     *,
     others: Sequence[ModelUnderTest] = (),
-    settings: RoundSettings = RoundSettings(),  # noqa: B008  (a frozen record)
+    settings: SuggestionRoundConfig = SuggestionRoundConfig(),  # noqa: B008  (a frozen record)
     round: int = 0,
     on_prompt_done: Callable[[], None] | None = None,
 ) -> RoundResult:
@@ -258,7 +258,7 @@ def _sample(
     topic: str,
     backend: Backend,
     cache: ResponseCache,
-    settings: RoundSettings,
+    settings: SuggestionRoundConfig,
     on_prompt_done: Callable[[], None] | None,
 ) -> tuple[list[list[Completion]], GenerationStats]:
     """Each prompt's completions, through the generation stage's sampling. Prompts that came
@@ -269,7 +269,7 @@ def _sample(
     total = GenerationStats()
     for times in sorted(set(repeats.values())):
         group = list({r.id: r for r in records if repeats[r.id] == times}.values())
-        generation = GenerationSettings(
+        generation = GenerationConfig(
             samples=settings.per_prompt * times,
             temperature=settings.temperature,
             max_tokens=settings.max_tokens,

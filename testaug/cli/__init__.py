@@ -3,39 +3,22 @@
 from __future__ import annotations
 
 import logging
+from typing import Any
 
 import click
 import typer
 from rich.logging import RichHandler
-from typer.core import TyperGroup
 
 from testaug import __version__
-from testaug.cli.adapt import adapt_command
-from testaug.cli.annotate import annotate_app
+from testaug.cli.aliases import announce_renamed
 from testaug.cli.console import err_console
-from testaug.cli.diversity import diversity_command
-from testaug.cli.editor import editor_app, suggest_command
-from testaug.cli.evaluate import evaluate_command
-from testaug.cli.expand import expand_command
-from testaug.cli.fix import fix_command
-from testaug.cli.flows import flows_app
-from testaug.cli.generalize import generalize_command
-from testaug.cli.generate import generate_command
-from testaug.cli.lexicon import lexicon_app
-from testaug.cli.patch_eval import patch_eval_command
-from testaug.cli.rankers import rank_command, rankers_app
-from testaug.cli.report import report_command
-from testaug.cli.run import run_command
-from testaug.cli.suggestions import suggestions_app
-from testaug.cli.suite import suite_app
-from testaug.cli.templates import templates_app
-from testaug.cli.tree import tree_app
+from testaug.cli.groups import Ordered, add_doors, add_old_names
 from testaug.core.errors import TestAugError
 from testaug.core.heavy_imports import quiet_libraries
 from testaug.core.secrets import redact_text
 
 
-class ErrorsAsMessages(TyperGroup):
+class ErrorsAsMessages(Ordered):
     """The root command group: a TestAugError or I/O error is one line on stderr and exit
     code 1, an interrupt exit code 130, whoever invokes the command (the console script or
     a test's CliRunner)."""
@@ -58,6 +41,12 @@ class ErrorsAsMessages(TyperGroup):
             err_console.print("[yellow]interrupted[/]")
             ctx.exit(130)
 
+    def resolve_command(self, ctx: click.Context, args: list[str]) -> Any:
+        """The command `args` name; an old name (hidden) says on stderr what to type instead."""
+        name, command, rest = super().resolve_command(ctx, args)
+        announce_renamed(name, command, rest)
+        return name, command, rest
+
 
 app = typer.Typer(
     name="testaug",
@@ -70,27 +59,8 @@ app = typer.Typer(
     # option names ("--prompts-per-descrip…") at 80 columns
     rich_markup_mode=None,
 )
-app.command("run")(run_command)
-app.add_typer(suite_app, name="suite")
-app.command("expand")(expand_command)
-app.command("generate")(generate_command)
-app.add_typer(rankers_app, name="rankers")
-app.command("rank")(rank_command)
-app.add_typer(annotate_app, name="annotate")
-app.command("diversity")(diversity_command)
-app.command("evaluate")(evaluate_command)
-app.command("patch-eval")(patch_eval_command)
-app.command("generalize")(generalize_command)
-app.command("report")(report_command)
-app.add_typer(templates_app, name="templates")
-app.add_typer(flows_app, name="flows")
-app.add_typer(suggestions_app, name="suggestions")
-app.add_typer(lexicon_app, name="lexicon")
-app.command("suggest")(suggest_command)
-app.add_typer(editor_app, name="editor")
-app.add_typer(tree_app, name="tree")
-app.command("adapt")(adapt_command)
-app.command("fix")(fix_command)
+add_doors(app)
+add_old_names(app)
 
 
 def _version(value: bool) -> None:

@@ -1,4 +1,4 @@
-"""`testaug adapt`: one round of AdaTest suggestions for a topic of a test tree, steered by
+"""`testaug tree adapt`: one round of AdaTest suggestions for a topic of a test tree, steered by
 where the model under test fails."""
 
 from __future__ import annotations
@@ -9,12 +9,11 @@ import typer
 from rich.table import Table
 
 from testaug.cli.console import console, progress
-from testaug.cli.generate import BASE_URL, CACHE, _choice, backend_from_options
+from testaug.cli.generate import BASE_URL, CACHE, ENDPOINT, LLM, backend_from_options
+from testaug.cli.options import build_config, renamed_option
 from testaug.cli.tree import LABELS_HELP, MODEL_HELP, TASK_HELP
 from testaug.core.settings import Settings
 from testaug.generation.backends import BACKENDS
-
-SELECTIONS = ("adaptive", "random")
 
 
 def adapt_command(
@@ -33,30 +32,32 @@ def adapt_command(
         ..., "--model", help=MODEL_HELP + " Repeat for several; the first is targeted."
     ),
     suggestions: int = typer.Option(
-        100, "--suggestions", "-k", min=1, help="K: 10 prompts x floor(K/10) completions."
+        100,
+        "--suggestions",
+        min=1,
+        help="How many suggestions to ask for: 10 prompts, each asked for a tenth of them.",
     ),
     output: Path = typer.Option(..., "-o", "--output", help="Where to write suggestions (JSONL)."),
     task: str | None = typer.Option(None, "--task", help=TASK_HELP),
     labels: str | None = typer.Option(None, "--labels", help=LABELS_HELP),
     rankers: str | None = typer.Option(
         None,
-        help="A trained ensemble folder, or a config (offline, paper, a YAML file) trained on "
-        "data/validity at first use, to set each suggestion's P(valid).",
+        help="Rankers that judge each suggestion's chance of being valid, P(valid): a trained "
+        "ensemble folder, or a config (offline, paper, a YAML file) trained on data/validity "
+        "at first use.",
     ),
     seed: int = typer.Option(0, help="Seed of the prompt selection."),
     selection: str = typer.Option(
-        "adaptive", help="adaptive (AdaTest's, by failure) or random (for comparison)."
+        "adaptive",
+        help="How prompts pick their example tests: adaptive (the tests the model fails most, "
+        "as AdaTest does) or random (for comparison).",
     ),
     round_number: int = typer.Option(0, "--round", min=0, help="The round's number, recorded."),
     show: int = typer.Option(20, min=0, help="Rows of the table printed."),
     backend: str = typer.Option("local", help=f"LLM backend: {' or '.join(BACKENDS)}."),
     base_url: str | None = BASE_URL,
-    generator_model: str | None = typer.Option(
-        None,
-        "--generator-model",
-        help="The LLM's model id (openai), or a model path (local; default: the embedded one).",
-    ),
-    endpoint: str = typer.Option("completions", help="openai endpoint: completions or chat."),
+    llm: str | None = LLM,
+    endpoint: str = ENDPOINT,
     temperature: float = typer.Option(0.95, min=0.0),
     max_tokens: int = typer.Option(100, min=1),
     concurrency: int = typer.Option(8, min=1, help="Requests in flight at once."),
@@ -64,12 +65,22 @@ def adapt_command(
     timeout: float = typer.Option(60.0, min=0.1, help="Seconds before a request times out."),
     max_attempts: int = typer.Option(6, min=1, help="Tries per request on timeouts, 429, 5xx."),
     cache: Path | None = CACHE,
+    old_generator_model: str | None = typer.Option(None, "--generator-model", hidden=True),
+    old_k: int | None = typer.Option(None, "-k", min=1, hidden=True),
 ) -> None:
     """Suggest new tests for a topic: prompts from the tests the first model fails most,
     completions scored on every model and sorted by the first one's failure score."""
-    from testaug.adaptive.suggestions import RoundSettings
+    from testaug.adaptive.suggestions import SuggestionRoundConfig
     from testaug.steps.adapt import adapt_round, check_round
 
+    command = "tree adapt"
+    llm = renamed_option(
+        llm, old_generator_model, old="--generator-model", new="--llm", default=None,
+        command=command,
+    )  # fmt: skip
+    suggestions = renamed_option(
+        suggestions, old_k, old="-k", new="--suggestions", default=100, command=command
+    )
     # A mistyped topic or model is refused before rankers train or the LM starts.
     check_round(
         tree,
@@ -80,9 +91,11 @@ def adapt_command(
         new_topic_flag="--new-topic",
     )
     settings = Settings()
-    round_settings = RoundSettings(
+    round_settings = build_config(
+        SuggestionRoundConfig,
+        flags={"requests_per_minute": "--rpm"},
         suggestions=suggestions,
-        selection=_choice(selection, SELECTIONS, "--selection"),  # type: ignore[arg-type]
+        selection=selection,
         temperature=temperature,
         max_tokens=max_tokens,
         concurrency=concurrency,
@@ -91,17 +104,17 @@ def adapt_command(
         seed=seed,
     )
     ensemble = _ensemble(rankers, settings) if rankers else None
-    _, llm = backend_from_options(backend, generator_model, base_url, endpoint, timeout, settings)
+    _, client = backend_from_options(backend, llm, base_url, endpoint, timeout, settings)
     with progress() as bar:
         ticks = bar.add_task(
-            f"suggesting ({llm.name}: {llm.model})", total=round_settings.prompt.prompts
+            f"suggesting ({client.name}: {client.model})", total=round_settings.prompt.prompts
         )
         done = adapt_round(
             tree,
             topic,
             model,
             output,
-            backend=llm,
+            backend=client,
             cache_path=cache or settings.response_cache_path,
             settings=round_settings,
             task=task,
@@ -136,7 +149,9 @@ def _print_round(done, show: int) -> None:
     triaged = summary.ensemble is not None
     if triaged:
         table.add_column("P(valid)", justify="right")
-    for item in done.suggestions[:show]:
+    from testaug.adaptive.verdicts import read_suggestions
+
+    for item in read_suggestions(done.path)[:show]:
         test = item.test
         text = test.input if test.input_pair is None else f"{test.input} / {test.input_pair}"
         cells = []

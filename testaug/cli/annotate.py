@@ -1,5 +1,6 @@
-"""`testaug annotate`: send doubtful candidates to people (Label Studio or the terminal),
-bring their verdicts back, and merge the accepted candidates into the suite."""
+"""`testaug review candidates` (once `testaug annotate`, still `annotate_app`): send
+doubtful candidates to people (Label Studio or the terminal), bring their verdicts back, and
+merge the accepted candidates into the suite."""
 
 from __future__ import annotations
 
@@ -21,21 +22,22 @@ from testaug.cli.review_options import (
 )
 from testaug.core.jsonl import read_jsonl
 from testaug.core.records import Annotation, label_options
+from testaug.core.run_folder import RunFolder
 from testaug.review.acceptance import DEFAULT_TARGET, check_target
 from testaug.review.plans import read_annotations
 from testaug.review.selection import DEFAULT_CALIBRATION_SIZE, SelectionConfig
 from testaug.review.verdicts import Verdict, pairwise_agreement, status_counts
-from testaug.steps import StepOutput
-from testaug.steps.annotate import (
+from testaug.steps.contract import StepOutput
+from testaug.steps.rank import retrain_ranking
+from testaug.steps.review import (
+    AnnotateSummary,
+    ReviewConfig,
     connect_label_studio,
-    default_project,
-    default_top,
+    merge_reviewed,
     pull_and_merge,
-    push_run_to_label_studio,
-    retrain_ranking,
-    review_run_in_terminal,
+    push_to_label_studio,
+    review_in_terminal,
 )
-from testaug.steps.review import AnnotateSummary, merge_reviewed
 
 annotate_app = typer.Typer(
     help="Review the doubtful candidates: Label Studio or the terminal, and merge verdicts.",
@@ -87,21 +89,22 @@ def push_command(
     url: str | None = URL,
     api_key: str | None = API_KEY,
 ) -> None:
-    """The ranker accepts what its rule for --accept-precision vouches for (read from
-    RANKED's .calibration.json); the top of the rest goes into a Label Studio project."""
+    """Send candidates to people in Label Studio: the ranker accepts what its rule for
+    --accept-precision vouches for (read from RANKED's .calibration.json), and the top of the
+    rest goes into a Label Studio project."""
     check_target(accept_precision, field="--accept-precision")
-    annotations_path = annotations_path or ranked_path.with_name("annotations.jsonl")
-    pushed = push_run_to_label_studio(
-        ranked_path,
-        annotations_path,
-        cases,
-        studio=connect_label_studio(url, api_key),
+    config = ReviewConfig(
+        ranked=ranked_path,
+        annotations=annotations_path,
+        cases=cases,
         project=project,
-        top=default_top(top, budget),
+        top=top,
         budget=budget,
         target=accept_precision,
         selection=SelectionConfig(calibration_sample=calibration_sample, pooled_rule=pooled_rule),
     )
+    pushed = push_to_label_studio(config, studio=connect_label_studio(url, api_key))
+    annotations_path = pushed.path
     summary = pushed.summary
     print_pushed(f"{summary.sent:,} candidates", summary.project, summary)
     _print_acceptance(summary, annotations_path)
@@ -115,28 +118,28 @@ def pull_command(
         None, "--ranked", help="Ranked candidates (default: ranked.jsonl beside the output)."
     ),
     suite: Path | None = typer.Option(
-        None, "--suite", help="Suite cases to merge accepted ones into."
+        None, "--suite", help="The suite's cases (JSONL) the accepted candidates join."
     ),
     url: str | None = URL,
     api_key: str | None = API_KEY,
 ) -> None:
     """Bring people's verdicts back, then write the accepted candidates as suite cases."""
-    done = pull_and_merge(
-        output,
-        ranked_path or output.with_name("ranked.jsonl"),
-        studio=connect_label_studio(url, api_key),
-        project=project or default_project(output.parent),
-        suite_path=suite,
+    config = ReviewConfig(
+        ranked=ranked_path or RunFolder.of(output).ranked,
+        annotations=output,
+        suite=suite,
+        project=project,
     )
-    pulled = done.pulled.summary
+    merged = pull_and_merge(config, studio=connect_label_studio(url, api_key))
+    pulled = merged.summary.pulled
     console.print(
         f"[green]pulled[/] project {pulled.project!r}: {pulled.verdicts:,} verdicts "
         f"({pulled.added:,} new, {pulled.changed:,} changed), {pulled.cancelled:,} "
         f"skipped or cancelled, {pulled.unanswered:,} without a verdict; "
-        f"{done.pulled.records:,} records in {output}",
+        f"{pulled.annotations:,} records in {output}",
         highlight=False,
     )
-    _print_merge(done.merged, output)
+    _print_merge(merged, output)
 
 
 @annotate_app.command("merge")
@@ -144,12 +147,12 @@ def merge_command(
     annotations_path: Path = typer.Argument(..., metavar="ANNOTATIONS"),
     ranked_path: Path = typer.Option(..., "--ranked", help="Ranked candidates (JSONL)."),
     suite: Path | None = typer.Option(
-        None, "--suite", help="Suite cases to merge accepted ones into."
+        None, "--suite", help="The suite's cases (JSONL) the accepted candidates join."
     ),
 ) -> None:
     """Decide every candidate from the annotations and write the accepted ones as suite cases."""
     merged = merge_reviewed(
-        annotations_path, ranked_path, annotations_path.parent, suite_path=suite
+        ReviewConfig(ranked=ranked_path, annotations=annotations_path, suite=suite)
     )
     _print_merge(merged, annotations_path)
 
@@ -172,17 +175,17 @@ def terminal_command(
     does not accept: Enter valid, n invalid, s skip, q quit. Verdicts are saved one by one;
     run it again to go on where you stopped."""
     check_target(accept_precision, field="--accept-precision")
-    annotations_path = annotations_path or ranked_path.with_name("annotations.jsonl")
-    done = review_run_in_terminal(
-        ranked_path,
-        annotations_path,
-        cases,
-        **terminal_reviewer(annotator),
-        top=default_top(top, budget),
+    config = ReviewConfig(
+        ranked=ranked_path,
+        annotations=annotations_path,
+        cases=cases,
+        top=top,
         budget=budget,
         target=accept_precision,
         selection=SelectionConfig(calibration_sample=calibration_sample, pooled_rule=pooled_rule),
     )
+    done = review_in_terminal(config, **terminal_reviewer(annotator))
+    annotations_path = done.path
     summary = done.summary
     console.print(
         f"[green]{summary.annotated:,} annotated[/] ({summary.valid:,} valid, "

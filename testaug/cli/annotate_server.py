@@ -1,4 +1,5 @@
-"""`testaug annotate server` and `install-server`: a local Label Studio for one user."""
+"""`testaug review server` and `testaug review install-server`: a local Label Studio for
+one user."""
 
 from __future__ import annotations
 

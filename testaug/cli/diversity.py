@@ -1,4 +1,4 @@
-"""`testaug diversity`: Self-BLEU and unique dependency paths of test cases, by group."""
+"""`testaug suite diversity`: Self-BLEU and unique dependency paths of test cases, by group."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ import typer
 from rich.table import Table
 
 from testaug.cli.console import console, err_console
+from testaug.cli.options import choice
 from testaug.core.jsonl import read_jsonl
 from testaug.core.records import TestCase
 
@@ -18,7 +19,9 @@ if TYPE_CHECKING:
 
 
 def diversity_command(
-    cases: Path = typer.Argument(..., help="Test cases (JSONL), e.g. from `testaug expand`."),
+    cases: Path = typer.Argument(
+        ..., help="Test cases (JSONL), e.g. from `testaug templates expand`."
+    ),
     by: str = typer.Option(
         "source", help="Group by a comma list of capability, description, source ('' for none)."
     ),
@@ -34,23 +37,27 @@ def diversity_command(
     ),
     seed: int = typer.Option(0, help="Seed of the sub-samples."),
     variant: str = typer.Option(
-        "sacrebleu", help="Self-BLEU variant: sacrebleu, or texygen (NLTK, smoothing method 1)."
+        "sacrebleu",
+        help="How Self-BLEU is computed: sacrebleu, or texygen (NLTK's BLEU with its "
+        "smoothing method 1, as the Texygen benchmark does).",
     ),
     sample: int | None = typer.Option(
         None,
         "--sample",
         min=2,
-        help="Estimate Self-BLEU from this many hypotheses in larger groups (95% interval).",
+        help="In larger groups, estimate Self-BLEU from this many sampled cases (with a 95% "
+        "interval).",
     ),
     batch_size: int = typer.Option(256, min=1, help="Texts per spaCy parsing batch."),
 ) -> None:
-    """Self-BLEU-4 (lower is more diverse) and unique dependency paths (higher is more diverse)."""
+    """How diverse test cases are: how much they share word sequences with each other
+    (Self-BLEU-4; lower is more diverse) and how many distinct sentence structures they have
+    (unique dependency paths; higher is more diverse)."""
     from testaug.core.errors import TestAugError
     from testaug.diversity.measures import diversity_report, diversity_summary, parse_dimensions
-    from testaug.diversity.self_bleu import VARIANTS
+    from testaug.diversity.self_bleu import Variant
 
-    if variant not in VARIANTS:
-        raise TestAugError(f"unknown --variant {variant!r} (use {' or '.join(VARIANTS)})")
+    checked: Variant = choice(Variant, variant, "--variant")
     items = list(read_jsonl(cases, TestCase))
     if not items:
         raise TestAugError(f"{cases}: no test cases")
@@ -62,7 +69,7 @@ def diversity_command(
         per_description=per_description,
         equalize_sizes=not no_equalize,
         seed=seed,
-        variant=variant,  # type: ignore[arg-type]  # checked above
+        variant=checked,
         sample=sample,
         batch_size=batch_size,
     )

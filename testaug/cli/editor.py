@@ -1,19 +1,31 @@
-"""`testaug suggest` and `testaug editor`: CheckList's editor (fill-in suggestions, WordNet)."""
+"""`testaug lexicon suggest` and `testaug lexicon install-wordnet`: CheckList's editor
+(fill-in suggestions, WordNet); `editor_app` is the old `testaug editor` group."""
 
 from __future__ import annotations
 
 import os
 from pathlib import Path
+from tempfile import TemporaryDirectory
 
 import typer
 from rich.table import Table
 
 from testaug.cli.console import console, err_console
-from testaug.core.jsonl import write_jsonl
+from testaug.cli.options import build_config
+from testaug.core.jsonl import read_jsonl
 from testaug.core.settings import Settings
 from testaug.editor.fill_in import CATEGORY_WEIGHT
+from testaug.editor.suggestion import WordSuggestion
 from testaug.editor.wordnet import RELATIONS, install_wordnet
-from testaug.steps.suggest import SuggestRequest, run_suggest
+from testaug.steps.suggest import SuggestConfig, suggest_words
+
+# The flags of SuggestConfig's fields whose flag is not the field's name.
+FLAGS = {
+    "n": "--suggestions",
+    "exclude_lexicons": "--exclude-lexicon",
+    "use_wordnet": "--no-wordnet",
+    "continue_list": "--no-continue",
+}
 
 editor_app = typer.Typer(
     help="CheckList's editor: fill-in suggestions, WordNet relations.", no_args_is_help=True
@@ -27,7 +39,7 @@ def suggest_command(
     pos: str | None = typer.Option(
         None, "--pos", help="Part of speech of WordNet candidates: NOUN, VERB, ADJ or ADV."
     ),
-    n: int = typer.Option(30, "-n", min=1, help="How many suggestions."),
+    n: int = typer.Option(30, "--suggestions", "-n", min=1, help="How many suggestions."),
     suite: str | None = typer.Option(
         None, "--suite", help="A suite (shipped name or path): its lexicons are candidates too."
     ),
@@ -41,14 +53,20 @@ def suggest_command(
         "synonyms", "--relation", help=f"With --related-to: {', '.join(RELATIONS)}."
     ),
     margin: float = typer.Option(
-        4.0, "--margin", min=0.0, help="With --related-to: nats below the word's own fill kept."
+        4.0,
+        "--margin",
+        min=0.0,
+        help="With --related-to: how far below the word's own fit (in log-probability) a "
+        "related word may fall and be kept.",
     ),
     exclude_lexicon: list[str] = typer.Option(
         [], "--exclude-lexicon", help="Leave this suite lexicon out of the candidates (repeatable)."
     ),
     no_wordnet: bool = typer.Option(False, "--no-wordnet", help="No WordNet candidates."),
     no_continue: bool = typer.Option(
-        False, "--no-continue", help="No list continuation by the embedded LM."
+        False,
+        "--no-continue",
+        help="Do not ask the embedded language model to continue a list of the words.",
     ),
     like: str | None = typer.Option(
         None,
@@ -59,21 +77,25 @@ def suggest_command(
         CATEGORY_WEIGHT,
         "--category-weight",
         min=0.0,
-        help="With --like: nats added for a word of the seeds' WordNet category (0: off).",
+        help="With --like: a bonus (in log-probability) for a word of the seed words' WordNet "
+        "category (0: off).",
     ),
     output: Path | None = typer.Option(
         None, "-o", "--output", help="Write the suggestions here (WordSuggestion JSONL)."
     ),
 ) -> None:
-    """Words for the {mask} slots of a sentence, ranked in context by the embedded LM."""
-    request = SuggestRequest(
+    """Words for the {mask} slots of a sentence, ranked by how well the embedded language
+    model says they fit there."""
+    request = build_config(
+        SuggestConfig,
+        flags=FLAGS,
         text=text,
         pos=pos,
         n=n,
         suite=suite,
         mlm=mlm,
         related_to=related_to,
-        relation=relation,  # type: ignore[arg-type]
+        relation=relation,
         margin=margin,
         exclude_lexicons=tuple(exclude_lexicon),
         use_wordnet=not no_wordnet,
@@ -85,26 +107,31 @@ def suggest_command(
     # threads made the LM 5-10x slower. Read when torch is first imported (the CLI imports
     # it lazily); a value the user set wins.
     os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
-    with err_console.status("loading the model and ranking candidates"):
-        result = run_suggest(request, cache_dir=Settings().cache_dir)
+    with (
+        TemporaryDirectory(prefix="testaug-suggest-") as work,
+        err_console.status("loading the model and ranking candidates"),
+    ):
+        target = output or Path(work) / "suggestions.jsonl"
+        done = suggest_words(request, target, cache_dir=Settings().cache_dir)
+        suggestions = list(read_jsonl(done.path, WordSuggestion))
+    result = done.summary
     for note in result.notes:
         err_console.print(f"[yellow]note:[/] {note}", highlight=False)
     table = Table(title=text, title_justify="left")
     table.add_column("#", justify="right")
-    table.add_column("words" if any(len(s.words) > 1 for s in result.suggestions) else "word")
+    table.add_column("words" if any(len(s.words) > 1 for s in suggestions) else "word")
     table.add_column("log p + like" if request.like else "log p", justify="right")
     table.add_column("sources")
     table.add_column("filled")
-    for rank, s in enumerate(result.suggestions, 1):
+    for rank, s in enumerate(suggestions, 1):
         table.add_row(str(rank), s.word, f"{s.score:.2f}", ", ".join(s.sources), s.filled)
     console.print(table)
-    summary = f"{len(result.suggestions)} suggestions in {result.seconds:.1f} s"
+    summary = f"{result.suggestions} suggestions in {result.seconds:.1f} s"
     if result.candidates:
         summary += f" from {result.candidates:,} candidates"
     console.print(summary, highlight=False)
     if output is not None:
-        written = write_jsonl(output, result.suggestions)
-        console.print(f"[green]wrote[/] {written} suggestions to {output}", highlight=False)
+        console.print(f"[green]wrote[/] {done.records} suggestions to {output}", highlight=False)
 
 
 @editor_app.command("install-wordnet")

@@ -1,6 +1,6 @@
-"""`testaug evaluate`: error rates of models under test on a suite's cases, per capability,
-description, test type, source and provenance, with CheckList's INV and DIR perturbation
-tests; the headline rates rest on verified evidence unless `--evidence all`."""
+"""`testaug evaluate models`: error rates of models under test on a suite's cases, per
+capability, description, test type, source and provenance, with CheckList's INV and DIR
+perturbation tests; the headline rates rest on verified evidence unless `--evidence all`."""
 
 from __future__ import annotations
 
@@ -14,31 +14,38 @@ from rich.progress import Progress, TaskID
 from rich.table import Table
 
 from testaug.cli.console import console, progress
-from testaug.core.errors import InputError, Problem
+from testaug.cli.options import build_config
 from testaug.core.jsonl import read_json
+from testaug.core.run_folder import RunFolder
 from testaug.core.runs import sibling
 from testaug.evaluation.failures import FailureRate
 from testaug.evaluation.summary import EvaluationSummary, ModelSummary
-from testaug.suites.provenance import EVIDENCE, MEANINGS, PROVENANCES
+from testaug.suites.provenance import MEANINGS, PROVENANCES
 
 
 def evaluate_command(
     cases_path: Path = typer.Argument(..., metavar="CASES", help="Test cases (JSONL)."),
     model: list[str] = typer.Option(
-        ..., "--model", help="A model spec: vader, spacy:NAME, hf:PATH[?labels=..], py:mod:fn."
+        ...,
+        "--model",
+        help="A model under test (repeatable): vader, spacy:NAME, hf:PATH[?labels=..], "
+        "py:MODULE:FUNCTION.",
     ),
     as_json: bool = typer.Option(False, "--json", help="Print one JSON object."),
     output: Path | None = typer.Option(
         None, "-o", "--output", help="Also write the JSON here (and every case's result beside it)."
     ),
     perturb: int = typer.Option(
-        100, "--perturb", min=0, help="Cases each INV/DIR perturbation test perturbs (0: none)."
+        100,
+        "--perturb",
+        min=0,
+        help="Cases each perturbation test changes (typos, names, negations, ...; 0: none).",
     ),
     labels: str | None = typer.Option(
         None, help="The task's labels, comma-separated (default: the bundled suite's)."
     ),
     seed: int = typer.Option(0, help="Seed of the perturbation samples."),
-    batch_size: int = typer.Option(32, min=1),
+    batch_size: int = typer.Option(32, min=1, help="Cases a model predicts at once."),
     examples: int = typer.Option(3, min=0, help="Failing examples kept per group."),
     evidence: str = typer.Option(
         "verified",
@@ -46,21 +53,21 @@ def evaluate_command(
         "by people, their expansions) or all (ranker-accepted cases too).",
     ),
 ) -> None:
-    """Run every model on the cases (MFT) and on perturbations of them (INV, DIR)."""
-    from testaug.steps.measure import EvaluationOptions, evaluate_suite
+    """Error rates of models under test: each model on the cases, and on perturbed copies
+    of them that should keep (or change) its answer."""
+    from testaug.steps.measure import EvaluationConfig, evaluate_suite
 
-    if evidence not in EVIDENCE:
-        raise InputError(Problem(f"expected one of {', '.join(EVIDENCE)}", field="--evidence"))
-    options = EvaluationOptions(
+    options = build_config(
+        EvaluationConfig,
         perturb=perturb,
         labels=labels,
         seed=seed,
         batch_size=batch_size,
         examples=examples,
-        evidence=evidence,  # type: ignore[arg-type]  # checked above
+        evidence=evidence,
     )
     with TemporaryDirectory(prefix="testaug-evaluate-") as work, progress() as bar:
-        target = output or Path(work) / "evaluation.json"
+        target = output or RunFolder(Path(work)).evaluation
         evaluate_suite(
             cases_path,
             model,

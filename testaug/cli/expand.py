@@ -1,4 +1,4 @@
-"""`testaug expand`: a suite's templates filled into test cases (JSONL)."""
+"""`testaug templates expand`: a suite's templates filled into test cases (JSONL)."""
 
 from __future__ import annotations
 

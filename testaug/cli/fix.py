@@ -1,4 +1,4 @@
-"""`testaug fix`: rounds of AdaTest's debugging loop. Fine-tune a Hugging Face classifier
+"""`testaug tree fix`: rounds of AdaTest's debugging loop. Fine-tune a Hugging Face classifier
 from its last checkpoint on the tests it fails mixed 1:1 with i.i.d. data, re-test every
 topic, say which topics each round fixed and which it broke, and why the run stopped."""
 
@@ -12,6 +12,7 @@ import typer
 from rich.table import Table
 
 from testaug.cli.console import console, err_console
+from testaug.cli.options import build_config
 
 if TYPE_CHECKING:
     from testaug.adaptive.debugging_records import FixLoop, FixRound
@@ -27,7 +28,10 @@ def fix_command(
         ..., "--work", help="The loop's folder: each round writes round-NNN/ there."
     ),
     iid: Path = typer.Option(
-        ..., "--iid", help="i.i.d. examples (JSONL: text, text_pair, label) to mix in 1:1."
+        ...,
+        "--iid",
+        help="Ordinary labelled examples (i.i.d.; JSONL: text, text_pair, label), as many "
+        "mixed in as failing tests, so the model does not forget its task.",
     ),
     model: str | None = typer.Option(
         None,
@@ -45,14 +49,15 @@ def fix_command(
     iid_eval: Path | None = typer.Option(
         None,
         "--iid-eval",
-        help="i.i.d. examples for the accuracy (default: a seeded half of --iid held out).",
+        help="Ordinary labelled examples to measure accuracy on (default: a seeded half of "
+        "--iid, held out).",
     ),
     seeds: int = typer.Option(1, "--seeds", min=1, help="Fine-tunings with seeds 0, 1, ..."),
     continue_from: str = typer.Option(
         "best-iid",
         "--continue-from",
-        help="Which seed's checkpoint the next round starts from: best-iid (the best i.i.d. "
-        "accuracy) or first.",
+        help="Which seed's checkpoint the next round starts from: best-iid (the best accuracy "
+        "on the ordinary examples) or first.",
     ),
     rounds: int = typer.Option(
         1, "--rounds", min=1, help="Rounds to run at most (each from the last one's checkpoint)."
@@ -61,13 +66,15 @@ def fix_command(
         5.0,
         "--iid-tolerance",
         min=0.0,
-        help="Stop when i.i.d. accuracy falls more than this many points below the run's start.",
+        help="Stop when accuracy on the ordinary examples falls more than this many points "
+        "below the run's start.",
     ),
     trainer: str = typer.Option(
         "behaviour",
         "--trainer",
-        help="behaviour: BeLUGA's losses (MFT soft targets, INV, DIR); hard: cross-entropy "
-        "on one label per test (DIR tests left out).",
+        help="How tests become training targets: behaviour (each test's own expectation: a "
+        "label, the same answer as the original, a change in a direction) or hard (one label "
+        "per test; tests that expect a change are left out).",
     ),
     fail_above: float = typer.Option(
         20.0, "--fail-above", min=0.0, max=100.0, help="A topic fails above this rate (%)."
@@ -75,7 +82,7 @@ def fix_command(
     epochs: int = typer.Option(3, min=1, help="Fine-tuning epochs."),
     learning_rate: float = typer.Option(5e-6, help="Fine-tuning learning rate."),
     batch_size: int = typer.Option(8, min=1, help="Fine-tuning batch size."),
-    max_length: int = typer.Option(128, min=8, help="Maximum tokens."),
+    max_length: int = typer.Option(128, min=8, help="Tokens kept per text."),
     device: str = typer.Option("cpu", help="Where to fine-tune: cpu, cuda, cuda:1, ..."),
     task: str | None = typer.Option(None, "--task", help=TASK_HELP),
     labels: str | None = typer.Option(None, "--labels", help=LABELS_HELP),
@@ -83,21 +90,17 @@ def fix_command(
         False, "--json", help="Print the run (each round's report and why it stopped) as JSON."
     ),
 ) -> None:
-    """Rounds until a stop: fine-tune on the failing tests and as many i.i.d. examples,
-    re-test every topic, and report each topic's failure rate before and after (fixed /
-    broken); stop after --rounds, or when a round fixes (or lowers) no failing topic, no topic
-    fails, or i.i.d. accuracy falls more than --iid-tolerance points."""
-    from testaug.core.errors import InputError, Problem
+    """Fine-tune a model on the tests it fails, in rounds: each round trains on the failing
+    tests and as many ordinary examples, re-tests every topic and reports each topic's failure
+    rate before and after (fixed / broken). It stops after --rounds, or when a round fixes (or
+    lowers) no failing topic, no topic fails, or accuracy on the ordinary examples falls more
+    than --iid-tolerance points."""
     from testaug.evaluation.finetune import FineTuneConfig
-    from testaug.steps.fix import FixOptions, fix_files
+    from testaug.steps.fix import FixConfig, fix_files
 
-    for value, allowed, option in (
-        (trainer, ("behaviour", "hard"), "--trainer"),
-        (continue_from, ("best-iid", "first"), "--continue-from"),
-    ):
-        if value not in allowed:
-            raise InputError(Problem(f"{value!r}: expected {' or '.join(allowed)}", field=option))
-    options = FixOptions(
+    options = build_config(
+        FixConfig,
+        flags={"topics": "--topic"},
         work=work,
         iid=iid,
         tree=tree,
@@ -106,7 +109,8 @@ def fix_command(
         iid_eval=iid_eval,
         topics=tuple(topic),
         seeds=seeds,
-        config=FineTuneConfig(
+        config=build_config(
+            FineTuneConfig,
             epochs=epochs,
             learning_rate=learning_rate,
             batch_size=batch_size,
@@ -116,13 +120,14 @@ def fix_command(
         task=task,
         labels=labels,
         fail_above=fail_above,
-        trainer=trainer,  # type: ignore[arg-type]  # checked above
-        continue_from=continue_from,  # type: ignore[arg-type]
+        trainer=trainer,
+        continue_from=continue_from,
         rounds=rounds,
         iid_tolerance=iid_tolerance,
     )
     with err_console.status("fixing") as status:
-        loop = fix_files(options, on_progress=lambda message: status.update(message))
+        done = fix_files(options, on_progress=lambda message: status.update(message))
+    loop = done.summary.loop
     if as_json:
         typer.echo(json.dumps(loop.model_dump(mode="json")))
         return
@@ -260,7 +265,7 @@ def print_loop(loop: FixLoop) -> None:
     )
     folder = Path(last.checkpoint).parent
     console.print(
-        f"next: `testaug adapt {folder / SCORED_TREE_FILE} --model hf:{last.checkpoint} ...` "
-        "finds new failures; `testaug fix` again starts from this checkpoint",
+        f"next: `testaug tree adapt {folder / SCORED_TREE_FILE} --model hf:{last.checkpoint} "
+        "...` finds new failures; `testaug tree fix` again starts from this checkpoint",
         highlight=False,
     )

@@ -1,4 +1,4 @@
-"""`testaug generalize`: BeLUGA's cross-functional analysis. Train a classifier in each
+"""`testaug evaluate generalization`: BeLUGA's cross-functional analysis. Train a classifier in each
 configuration with each method, and score every functionality seen and unseen (left out
 alone, with its class, with its test type); the G table over seeds."""
 
@@ -29,78 +29,102 @@ def _numbers(text: str, kind: type) -> tuple:
 
 
 def generalize_command(
-    suite: Path = typer.Option(..., "--suite", help="The suite's cases (JSONL)."),
+    suite: Path = typer.Option(
+        ..., "--suite", help="The suite's cases (JSONL): the tests trained and scored on."
+    ),
     iid: Path = typer.Option(
         ...,
         "--iid",
-        help="i.i.d. examples (JSONL with text, label): the training half; the other half "
-        "scores s_iid unless --iid-test is given.",
+        help="Ordinary labelled examples (i.i.d.; JSONL with text, label): half of them train "
+        "the model, the other half measure its accuracy, unless --iid-test is given.",
     ),
     iid_test: Path | None = typer.Option(
-        None, "--iid-test", help="i.i.d. test examples (then all of --iid trains)."
+        None,
+        "--iid-test",
+        help="Ordinary labelled examples to measure accuracy on (then all of --iid trains).",
     ),
     perturbed: Path | None = typer.Option(
         None,
         "--perturbed",
-        help="INV and DIR tests of the suite (perturbed.jsonl of a run folder).",
+        help="The suite's perturbation tests (perturbed.jsonl of a run folder): changed "
+        "copies of cases that should keep, or change, the model's answer.",
     ),
     model: str = typer.Option(
         ...,
         "--model",
-        help="A Hugging Face classifier: hf:PATH_OR_ID[?labels=neg,pos], a path or hub id, "
-        "or minilm (the shipped MiniLM encoder with a new head).",
+        help="The model under test, a Hugging Face classifier: hf:PATH_OR_ID[?labels=neg,pos], "
+        "a path or hub id, or minilm (the shipped MiniLM encoder with a new head).",
     ),
     configs: str = typer.Option(
-        "IID->T,IID+T,IID->(IID+T)", "--configs", help="Configurations (BL-6), comma-separated."
+        "IID->T,IID+T,IID->(IID+T)",
+        "--configs",
+        help="How training uses the ordinary examples (IID) and the suite's tests (T), "
+        "comma-separated: IID->T (the examples, then the tests), IID+T (both mixed), "
+        "IID->(IID+T) (the examples, then both mixed).",
     ),
     methods: str = typer.Option(
         "vanilla",
         "--methods",
-        help="Methods (BL-11): vanilla, l2, dropout, lp, lp_ft, group_dro, irm, fish; comma-separated.",
+        help="Training methods, comma-separated: vanilla, l2, dropout, lp (train the head "
+        "only), lp_ft (the head, then everything), group_dro, irm, fish.",
     ),
     scenarios: str = typer.Option(
-        "seen,func,class,type", "--scenarios", help="Evaluations: seen, func, class, type."
+        "seen,func,class,type",
+        "--scenarios",
+        help="What is held out of training when a functionality (a description) is scored, "
+        "comma-separated: seen (nothing), func (the functionality), class (its capability), "
+        "type (its test type).",
     ),
     no_standard: bool = typer.Option(
-        False, "--no-standard", help="Skip the IID model's standard evaluation."
+        False,
+        "--no-standard",
+        help="Skip scoring the baseline, a model trained on the ordinary examples only.",
     ),
-    seeds: int = typer.Option(1, "--seeds", min=1, help="Runs with seeds 42, 43, ..."),
+    seeds: int = typer.Option(1, "--seeds", min=1, help="Runs, with seeds 42, 43, ..."),
     per_functionality: int | None = typer.Option(
         None, "--per-functionality", min=2, help="Use at most this many cases per functionality."
     ),
-    labels: str | None = typer.Option(None, "--labels", help="Task labels, comma-separated."),
-    test_fraction: float = typer.Option(0.5, min=0.05, max=0.95),
-    epochs: int = typer.Option(3, min=1),
-    learning_rate: float = typer.Option(2e-5),
-    batch_size: int = typer.Option(16, min=1),
-    max_length: int = typer.Option(128, min=8),
-    device: str = typer.Option("cpu", help="cpu, cuda, ..."),
+    labels: str | None = typer.Option(None, "--labels", help="The task's labels, comma-separated."),
+    test_fraction: float = typer.Option(
+        0.5, min=0.05, max=0.95, help="The share of the suite's tests held out for scoring."
+    ),
+    epochs: int = typer.Option(3, min=1, help="Fine-tuning epochs."),
+    learning_rate: float = typer.Option(2e-5, help="Fine-tuning learning rate."),
+    batch_size: int = typer.Option(16, min=1, help="Fine-tuning batch size."),
+    max_length: int = typer.Option(128, min=8, help="Tokens kept per text."),
+    device: str = typer.Option("cpu", help="Where to fine-tune: cpu, cuda, cuda:1, ..."),
     select: bool = typer.Option(
         False,
         "--select",
-        help="Tune each pair's suite step on T_val (BL-12): half of the held-out tests "
-        "become T_val; the grid's best setting (suite score on T_val) is used everywhere.",
+        help="Tune how each configuration and method trains on the tests: half of the "
+        "held-out tests become a validation set, and the grid's setting that scores best on "
+        "it is used everywhere.",
     ),
     grid_learning_rates: str = typer.Option(
         "2e-5,3e-5,5e-5", "--grid-learning-rates", help="Learning rates tried with --select."
     ),
     grid_epochs: str = typer.Option("1,2,3", "--grid-epochs", help="Epochs tried with --select."),
     grid_batch_sizes: str = typer.Option(
-        "16", "--grid-batch-sizes", help="Batch sizes tried with --select (BeLUGA: 8,16)."
+        "16", "--grid-batch-sizes", help="Batch sizes tried with --select (BeLUGA tried 8,16)."
     ),
     significance_trials: int = typer.Option(
-        10_000, "--trials", min=100, help="Randomization trials of the tests against IID."
+        10_000,
+        "--trials",
+        min=100,
+        help="Random shuffles of the significance test against the baseline.",
     ),
     output: Path | None = typer.Option(
         None, "-o", "--output", help="Write the report here (crossfunctional.json)."
     ),
 ) -> None:
-    """G scores (BeLUGA's equation 8) of every configuration-method pair, seen and unseen,
-    mean ± standard deviation over seeds; the report (with every functionality's pass rate)
-    as JSON."""
-    from testaug.steps.generalize import GeneralizeOptions, generalize_files
+    """How well training on some tests carries over to tests held out of training: for each
+    configuration and method, the generalization score G (the harmonic mean of the pass rate
+    on the suite and the accuracy on ordinary examples), on seen and held-out tests, mean ±
+    standard deviation over seeds; the report (every functionality's pass rate too) as JSON."""
+    from testaug.evaluation.crossfunctional import CROSSFUNCTIONAL_FILE, read_report
+    from testaug.steps.generalize import GeneralizeConfig, generalize_files
 
-    options = GeneralizeOptions(
+    options = GeneralizeConfig(
         configurations=_names(configs),
         methods=_names(methods),
         scenarios=_names(scenarios),
@@ -121,12 +145,13 @@ def generalize_command(
         significance_trials=significance_trials,
     )
     with TemporaryDirectory(prefix="testaug-generalize-") as work:
-        target = output or Path(work) / "crossfunctional.json"
+        target = output or Path(work) / CROSSFUNCTIONAL_FILE
         with err_console.status("generalize") as status:
-            report = generalize_files(
+            done = generalize_files(
                 suite, iid, model, target, iid_test=iid_test, perturbed=perturbed, options=options,
                 on_progress=lambda message: status.update(message),
             )  # fmt: skip
+        report = read_report(done.path)
     print_g_table(report)
     if output is not None:
         err_console.print(f"wrote {output}")
@@ -136,18 +161,19 @@ MARKS = {"above": ("▲", "green"), "below": ("▼", "red"), "": ("", "")}
 
 
 def print_g_table(report: CrossFunctionalReport) -> None:
-    """The G table: i.i.d. score and G per scenario and their mean, in percent; ▲ (green)
-    and ▼ (red) mark scores significantly above or below the IID baseline's (BL-13)."""
+    """The G table: accuracy on the ordinary examples and G per scenario and their mean, in
+    percent; ▲ (green) and ▼ (red) mark scores significantly above or below the baseline's
+    (the model trained on the ordinary examples only)."""
     from testaug.evaluation.crossfunctional import PAIR_SCENARIOS
 
     table = Table(
-        title=f"G (Eq. 8) in %, mean ± std over seeds {list(report.seeds)}",
+        title=f"generalization score G in %, mean ± std over seeds {list(report.seeds)}",
         title_justify="left",
         caption="▲ / ▼: significantly above / below the IID baseline (p < 0.05; G: "
-        "randomization test, s_iid: binomial test)",
+        "randomization test, accuracy: binomial test)",
         caption_justify="left",
     )
-    columns = ["", "s_iid", "G standard", *(f"G {s}" for s in PAIR_SCENARIOS), "Avg"]
+    columns = ["", "accuracy", "G standard", *(f"G {s}" for s in PAIR_SCENARIOS), "Avg"]
     for column in columns:
         table.add_column(column, justify="left" if not column else "right")
 
@@ -185,13 +211,14 @@ def print_g_table(report: CrossFunctionalReport) -> None:
 
 
 def print_selection(report: CrossFunctionalReport) -> None:
-    """Each pair's settings tried on T_val with their T_val suite score; ✓ the chosen one."""
+    """Each pair's settings tried on the validation tests with their pass rate there; ✓ the
+    chosen one."""
     chosen = [pair for pair in report.pairs if pair.selection is not None]
     if not chosen:
         return
-    table = Table(title="Selected on T_val (BL-12)", title_justify="left")
-    for column in ("", "setting", "T_val s_T %", "chosen"):
-        table.add_column(column, justify="right" if column == "T_val s_T %" else "left")
+    table = Table(title="Settings chosen on the validation tests (--select)", title_justify="left")
+    for column in ("", "setting", "validation pass rate %", "chosen"):
+        table.add_column(column, justify="left" if column in ("", "setting", "chosen") else "right")
     for pair in chosen:
         assert pair.selection is not None
         for index, score in enumerate(pair.selection.scores):

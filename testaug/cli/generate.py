@@ -3,25 +3,23 @@
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, get_args
+from typing import Any
 
 import typer
 from pydantic import SecretStr
 from rich.table import Table
 
 from testaug.cli.console import console, err_console, progress
-from testaug.core.errors import InputError, Problem
+from testaug.cli.options import build_config, renamed_option
 from testaug.core.runs import sibling
 from testaug.core.secrets import split_userinfo
 from testaug.core.settings import Settings
-from testaug.generation.backends import BACKEND_KINDS, BACKENDS, Backend
-from testaug.generation.backends.openai_compatible import Endpoint
+from testaug.generation.backends import BACKENDS, Backend
 from testaug.generation.parsing import REJECT_REASONS
-from testaug.generation.sampling import GenerationResult, GenerationSettings
+from testaug.generation.sampling import GenerationConfig, GenerationResult
 from testaug.steps.augment import (
-    BackendSpec,
+    BackendConfig,
     Generation,
     PromptPlan,
     PromptSet,
@@ -31,8 +29,6 @@ from testaug.steps.augment import (
     read_seed_cases,
 )
 
-ENDPOINTS: tuple[str, ...] = get_args(Endpoint)
-
 SOURCE = typer.Argument(
     ...,
     metavar="CASES_OR_SUITE",
@@ -41,12 +37,16 @@ SOURCE = typer.Argument(
 BASE_URL = typer.Option(
     None, help="OpenAI-compatible server URL (default: $OPENAI_BASE_URL, else OpenAI)."
 )
-MODEL = typer.Option(
-    None, help="Model id (openai), or a model path (local; default: the embedded SmolLM2)."
+LLM = typer.Option(
+    None,
+    "--llm",
+    help="The LLM: a model id on the server (openai backend), or a model folder (local "
+    "backend; default: the embedded SmolLM2).",
 )
 PROMPT_FILE = typer.Option(
     None, "--prompt", help="A prompt file (default: the shipped one for the task)."
 )
+ENDPOINT = typer.Option("completions", help="The openai backend's endpoint: completions or chat.")
 CAPABILITY = typer.Option([], help="Only these capabilities (repeat the option for several).")
 PER_TEMPLATE = typer.Option(
     20, min=1, help="For a suite: cases sampled per template to draw seeds from."
@@ -61,11 +61,13 @@ def generate_command(
     output: Path = typer.Option(..., "-o", "--output", help="Where to write candidates (JSONL)."),
     backend: str = typer.Option("local", help=f"LLM backend: {' or '.join(BACKENDS)}."),
     base_url: str | None = BASE_URL,
-    model: str | None = MODEL,
-    endpoint: str = typer.Option("completions", help="openai endpoint: completions or chat."),
+    llm: str | None = LLM,
+    endpoint: str = ENDPOINT,
     prompt_file: Path | None = PROMPT_FILE,
     prompts_per_description: int = typer.Option(10, min=1, help="Prompts per description."),
-    seeds_per_prompt: int = typer.Option(3, "--seeds-per-prompt", "-k", min=1),
+    seeds_per_prompt: int = typer.Option(
+        3, "--seeds-per-prompt", min=1, help="Seed cases shown as examples in each prompt."
+    ),
     samples: int = typer.Option(5, min=1, help="Completions asked per prompt."),
     seed: int = typer.Option(0, help="Seed of the seed-case sampling."),
     capability: list[str] = CAPABILITY,
@@ -78,8 +80,16 @@ def generate_command(
     max_attempts: int = typer.Option(6, min=1, help="Tries per request on timeouts, 429, 5xx."),
     cache: Path | None = CACHE,
     dry_run: bool = typer.Option(False, "--dry-run", help="Print the first prompt; send nothing."),
+    old_model: str | None = typer.Option(None, "--model", hidden=True),
+    old_k: int | None = typer.Option(None, "-k", min=1, hidden=True),
 ) -> None:
     """Generate candidate test cases from seed cases with an LLM, and parse them by brackets."""
+    llm = renamed_option(
+        llm, old_model, old="--model", new="--llm", default=None, command="generate"
+    )
+    seeds_per_prompt = renamed_option(
+        seeds_per_prompt, old_k, old="-k", new="--seeds-per-prompt", default=3, command="generate"
+    )
     settings = Settings()
     plan = PromptPlan(
         prompts_per_description=prompts_per_description,
@@ -93,8 +103,8 @@ def generate_command(
     if dry_run:
         _print_dry_run(prompt_set, samples, backend)
         return
-    spec, llm = backend_from_options(backend, model, base_url, endpoint, timeout, settings)
-    generation = GenerationSettings(
+    spec, client = backend_from_options(backend, llm, base_url, endpoint, timeout, settings)
+    generation = GenerationConfig(
         samples=samples,
         temperature=temperature,
         max_tokens=max_tokens,
@@ -105,7 +115,7 @@ def generate_command(
     done = _generate(
         prompt_set,
         output,
-        llm,
+        client,
         spec,
         generation,
         plan,
@@ -120,8 +130,8 @@ def _generate(
     prompt_set: PromptSet,
     output: Path,
     llm: Backend,
-    spec: BackendSpec,
-    generation: GenerationSettings,
+    spec: BackendConfig,
+    generation: GenerationConfig,
     plan: PromptPlan,
     **options: Any,
 ) -> Generation:
@@ -159,15 +169,17 @@ def backend_from_options(
     endpoint: str,
     timeout: float,
     settings: Settings,
-) -> tuple[BackendSpec, Backend]:
+) -> tuple[BackendConfig, Backend]:
     """The LLM backend the options name, and its spec (what a run records): a base URL's
     user info is split off and passed to the backend, never into the spec."""
     url, userinfo = split_userinfo(base_url or settings.base_url or "")
-    spec = BackendSpec(
-        kind=_choice(kind, BACKEND_KINDS.names(), "--backend"),
+    spec = build_config(
+        BackendConfig,
+        flags={"kind": "--backend", "model": "--llm"},
+        kind=kind,
         model=model,
         base_url=url or None,
-        endpoint=_choice(endpoint, ENDPOINTS, "--endpoint"),  # type: ignore[arg-type]
+        endpoint=endpoint,
         timeout=timeout,
     )
     backend = connect_backend(
@@ -177,13 +189,6 @@ def backend_from_options(
         userinfo=SecretStr(userinfo) if userinfo else settings.base_url_userinfo,
     )
     return spec, backend
-
-
-def _choice(value: str, allowed: Sequence[str], option: str) -> str:
-    """The value of an option, or an error naming the option and what it may be."""
-    if value not in allowed:
-        raise InputError(Problem(f"expected {' or '.join(allowed)}", field=option))
-    return value
 
 
 def _print_summary(result: GenerationResult, output: Path) -> None:

@@ -1,5 +1,6 @@
-"""`testaug lexicon`: suggested words (from `testaug suggest -o`) reviewed in the terminal or
-Label Studio, and the kept ones written into the suite's lexicon files."""
+"""`testaug review words` (once `testaug lexicon review|push|pull|apply`, still
+`lexicon_app`): suggested words (from `testaug lexicon suggest -o`) reviewed in the terminal
+or Label Studio, and the kept ones written into the suite's lexicon files."""
 
 from __future__ import annotations
 
@@ -26,7 +27,7 @@ lexicon_app = typer.Typer(
 )
 
 SUGGESTIONS = typer.Argument(
-    ..., metavar="SUGGESTIONS", help="Word suggestions (JSONL, from testaug suggest -o)."
+    ..., metavar="SUGGESTIONS", help="Word suggestions (JSONL, from testaug lexicon suggest -o)."
 )
 SUITE = typer.Option(
     ...,
@@ -68,14 +69,14 @@ def review_command(
         verdicts,
         **terminal_reviewer(annotator),
     )
-    session = done.session
+    session = done.summary
     console.print(
         f"[green]{session.judged:,} judged[/] ({session.kept:,} kept, {session.dropped:,} "
         f"dropped), {session.skipped:,} skipped, {session.remaining:,} left, "
-        f"{done.already_in:,} already in the lexicons; saved to {verdicts}",
+        f"{session.already_in:,} already in the lexicons; saved to {verdicts}",
         highlight=False,
     )
-    _print_written(done.written)
+    _print_written(session.written)
 
 
 @lexicon_app.command("push")
@@ -90,18 +91,19 @@ def push_command(
     """Send suggested words to a Label Studio project, one task per word in its sentence,
     with a choice per --into lexicon and one to drop it (each word once, however often it is
     pushed; words the lexicons hold are left out)."""
-    from testaug.steps.annotate import connect_label_studio
     from testaug.steps.lexicon_review import push_words_file
+    from testaug.steps.review import connect_label_studio
 
     project = project or default_project(suggestions_path)
-    pushed, already_in = push_words_file(
+    pushed = push_words_file(
         suggestions_path,
         resolve_suite(suite),
         into,
         studio=connect_label_studio(url, api_key),
         project=project,
     )
-    print_pushed("words", project, pushed, f", {already_in:,} already in the lexicons")
+    summary = pushed.summary
+    print_pushed("words", project, summary, f", {summary.already_in:,} already in the lexicons")
 
 
 @lexicon_app.command("pull")
@@ -115,23 +117,23 @@ def pull_command(
 ) -> None:
     """Bring people's verdicts on words back from Label Studio into the verdicts file and
     write the kept words into the suite's lexicon files."""
-    from testaug.steps.annotate import connect_label_studio
     from testaug.steps.lexicon_review import pull_into_lexicons
+    from testaug.steps.review import connect_label_studio
 
     verdicts = verdicts or default_verdicts(suggestions_path)
     project = project or default_project(suggestions_path)
     done = pull_into_lexicons(
         _writable_suite(suite), verdicts, studio=connect_label_studio(url, api_key), project=project
     )
-    reading = done.reading
+    pulled = done.summary
     console.print(
-        f"[green]pulled[/] project {project!r}: {len(reading.verdicts):,} verdicts "
-        f"({done.fresh:,} new or changed), {reading.cancelled:,} skipped, "
-        f"{reading.unanswered:,} without a verdict; saved to {verdicts}",
+        f"[green]pulled[/] project {project!r}: {pulled.verdicts:,} verdicts "
+        f"({pulled.fresh:,} new or changed), {pulled.cancelled:,} skipped, "
+        f"{pulled.unanswered:,} without a verdict; saved to {verdicts}",
         highlight=False,
     )
-    print_problems(reading.problems)
-    _print_written(done.written)
+    print_problems(pulled.problems)
+    _print_written(pulled.written)
 
 
 @lexicon_app.command("apply")
@@ -143,7 +145,7 @@ def apply_command(
     there are left out)."""
     from testaug.steps.lexicon_review import apply_verdicts
 
-    _print_written(apply_verdicts(_writable_suite(suite), verdicts))
+    _print_written(apply_verdicts(_writable_suite(suite), verdicts).summary.written)
 
 
 def _writable_suite(suite: str) -> Path:

@@ -1,6 +1,6 @@
-"""`testaug patch-eval`: which of two suites finds more errors? Fine-tune the model under
-test on part of each and compare the error on the same held-out cases (TestAug's
-patching protocol), or run BeLUGA's generalization splits."""
+"""`testaug evaluate patching`: which of two suites finds more errors? Fine-tune the model
+under test on part of each and compare the error on the same held-out cases (TestAug's
+patching protocol), or hold out whole functionalities, classes or test types instead."""
 
 from __future__ import annotations
 
@@ -13,8 +13,9 @@ import typer
 from rich.table import Table
 
 from testaug.cli.console import console, err_console
-from testaug.core.errors import InputError, Problem
+from testaug.cli.options import build_config
 from testaug.core.jsonl import read_json
+from testaug.core.run_folder import RunFolder
 
 if TYPE_CHECKING:
     from testaug.evaluation.patching_report import PatchingReport
@@ -26,33 +27,43 @@ def patch_eval_command(
     model: str = typer.Option(
         ...,
         "--model",
-        help="A Hugging Face classifier: hf:PATH_OR_ID[?labels=neg,pos], a path or hub id, "
-        "or minilm (the shipped MiniLM encoder with a new head).",
+        help="The model under test, a Hugging Face classifier: hf:PATH_OR_ID[?labels=neg,pos], "
+        "a path or hub id, or minilm (the shipped MiniLM encoder with a new head).",
     ),
-    seeds: int = typer.Option(1, "--seeds", min=1, help="Runs with seeds 42, 43, ..."),
-    split: str = typer.Option("random", "--split", help="random, func, class or type."),
+    seeds: int = typer.Option(1, "--seeds", min=1, help="Runs, with seeds 42, 43, ..."),
+    split: str = typer.Option(
+        "random",
+        "--split",
+        help="Which cases are held out for testing: random cases, or whole functionalities "
+        "(func), capabilities (class) or test types (type).",
+    ),
     iid: Path | None = typer.Option(
-        None, "--iid", help="An i.i.d. evaluation set (JSONL with text, label) for the G score."
+        None,
+        "--iid",
+        help="Ordinary labelled examples (JSONL with text, label), to also score the "
+        "generalization of each patched model.",
     ),
-    test_fraction: float = typer.Option(0.5, min=0.05, max=0.95),
-    epochs: int = typer.Option(3, min=1, help="Fine-tuning epochs (paper: 3)."),
-    learning_rate: float = typer.Option(5e-6, help="Fine-tuning learning rate (paper: 5e-6)."),
-    batch_size: int = typer.Option(8, min=1, help="Fine-tuning batch size (paper: 8)."),
-    max_length: int = typer.Option(128, min=8, help="Maximum tokens (paper: 128)."),
+    test_fraction: float = typer.Option(
+        0.5, min=0.05, max=0.95, help="The share of cases held out for testing."
+    ),
+    epochs: int = typer.Option(3, min=1, help="Fine-tuning epochs (TestAug used 3)."),
+    learning_rate: float = typer.Option(
+        5e-6, help="Fine-tuning learning rate (TestAug used 5e-6)."
+    ),
+    batch_size: int = typer.Option(8, min=1, help="Fine-tuning batch size (TestAug used 8)."),
+    max_length: int = typer.Option(128, min=8, help="Tokens kept per text (TestAug used 128)."),
     as_json: bool = typer.Option(False, "--json", help="Print the report as JSON."),
     output: Path | None = typer.Option(None, "-o", "--output", help="Also write the JSON here."),
 ) -> None:
-    """ERR% on the same test split before and after fine-tuning on A and on B, mean and
-    standard deviation over seeds, overall and per capability."""
-    from testaug.steps.measure import PatchingOptions, patch_suites
+    """Which of two suites finds more errors: the model's error rate on the same held-out
+    cases before and after fine-tuning on suite A and on suite B (mean and standard
+    deviation over seeds, overall and per capability)."""
+    from testaug.steps.measure import PatchingConfig, patch_suites
 
-    if split not in ("random", "func", "class", "type"):
-        raise InputError(
-            Problem(f"unknown split {split!r}: random, func, class or type", field="split")
-        )
-    options = PatchingOptions(
+    options = build_config(
+        PatchingConfig,
         seeds=seeds,
-        split=split,  # type: ignore[arg-type]  # checked above
+        split=split,
         test_fraction=test_fraction,
         epochs=epochs,
         learning_rate=learning_rate,
@@ -60,7 +71,7 @@ def patch_eval_command(
         max_length=max_length,
     )
     with TemporaryDirectory(prefix="testaug-patch-") as work:
-        target = output or Path(work) / "patching.json"
+        target = output or RunFolder(Path(work)).patching
         with err_console.status("patching") as status:
             patch_suites(
                 suite_a, suite_b, model, target, options=options, iid_path=iid,

@@ -75,8 +75,9 @@ def rank_command(
     ),
     batch_size: int = typer.Option(64, min=1, help="Candidates scored per batch."),
 ) -> None:
-    """Score candidates with every member and order them by Borda count, likely invalid first;
-    the ensemble's calibration evidence is written beside (`<output>.calibration.json`)."""
+    """Order candidates, the likeliest invalid first: every ranker of the ensemble scores
+    them and their rankings are combined (Borda count); the ensemble's calibration evidence is
+    written beside (`<output>.calibration.json`)."""
     from itertools import islice
 
     from testaug.steps.rank import rank_candidates
@@ -117,7 +118,9 @@ def evaluate_command(
     ),
     as_json: bool = typer.Option(False, "--json", help="Print one JSON object."),
 ) -> None:
-    """Review effort to reach the target accuracy: ensemble, members, random and oracle order."""
+    """How much review the rankers save: the share of candidates people must review, in the
+    ensemble's order, to reach the target accuracy, beside each ranker's own order, a random
+    order and a perfect one (oracle)."""
     from rankers.ensemble import Ensemble
     from rankers.evaluation import (
         calibration_check,

@@ -23,7 +23,7 @@ def report_command(
         "report.html) and exit; exits 0 with a message where that cannot be done.",
     ),
 ) -> None:
-    """Write the run's report from the files its stages wrote (see README, "Reports")."""
+    """Write the run's report from the files its stages wrote (see docs/how-to/evaluate.md)."""
     if install_browser:
         _install_browser()
         return

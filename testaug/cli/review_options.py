@@ -1,5 +1,4 @@
-"""What the review commands share (`testaug annotate`, `testaug suggestions`, `testaug
-lexicon`): the Label Studio connection options, the person at the terminal, and the
+"""What the review commands share (`testaug review candidates|tests|words`): the Label Studio connection options, the person at the terminal, and the
 lines on a push and the warnings of a pull."""
 
 from __future__ import annotations

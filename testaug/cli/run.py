@@ -11,6 +11,7 @@ import typer
 from rich.table import Table
 
 from testaug.cli.console import console, err_console
+from testaug.cli.options import renamed_option
 from testaug.core.errors import TestAugError
 from testaug.core.fault_logs import quiet_expected_faults
 from testaug.core.run_sizes import SIZES
@@ -80,10 +81,15 @@ def run_command(
     base_url: str | None = typer.Option(
         None, help="OpenAI-compatible server URL (default: $OPENAI_BASE_URL, else OpenAI)."
     ),
-    generator_model: str | None = typer.Option(
-        None, "--generator-model", help="The LLM's model id (openai) or path (local)."
+    llm: str | None = typer.Option(
+        None,
+        "--llm",
+        help="The LLM: a model id on the server (openai backend), or a model folder (local "
+        "backend; default: the embedded SmolLM2).",
     ),
-    endpoint: str = typer.Option("completions", help="openai endpoint: completions or chat."),
+    endpoint: str = typer.Option(
+        "completions", help="The openai backend's endpoint: completions or chat."
+    ),
     rankers: str = typer.Option(
         "offline",
         help="A trained ensemble folder, or a config (offline, paper, a YAML file) to train "
@@ -134,10 +140,14 @@ def run_command(
         help="What the headline error rates rest on: verified (template seeds, cases accepted "
         "by people, their expansions) or all (ranker-accepted cases too).",
     ),
+    old_generator_model: str | None = typer.Option(None, "--generator-model", hidden=True),
 ) -> None:
     """Run the whole pipeline as a Prefect flow: seed cases, generation, ranking, annotation,
     template expansion, diversity, evaluation, and the HTML report."""
     started = time.perf_counter()
+    llm = renamed_option(
+        llm, old_generator_model, old="--generator-model", new="--llm", default=None, command="run"
+    )
     chosen, task_of_suite = chosen_suite(task, suite)
     # The URL's user info travels in the environment, which the generate task reads: never
     # in the configuration, which Prefect stores as the flow run's parameters.
@@ -151,7 +161,7 @@ def run_command(
             "size": size,
             "generator": {
                 "kind": backend,
-                "model": generator_model,
+                "model": llm,
                 "base_url": url or None,
                 "endpoint": endpoint,
             },

@@ -1,5 +1,6 @@
-"""`testaug suggestions`: people's verdicts on a round of suggestions (the terminal or Label
-Studio), and the accepted suggestions added to the test tree."""
+"""`testaug review tests` (once `testaug suggestions`, still `suggestions_app`): people's
+verdicts on a round of suggested tests (the terminal or Label Studio), and the accepted
+suggestions added to the test tree."""
 
 from __future__ import annotations
 
@@ -25,7 +26,7 @@ suggestions_app = typer.Typer(
 )
 
 SUGGESTIONS = typer.Argument(
-    ..., metavar="SUGGESTIONS", help="Suggestions of a round (JSONL, from testaug adapt)."
+    ..., metavar="SUGGESTIONS", help="Suggestions of a round (JSONL, from testaug tree adapt)."
 )
 TREE = typer.Option(..., "--tree", help="The test tree (JSONL) accepted suggestions join.")
 VERDICTS = typer.Option(
@@ -55,14 +56,14 @@ def review_command(
         verdicts,
         **terminal_reviewer(annotator),
     )
-    session = done.session
+    session = done.summary
     console.print(
         f"[green]{session.judged:,} judged[/] ({session.accepted:,} accepted, "
         f"{session.invalid:,} invalid, {session.off_topic:,} off-topic), "
         f"{session.skipped:,} skipped, {session.remaining:,} left; saved to {verdicts}",
         highlight=False,
     )
-    _print_tree(done.tree)
+    _print_tree(session.tree)
 
 
 @suggestions_app.command("push")
@@ -74,14 +75,14 @@ def push_command(
 ) -> None:
     """Send suggestions to a Label Studio project, in failure order (each suggestion once,
     however often it is pushed)."""
-    from testaug.steps.annotate import connect_label_studio
+    from testaug.steps.review import connect_label_studio
     from testaug.steps.suggestion_review import push_suggestions_file
 
     project = project or default_project(suggestions_path)
     pushed = push_suggestions_file(
         suggestions_path, studio=connect_label_studio(url, api_key), project=project
     )
-    print_pushed("suggestions", project, pushed)
+    print_pushed("suggestions", project, pushed.summary)
 
 
 @suggestions_app.command("pull")
@@ -95,7 +96,7 @@ def pull_command(
 ) -> None:
     """Bring people's verdicts back from Label Studio into the verdicts file and add the
     accepted suggestions to the tree."""
-    from testaug.steps.annotate import connect_label_studio
+    from testaug.steps.review import connect_label_studio
     from testaug.steps.suggestion_review import pull_into_tree
 
     verdicts = verdicts or default_verdicts(suggestions_path)
@@ -107,16 +108,16 @@ def pull_command(
         project=project,
         suggestions_path=suggestions_path,
     )
-    reading = done.reading
+    pulled = done.summary
     console.print(
-        f"[green]pulled[/] project {project!r}: {len(reading.verdicts):,} verdicts "
-        f"({done.verdicts.added:,} new, {done.verdicts.changed:,} changed), "
-        f"{reading.cancelled:,} skipped, {reading.unanswered:,} without a verdict; "
+        f"[green]pulled[/] project {project!r}: {pulled.verdicts:,} verdicts "
+        f"({pulled.added:,} new, {pulled.changed:,} changed), "
+        f"{pulled.cancelled:,} skipped, {pulled.unanswered:,} without a verdict; "
         f"saved to {verdicts}",
         highlight=False,
     )
-    print_problems(reading.problems)
-    _print_tree(done.tree)
+    print_problems(pulled.problems)
+    _print_tree(pulled.tree)
 
 
 def _print_tree(update: TreeUpdate) -> None:

@@ -1,4 +1,5 @@
-"""`testaug templates induce`: new templates from accepted generated cases."""
+"""`testaug templates induce`: new templates from accepted generated cases (the group
+`testaug templates` is put together in testaug/cli/groups.py)."""
 
 from __future__ import annotations
 
@@ -26,10 +27,11 @@ def induce_command(
     ),
 ) -> None:
     """Turn reused slot words of the seed cases back into slots: one template per case.
-    Writes the templates as a suite (source `expansion`) that `testaug expand` takes."""
+    Writes the templates as a suite (source `expansion`) that `testaug templates expand` takes."""
+    from testaug.core.run_folder import RunFolder
     from testaug.steps.grow import induce_templates_file
 
-    cases = cases or accepted_path.with_name("cases.jsonl")
+    cases = cases or RunFolder.of(accepted_path).cases
     with err_console.status("parsing the accepted cases and their seeds with spaCy"):
         induced = induce_templates_file(accepted_path, cases, output, suite=suite)
 

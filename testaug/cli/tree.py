@@ -4,11 +4,13 @@ scored on models, and re-tested to see which topics newly fail."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Literal
 
 import typer
 from rich.table import Table
 
 from testaug.cli.console import console, err_console
+from testaug.cli.options import choice
 from testaug.core.errors import InputError, Problem
 
 # AdaTest trees are read by people: a few cases per template, not every fill.
@@ -19,7 +21,7 @@ tree_app = typer.Typer(
     no_args_is_help=True,
 )
 
-MODEL_HELP = "A model spec: vader, spacy:NAME, hf:PATH[?labels=..], py:mod:fn."
+MODEL_HELP = "A model under test: vader, spacy:NAME, hf:PATH[?labels=..], py:MODULE:FUNCTION."
 TASK_HELP = "The task whose shipped suite gives the labels (sentiment, paraphrase, nli)."
 LABELS_HELP = "The task's labels, comma-separated (instead of --task)."
 LABEL_MAP_HELP = (
@@ -42,7 +44,10 @@ def from_suite_command(
     ),
     output: Path = typer.Option(..., "-o", "--output", help="Where to write the tree (JSONL)."),
     perturbed: Path | None = typer.Option(
-        None, "--perturbed", help="Perturbation cases (JSONL) to add as INV/DIR tests."
+        None,
+        "--perturbed",
+        help="Perturbed cases (JSONL, a run's perturbed.jsonl) to add as tests that a change "
+        "keeps, or changes, the answer.",
     ),
     per_template: int = typer.Option(
         DEFAULT_PER_TEMPLATE,
@@ -55,8 +60,9 @@ def from_suite_command(
         0,
         "--perturb",
         min=0,
-        help="Also CheckList's INV/DIR tests, as testaug evaluate runs them: cases each "
-        "perturbation perturbs (0: none).",
+        help="Also perturbation tests (a changed copy of a case should keep, or change, the "
+        "answer), as `testaug evaluate models` makes them: cases each perturbation changes "
+        "(0: none).",
     ),
     labels: str | None = typer.Option(
         None, "--labels", help="Cases: the task's labels, comma-separated (default: shipped)."
@@ -143,11 +149,10 @@ def export_command(
     from testaug.adaptive.tree_files import read_tree
     from testaug.adaptive.tree_jobs import tree_task_labels
 
-    if format not in ("label", "type"):
-        raise InputError(Problem("expected label or type", field="--format"))
+    columns = choice(Literal["label", "type"], format, "--format")
     task_labels = tree_task_labels(task, labels) if task or labels else None
     tree = read_tree(tree_path)
-    result = write_adatest_csv(output, tree, format=format, labels=task_labels)  # type: ignore[arg-type]
+    result = write_adatest_csv(output, tree, format=columns, labels=task_labels)
     console.print(f"[green]wrote[/] {result.rows:,} rows to {output}", highlight=False)
     changed = sum(note.written for note in result.notes)
     left_out = len(result.notes) - changed

@@ -45,7 +45,7 @@ _CATEGORY = {"noun": 1, "verb": 2, "adj": 3, "adv": 4}
 _LEXNAME_LINE = re.compile(r"^(\d\d)\t([a-z]+\.[A-Za-z]+)\s*\t")
 
 MISSING_HINT = (
-    "WordNet is not installed: run `testaug editor install-wordnet` "
+    "WordNet is not installed: run `testaug lexicon install-wordnet` "
     "(it needs Debian's wordnet-base package; see ENVIRONMENT.md)"
 )
 

@@ -31,7 +31,7 @@ from testaug.generation.rate_limit import RateLimiter
 logger = logging.getLogger(__name__)
 
 
-class GenerationSettings(Record):
+class GenerationConfig(Record):
     """Sampling and pacing of a generation run."""
 
     samples: int = Field(default=5, ge=1, description="completions asked per prompt")
@@ -86,7 +86,7 @@ def generate(
     template: PromptTemplate,
     backend: Backend,
     cache: ResponseCache,
-    settings: GenerationSettings,
+    settings: GenerationConfig,
     *,
     known_cases: Iterable[TestCase] = (),
     on_prompt_done: Callable[[], None] | None = None,
@@ -112,7 +112,7 @@ def generate(
 
 
 def request_for(
-    prompt: Prompt, template: PromptTemplate, settings: GenerationSettings
+    prompt: Prompt, template: PromptTemplate, settings: GenerationConfig
 ) -> CompletionRequest:
     """The request that asks for all of a prompt's samples."""
     return CompletionRequest(
@@ -129,7 +129,7 @@ def sample_prompts(
     template: PromptTemplate,
     backend: Backend,
     cache: ResponseCache,
-    settings: GenerationSettings,
+    settings: GenerationConfig,
     *,
     on_prompt_done: Callable[[], None] | None = None,
 ) -> tuple[dict[str, list[Completion]], GenerationStats]:

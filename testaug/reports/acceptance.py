@@ -17,6 +17,7 @@ from pathlib import Path
 
 from testaug.core.jsonl import parse_json, read_jsonl
 from testaug.core.records import Annotation, Calibration, RankedCandidate
+from testaug.core.run_folder import RunFolder
 from testaug.reports.blocks import Block, Heading, Table, Text
 from testaug.review.acceptance import (
     DEFAULT_CONFIDENCE,
@@ -62,8 +63,9 @@ class RunAcceptance:
 
 def read_run_acceptance(run_dir: Path) -> RunAcceptance:
     """The acceptance evidence of a run directory (every file optional)."""
-    annotations = read_annotations(run_dir / "annotations.jsonl")
-    ranked_path = run_dir / "ranked.jsonl"
+    run = RunFolder(run_dir)
+    annotations = read_annotations(run.annotations)
+    ranked_path = run.ranked
     ranked: list[RankedCandidate] = (
         list(read_jsonl(ranked_path, RankedCandidate)) if ranked_path.exists() else []
     )
@@ -73,7 +75,7 @@ def read_run_acceptance(run_dir: Path) -> RunAcceptance:
         for item in ranked
         if item.triage_basis and item.triage_basis.startswith("zero-shot")
     )
-    plan = _json_object(acceptance_path(run_dir / "annotations.jsonl"))
+    plan = _json_object(acceptance_path(run.annotations))
     target, confidence = _target(annotations, plan, run_dir)
     mode = plan.get("mode") or _manifest_argument(run_dir, "annotation")
     auto = any(a.origin == "ranker" and a.rule and AUTO_NOTE in a.rule for a in annotations)
@@ -123,7 +125,7 @@ def _json_object(path: Path) -> dict[str, object]:
 
 def _manifest_argument(run_dir: Path, name: str) -> object:
     """An argument of the run's manifest.json (`testaug run` writes one); None without it."""
-    arguments = _json_object(run_dir / "manifest.json").get("arguments")
+    arguments = _json_object(RunFolder(run_dir).manifest).get("arguments")
     return arguments.get(name) if isinstance(arguments, dict) else None
 
 
@@ -138,7 +140,7 @@ def auto_mode_notice(found: RunAcceptance, verdicts: Mapping[str, Verdict]) -> T
         f"ensemble accepted only what it can vouch for at the stated precision: "
         f"{len(found.by_rule):,} candidates, under rules whose out-of-fold precision reaches "
         f"{found.target:.0%} with {found.confidence:.0%} confidence; {max(waiting, 0):,} wait "
-        "for people (testaug annotate push or terminal). The accepted ones carry "
+        "for people (testaug review candidates push or terminal). The accepted ones carry "
         "accepted_by: ranker in suite.jsonl."
     )
     if found.rejected or found.without_rule:
@@ -186,7 +188,7 @@ def acceptance_blocks(found: RunAcceptance, verdicts: Mapping[str, Verdict]) -> 
                 "no labels of its own, so the ranking rests on the shipped prior and on "
                 "signals that do not depend on one generator's habits, and the ranker accepts "
                 "none of them unless the pooled rule was asked for. Label a random sample of "
-                "them first (testaug annotate push or terminal do so), then retrain.",
+                "them first (testaug review candidates push or terminal do so), then retrain.",
                 notice=True,
             )
         )

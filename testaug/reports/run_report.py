@@ -24,6 +24,7 @@ from testaug.adaptive.retest import TREE_REPORT_FILE, TreeReport
 from testaug.core.errors import InputError, Problem
 from testaug.core.jsonl import open_input, read_json, read_jsonl
 from testaug.core.records import Annotation
+from testaug.core.run_folder import RunFolder
 from testaug.core.triage import TriageReport, TriageSummary
 from testaug.diversity.measures import DiversityMeasures, DiversityRow, DiversitySummary
 from testaug.evaluation.crossfunctional import CROSSFUNCTIONAL_FILE, CrossFunctionalReport
@@ -43,30 +44,37 @@ from testaug.review.verdicts import Verdict, pairwise_agreement, status_counts
 
 SummaryT = TypeVar("SummaryT", bound=BaseModel)
 
+_LAYOUT = RunFolder(Path())  # a run folder's files, relative to it
+
 STAGE_FILES = {
-    "cases.jsonl": "seed cases from the template suite",
-    "candidates.jsonl": "generated candidates",
-    "candidates.rejects.jsonl": "generated replies rejected by the parser",
-    "ranked.jsonl": "candidates ranked by the validity ensemble",
-    "annotations.jsonl": "verdicts (people and ranker)",
-    "accepted.jsonl": "accepted generated cases (source llm)",
-    "templates.induced.jsonl": "templates induced from accepted cases",
-    "expanded.jsonl": "cases expanded from induced templates (source expansion)",
-    "suite.jsonl": "the suite: seed cases, accepted and expanded ones",
+    _LAYOUT.cases.name: "seed cases from the template suite",
+    _LAYOUT.candidates.name: "generated candidates",
+    _LAYOUT.candidate_rejects.name: "generated replies rejected by the parser",
+    _LAYOUT.ranked.name: "candidates ranked by the validity ensemble",
+    _LAYOUT.annotations.name: "verdicts (people and ranker)",
+    _LAYOUT.accepted.name: "accepted generated cases (source llm)",
+    _LAYOUT.induced_templates.name: "templates induced from accepted cases",
+    _LAYOUT.expanded.name: "cases expanded from induced templates (source expansion)",
+    _LAYOUT.suite.name: "the suite: seed cases, accepted and expanded ones",
 }
 
 
 # Every file a report reads: a folder with none of them is not a run.
 RUN_FILES = (
     *STAGE_FILES,
-    "verdicts.jsonl",
-    "ranked.calibration.json",
-    "annotations.acceptance.json",
-    "manifest.json",
-    "triage.json",
-    "diversity.json",
-    "evaluation.json",
-    "patching.json",
+    *(
+        path.name
+        for path in (
+            _LAYOUT.verdicts,
+            _LAYOUT.ranked_calibration,
+            _LAYOUT.annotation_acceptance,
+            _LAYOUT.manifest,
+            _LAYOUT.triage,
+            _LAYOUT.diversity,
+            _LAYOUT.evaluation,
+            _LAYOUT.patching,
+        )
+    ),
     TREE_REPORT_FILE,
     CROSSFUNCTIONAL_FILE,
     FIX_REPORT_FILE,
@@ -94,7 +102,8 @@ def _build(run_dir: Path) -> Report:
             Problem(f"no run files found (none of {', '.join(RUN_FILES)})", file=run_dir)
         )
     report = Report(title=f"testaug report: {run_dir.name}")
-    verdicts_path = run_dir / "verdicts.jsonl"
+    run = RunFolder(run_dir)
+    verdicts_path = run.verdicts
     verdicts = (
         {v.candidate_id: v for v in read_jsonl(verdicts_path, Verdict)}
         if verdicts_path.exists()
@@ -110,11 +119,11 @@ def _build(run_dir: Path) -> Report:
         report.add(*acceptance_blocks(acceptance, verdicts))
     _triage(report, run_dir)
     _diversity(report, run_dir)
-    evaluation = read_summary(run_dir / "evaluation.json", EvaluationSummary)
+    evaluation = read_summary(run.evaluation, EvaluationSummary)
     if evaluation is not None:
         report.add(*evaluation_section(evaluation))
-        report.add(*per_test_blocks(read_test_summary(run_dir / "evaluation.json", evaluation)))
-    patching = read_summary(run_dir / "patching.json", PatchingReport)
+        report.add(*per_test_blocks(read_test_summary(run.evaluation, evaluation)))
+    patching = read_summary(run.patching, PatchingReport)
     if patching is not None:
         report.add(*patching_section(patching))
     fix = read_summary(run_dir / FIX_REPORT_FILE, FixRound)
@@ -135,9 +144,10 @@ def write_report(run_dir: Path, output_dir: Path | None = None) -> WrittenReport
     output_dir = output_dir or run_dir
     report = _build(run_dir)
     output_dir.mkdir(parents=True, exist_ok=True)
-    markdown = output_dir / "report.md"
-    render_markdown(report, markdown, output_dir / "report_files")
-    html = output_dir / "report.html"
+    written = RunFolder(output_dir)
+    markdown = written.report_markdown
+    render_markdown(report, markdown, written.report_files)
+    html = written.report_html
     render_html(report, html)
     sections = tuple(b.text for b in report.blocks if isinstance(b, Heading) and b.level == 2)
     return WrittenReport(markdown, html, sections)
@@ -170,7 +180,7 @@ def _annotation(report: Report, run_dir: Path, verdicts: dict[str, Verdict]) -> 
     report.add(Heading("Annotation"))
     counts = status_counts(verdicts)
     report.add(Table(["status", "candidates"], [[k, f"{v:,}"] for k, v in counts.items()]))
-    annotations_path = run_dir / "annotations.jsonl"
+    annotations_path = RunFolder(run_dir).annotations
     if annotations_path.exists():
         agreements = pairwise_agreement(read_jsonl(annotations_path, Annotation))
         if agreements:
@@ -206,7 +216,7 @@ def _triage_row(name: str, triage: TriageReport) -> list[str]:
 
 
 def _triage(report: Report, run_dir: Path) -> None:
-    triage = read_summary(run_dir / "triage.json", TriageSummary)
+    triage = read_summary(RunFolder(run_dir).triage, TriageSummary)
     if triage is None:
         return
     report.add(Heading("Validity triage"))
@@ -253,7 +263,7 @@ def _diversity_row(name: str, measures: DiversityMeasures | DiversityRow) -> lis
 
 
 def _diversity(report: Report, run_dir: Path) -> None:
-    diversity = read_summary(run_dir / "diversity.json", DiversitySummary)
+    diversity = read_summary(RunFolder(run_dir).diversity, DiversitySummary)
     if diversity is None:
         return
     report.add(Heading("Diversity"))

@@ -234,7 +234,7 @@ class LabelStudio:
         except (httpx.TimeoutException, httpx.NetworkError) as exc:
             raise TransientLabelStudioError(
                 f"cannot reach Label Studio at {self.url} ({type(exc).__name__}: {exc}); "
-                "is the server running? (`testaug annotate server` starts one)"
+                "is the server running? (`testaug review server` starts one)"
             ) from None
 
     def _api_error(self, what: str, exc: Any) -> LabelStudioError:

@@ -109,7 +109,7 @@ class LocalServer:
         if not self.executable.exists():
             raise ServerError(
                 f"Label Studio is not installed at {self.executable}; "
-                "run `testaug annotate install-server`"
+                "run `testaug review install-server`"
             )
         self.data_dir.mkdir(parents=True, exist_ok=True)
         env = {

@@ -20,9 +20,15 @@ from pathlib import Path
 from typing import Literal
 
 import numpy as np
+from pydantic import Field
 
 from testaug.adaptive.suggestion import Suggestion
-from testaug.adaptive.suggestions import Embedder, RoundCounts, RoundSettings, suggestion_round
+from testaug.adaptive.suggestions import (
+    Embedder,
+    RoundCounts,
+    SuggestionRoundConfig,
+    suggestion_round,
+)
 from testaug.adaptive.tree import INPUT_COMPARATORS, TestTree, normalize_topic
 from testaug.adaptive.tree_jobs import check_topic, load_models, read_tree_with_tests
 from testaug.core.jsonl import write_jsonl
@@ -31,11 +37,15 @@ from testaug.core.runs import sibling, write_text_atomic
 from testaug.evaluation.models import check_model_specs
 from testaug.generation.backends import Backend
 from testaug.generation.cache import ResponseCache
-from testaug.steps import StepSummary
+from testaug.steps.augment import BackendConfig
+from testaug.steps.contract import StepOutput, StepSummary, step_output
 
 logger = logging.getLogger(__name__)
 
 EMBEDDING_MODEL = "minilm"  # the bundled all-MiniLM-L6-v2
+
+# The public functions that are not steps (see tests/steps/test_step_contract.py).
+HELPERS = frozenset({"as_candidate", "check_round", "minilm_embedder", "suite_topics", "triage"})
 
 
 class AdaptSummary(StepSummary):
@@ -48,19 +58,43 @@ class AdaptSummary(StepSummary):
     backend: str
     model: str
     round: int
-    settings: RoundSettings
+    settings: SuggestionRoundConfig
     counts: RoundCounts
     ensemble: str | None = None  # the ranker ensemble's version, when triaged
     failing: int  # suggestions the targeted model fails (score > 0)
 
 
-class AdaptRound(Record):
-    """The files a round wrote, its summary and its suggestions (sorted)."""
+class AdaptConfig(Record):
+    """One testing loop (the adapt flow): the tree and focus topic, the models (the first is
+    targeted), how each round suggests (its seed is offset by the round's number), the LLM,
+    how people review (Label Studio or files), and where the rounds go."""
 
-    path: Path
-    files: dict[str, Path]
-    summary: AdaptSummary
-    suggestions: tuple[Suggestion, ...]
+    tree: Path
+    topic: str
+    models: tuple[str, ...] = Field(min_length=1)
+    work_dir: Path | None = None  # default: <tree name>.adapt/ beside the tree
+    round: SuggestionRoundConfig = SuggestionRoundConfig()
+    generator: BackendConfig = BackendConfig()
+    review: Literal["label-studio", "file"] = "label-studio"
+    project: str | None = None  # default: testaug adapt <work folder name>
+    verdicts: Path | None = None  # file mode: a verdicts file to take in as well
+    task: str | None = "sentiment"
+    labels: str | None = None
+    rankers: str | None = None  # an ensemble folder or config, for P(valid)
+    wait_for_verdicts: bool = True
+    new_topic: bool = False  # allow a focus topic the tree does not have yet
+
+    def folder(self) -> Path:
+        """The work folder of the rounds."""
+        return self.work_dir or self.tree.with_name(f"{self.tree.stem}.adapt")
+
+    def project_name(self) -> str:
+        """The Label Studio project of the rounds."""
+        return self.project or f"testaug adapt {self.folder().resolve().name}"
+
+    def round_config(self, number: int) -> SuggestionRoundConfig:
+        """How round `number` suggests: `round` with its seed offset by the number."""
+        return self.round.model_copy(update={"seed": self.round.seed + number})
 
 
 def minilm_embedder(texts: Sequence[str]) -> np.ndarray:
@@ -102,7 +136,7 @@ def adapt_round(
     *,
     backend: Backend,
     cache_path: Path | None,
-    settings: RoundSettings = RoundSettings(),  # noqa: B008  (a frozen record)
+    settings: SuggestionRoundConfig = SuggestionRoundConfig(),  # noqa: B008  (a frozen record)
     task: str | None = None,
     labels: str | None = None,
     rankers: Path | None = None,
@@ -110,7 +144,7 @@ def adapt_round(
     round: int = 0,
     on_prompt_done: Callable[[], None] | None = None,
     new_topic: bool = False,
-) -> AdaptRound:
+) -> StepOutput:
     """One round of suggestions for `topic` of the tree file, steered by the first model's
     failures and scored on all of them; see the module docstring. `rankers` is a trained
     ensemble folder; without it P(valid) stays unset. A topic the tree does not have is an
@@ -173,7 +207,7 @@ def adapt_round(
         summary.failing,
         out,
     )
-    return AdaptRound(path=out, files=files, summary=summary, suggestions=tuple(suggestions))
+    return step_output("adapt", out, len(suggestions), files=files, summary=summary)
 
 
 def as_candidate(

@@ -20,17 +20,30 @@ from testaug.core.secrets import redact_url, split_userinfo, with_userinfo
 from testaug.generation.backends import BACKEND_KINDS, Backend, create_backend
 from testaug.generation.cache import ResponseCache
 from testaug.generation.prompts import PromptTemplate, prompt_for
-from testaug.generation.sampling import GenerationResult, GenerationSettings, generate
+from testaug.generation.sampling import GenerationConfig, GenerationResult, generate
 from testaug.generation.seeding import build_prompts
-from testaug.steps import StepOutput, StepSummary, step_output
+from testaug.steps.contract import StepOutput, StepSummary, step_output
 from testaug.suites.cases import expand_suite
 from testaug.suites.load import load_suite
 from testaug.suites.task_labels import checked
 
 logger = logging.getLogger(__name__)
 
+# The public functions that are not steps (see tests/steps/test_step_contract.py).
+HELPERS = frozenset(
+    {
+        "backend_arguments",
+        "build_prompt_set",
+        "connect_backend",
+        "generate_prompt_set",
+        "one_task",
+        "read_seed_cases",
+        "write_generation",
+    }
+)
 
-class BackendSpec(Record):
+
+class BackendConfig(Record):
     """Which LLM to ask: the embedded model, any OpenAI-compatible server, or a registered
     kind. The API key is not part of it: it comes from the environment where the step runs."""
 
@@ -121,7 +134,7 @@ def one_task(cases: Sequence[TestCase], source: str | Path) -> str:
 
 
 def connect_backend(
-    spec: BackendSpec,
+    spec: BackendConfig,
     *,
     api_key: SecretStr | None,
     cache_dir: Path,
@@ -216,11 +229,11 @@ def generate_prompt_set(
     out: Path,
     *,
     backend: Backend,
-    generation: GenerationSettings,
+    generation: GenerationConfig,
     plan: PromptPlan,
     cache_path: Path,
     capabilities: Sequence[str] = (),
-    generator: BackendSpec | None = None,
+    generator: BackendConfig | None = None,
     arguments: dict[str, Any] | None = None,
     on_prompt_done: Callable[[], None] | None = None,
 ) -> Generation:
@@ -262,7 +275,7 @@ def generate_prompt_set(
     return Generation(output, result)
 
 
-def backend_arguments(spec: BackendSpec, backend: Backend) -> dict[str, Any]:
+def backend_arguments(spec: BackendConfig, backend: Backend) -> dict[str, Any]:
     """How a manifest records the generator: kind, server URL without credentials, the
     model it answered with, and the endpoint."""
     return {
@@ -278,14 +291,14 @@ def generate_candidates(
     out: Path,
     *,
     backend: Backend,
-    generation: GenerationSettings,
+    generation: GenerationConfig,
     plan: PromptPlan,
     cache_path: Path,
     capabilities: Sequence[str] = (),
     prompt_file: Path | None = None,
     arguments: dict[str, Any] | None = None,
     on_prompt_done: Callable[[], None] | None = None,
-    generator: BackendSpec | None = None,
+    generator: BackendConfig | None = None,
 ) -> StepOutput:
     """Prompts from the seed cases in `cases_path` (of some capabilities, or all), sent
     through the response cache, parsed into candidates; rejects, prompts and the manifest

@@ -15,7 +15,7 @@ from testaug.core.records import Record
 from testaug.core.run_sizes import SIZES, RunSize, run_size
 from testaug.review.acceptance import DEFAULT_TARGET
 from testaug.review.plans import DEFAULT_REVIEW_FRACTION
-from testaug.steps.augment import BackendSpec
+from testaug.steps.augment import BackendConfig
 from testaug.steps.review import AnnotationMode
 from testaug.suites.load import load_suite
 from testaug.suites.provenance import Evidence
@@ -32,7 +32,7 @@ class RunConfig(Record):
     suite: str = Field(default="sentiment", description="a suite file, folder or shipped name")
     run_dir: Path = Path("runs/latest")
     size: str = Field(default="default", description=f"a preset: {', '.join(SIZES)}")
-    generator: BackendSpec = BackendSpec()
+    generator: BackendConfig = BackendConfig()
     rankers: str = Field(
         default="offline", description="a trained ensemble folder, or a config to train"
     )
@@ -122,7 +122,7 @@ OPTIONS = {
 
 
 def run_config(options: dict[str, Any], *, flags: bool = False) -> RunConfig:
-    """A RunConfig from options (the generator as a BackendSpec or a dict); an InputError
+    """A RunConfig from options (the generator as a BackendConfig or a dict); an InputError
     naming each bad option, as a command-line flag (`--accept-precision`) when `flags`."""
     try:
         return RunConfig.model_validate(options)

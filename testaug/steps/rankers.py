@@ -11,8 +11,11 @@ from rankers.ensemble import MANIFEST, EnsembleManifest, ProgressCallback, load_
 from rankers.ensemble_training import trained_ensemble
 from testaug.core.bundled import bundled_dir
 from testaug.core.jsonl import read_json, read_jsonl
-from testaug.core.records import LabelledCandidate
-from testaug.steps import StepOutput, StepSummary, step_output
+from testaug.core.records import LabelledCandidate, Record
+from testaug.steps.contract import StepOutput, StepSummary, step_output
+
+# The public functions that are not steps (see tests/steps/test_step_contract.py).
+HELPERS = frozenset({"default_training"})
 
 
 class RankersSummary(StepSummary):
@@ -29,6 +32,18 @@ class RankersSummary(StepSummary):
 def default_training() -> Path:
     """The shipped labelled candidates the offline ensemble trains on at first use."""
     return bundled_dir("data") / "validity" / "train.jsonl"
+
+
+class TrainRankersConfig(Record):
+    """A retraining of the ranker ensemble (the train-rankers flow): the folder of run
+    folders whose verdicts it learns from, the ensemble config (a shipped name or a YAML
+    file), the labelled candidates it starts from (default: the shipped ones) and where the
+    trained folder goes (default: the rankers cache)."""
+
+    runs: Path = Path("runs")
+    ensemble: str = "offline"
+    base: Path | None = None
+    out: Path | None = None
 
 
 def prepare_rankers(

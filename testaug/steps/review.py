@@ -1,54 +1,90 @@
-"""Steps from ranked candidates to verdicts: the ranker accepts what its rule for a stated
-precision vouches for (alone in mode `auto`), people review the top of the rest in Label
-Studio (push, then pull or wait) or the terminal, and accepted cases merge into the suite."""
+"""The review step, from ranked candidates to verdicts, one function per action on one
+`ReviewConfig`: the ranker accepts what its rule for a stated precision vouches for (alone
+in `review_automatically`), people review the top of the rest in Label Studio (push, then
+pull or wait) or the terminal, and accepted cases merge into the suite. `testaug annotate`,
+`testaug run` and the flows call these with a run's files."""
 
 from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
+from pydantic import Field, SecretStr
+
 from testaug.core.errors import InputError, Problem
 from testaug.core.jsonl import read_jsonl, write_jsonl
-from testaug.core.records import Candidate, RankedCandidate, TestCase
-from testaug.review.acceptance import (
-    DEFAULT_TARGET,
-    AcceptanceSummary,
-    calibration_beside,
-    read_calibration,
-)
+from testaug.core.records import Candidate, Record, TestCase
+from testaug.core.run_folder import RunFolder
+from testaug.core.settings import Settings
+from testaug.review.acceptance import DEFAULT_TARGET, AcceptanceSummary, calibration_beside
 from testaug.review.plans import (
     AUTO_NOTE,
-    ReviewPlan,
+    DEFAULT_REVIEW_FRACTION,
     add_annotations,
-    people_judged,
-    plan_review,
     read_annotations,
     record_plan,
 )
-from testaug.review.selection import (
-    DEFAULT_SELECTION,
-    SelectionConfig,
-    draws_beside,
-    read_draws,
-    record_draws,
+from testaug.review.run_files import (
+    check_output_folder,
+    pending_count,
+    read_ranked,
+    review_plan,
+    seed_cases,
+    task_labels,
 )
-from testaug.review.verdicts import check_corrections, decide, merge_verdicts, status_counts
-from testaug.steps import StepOutput, StepSummary, step_output
+from testaug.review.selection import DEFAULT_SELECTION, SelectionConfig
+from testaug.review.verdicts import check_corrections, merge_verdicts, status_counts
+from testaug.steps.contract import StepOutput, StepSummary, step_output
 
 if TYPE_CHECKING:
     from rich.console import Console
 
     from testaug.review.label_studio import ExportReading, LabelStudio
-    from testaug.review.terminal import KeyReader, TerminalSession
+    from testaug.review.terminal import KeyReader
 
 logger = logging.getLogger(__name__)
 
 AnnotationMode = Literal["auto", "label-studio", "terminal"]
 ANNOTATION_MODES: tuple[AnnotationMode, ...] = ("auto", "label-studio", "terminal")
+
+# The public functions that are not steps (see tests/steps/test_step_contract.py).
+HELPERS = frozenset({"connect_label_studio"})
+
+
+class ReviewConfig(Record):
+    """A ranking's review: its files (the annotations, seed cases and calibration beside
+    the ranking unless named; the suite the accepted cases join, if any), the Label Studio
+    project (default: `testaug <the ranking's folder>`), how much of the ranking people see
+    (`top`, a share, and `budget`, a count; the top 30% when neither is given), and the
+    precision the ranker's rule must reach to accept a candidate."""
+
+    ranked: Path
+    annotations: Path | None = None
+    cases: Path | None = None
+    calibration: Path | None = None
+    suite: Path | None = None
+    project: str | None = None
+    top: float | None = Field(default=None, ge=0.0, le=1.0)
+    budget: int | None = Field(default=None, ge=0)
+    target: float = DEFAULT_TARGET
+    selection: SelectionConfig = DEFAULT_SELECTION
+
+    def annotations_path(self) -> Path:
+        return self.annotations or RunFolder.of(self.ranked).annotations
+
+    def calibration_path(self) -> Path:
+        return self.calibration or calibration_beside(self.ranked)
+
+    def project_name(self) -> str:
+        return self.project or f"testaug {self.ranked.parent.resolve().name}"
+
+    def people_top(self) -> float | None:
+        """The share of the ranking people review: `top`, else (with no budget either) the
+        default share."""
+        return DEFAULT_REVIEW_FRACTION if self.top is None and self.budget is None else self.top
 
 
 class AnnotateSummary(StepSummary):
@@ -73,8 +109,8 @@ class AnnotateSummary(StepSummary):
 
 
 class PullSummary(StepSummary):
-    """People's verdicts pulled from a Label Studio project (`pending`: those sent that
-    still wait, where the pull waited for them)."""
+    """People's verdicts pulled from a Label Studio project (`annotations`: records in the
+    file after the pull; `pending`: those sent that still wait, where the pull waited)."""
 
     kind: Literal["pull"] = "pull"
     project: str
@@ -83,12 +119,13 @@ class PullSummary(StepSummary):
     changed: int
     cancelled: int
     unanswered: int
+    annotations: int | None = None
     pending: int | None = None
 
 
 class MergeSummary(StepSummary):
-    """Every candidate decided (`status_counts`), and with a suite its size and the cases
-    it gained."""
+    """Every candidate decided (`status_counts`), with a suite its size and the cases it
+    gained, and the pull the merge followed (`pull_and_merge`)."""
 
     kind: Literal["merge"] = "merge"
     accepted_by_people: int
@@ -99,94 +136,50 @@ class MergeSummary(StepSummary):
     pending: int
     suite: int | None = None
     added: int | None = None
+    pulled: PullSummary | None = None
 
 
-def read_ranked(path: Path) -> list[RankedCandidate]:
-    """Ranked candidates; an error naming the file when it has none or a label outside its
-    task's labels."""
-    from testaug.suites.task_labels import check_labels
-
-    ranked = list(read_jsonl(path, RankedCandidate))
-    if not ranked:
-        raise InputError(Problem("no ranked candidates in the file", file=path))
-    check_labels([item.candidate for item in ranked], file=path, field="candidate.label")
-    return ranked
-
-
-def task_labels(ranked: Sequence[RankedCandidate], cases: Iterable[TestCase]) -> list[str]:
-    """The labels annotators may correct to: the labels of the bundled suite of the task,
-    and every label of the candidates and seed cases."""
-    from testaug.suites.task_labels import task_labels as labels_of_tasks
-
-    return labels_of_tasks(
-        (item.candidate.task for item in ranked),
-        [*(item.candidate.label for item in ranked), *(case.label for case in cases)],
-    )
-
-
-def review_plan(
-    ranked: Sequence[RankedCandidate],
-    annotations_path: Path,
-    calibration_path: Path,
+def connect_label_studio(
+    url: str | None = None,
+    api_key: SecretStr | str | None = None,
     *,
-    top: float | None,
-    budget: int | None = None,
-    target: float = DEFAULT_TARGET,
-    note: str | None = None,
-    selection: SelectionConfig = DEFAULT_SELECTION,
-) -> ReviewPlan:
-    """The plan for a ranking: the ranker accepts what the rule for `target` vouches for
-    (read from `calibration_path`; nothing when it is missing), never a candidate a person
-    already judged in the annotations file; people review the rest in the order
-    `order_for_people` gives, and how each was drawn is added to the draws file beside
-    the annotations."""
-    draws_path = draws_beside(annotations_path)
-    plan = plan_review(
-        ranked,
-        read_calibration(calibration_path),
-        top=top,
-        budget=budget,
-        target=target,
-        judged=people_judged(read_annotations(annotations_path)),
-        note=note,
-        source=calibration_path,
-        pooled=selection.pooled_rule,
-        drawn=read_draws(draws_path),
-        calibration_size=selection.calibration_sample,
-        uncertain_until=selection.uncertain_until,
-    )
-    if plan.draws:
-        record_draws(draws_path, plan.draws)
-    return plan
+    settings: Settings | None = None,
+) -> LabelStudio:
+    """A Label Studio connection; the URL and API key not given come from the settings
+    (LABEL_STUDIO_URL, LABEL_STUDIO_API_KEY). An error naming `api_key` when there is none."""
+    from testaug.review.label_studio import LabelStudio
+
+    settings = settings or Settings()
+    key = SecretStr(api_key) if isinstance(api_key, str) else api_key
+    key = key or settings.label_studio_api_key
+    if key is None:
+        raise InputError(
+            Problem("no Label Studio API key: set LABEL_STUDIO_API_KEY", field="api_key")
+        )
+    return LabelStudio(url or settings.label_studio_url, key)
 
 
-def review_automatically(
-    ranked_path: Path,
-    annotations_path: Path,
-    *,
-    calibration_path: Path | None = None,
-    target: float = DEFAULT_TARGET,
-    selection: SelectionConfig = DEFAULT_SELECTION,
-) -> StepOutput:
-    """Mode `auto`: the ranker accepts only what its rule for precision `target` vouches for
-    (a generator without random labels of its own only with `selection.pooled_rule`),
-    every record saying that no person reviewed it; it rejects nothing, and every other
-    candidate stays pending for people."""
+def review_automatically(config: ReviewConfig) -> StepOutput:
+    """Mode `auto`: the ranker accepts only what its rule for precision `config.target`
+    vouches for (a generator without random labels of its own only with
+    `selection.pooled_rule`), every record saying that no person reviewed it; it rejects
+    nothing, and every other candidate stays pending for people."""
+    annotations_path = config.annotations_path()
     plan = review_plan(
-        read_ranked(ranked_path),
+        read_ranked(config.ranked),
         annotations_path,
-        calibration_path or calibration_beside(ranked_path),
+        config.calibration_path(),
         top=0.0,
-        target=target,
+        target=config.target,
         note=AUTO_NOTE,
-        selection=selection,
+        selection=config.selection,
     )
     update = record_plan(annotations_path, plan, mode="auto")
     logger.info(
         "annotation mode auto: the ranker accepted %d candidates under its rules for "
         "precision %.0f%%; %d wait for people",
         len(plan.accepted),
-        100 * target,
+        100 * config.target,
         len(plan.pending),
     )
     return step_output(
@@ -199,39 +192,31 @@ def review_automatically(
     )
 
 
-def push_to_label_studio(
-    ranked_path: Path,
-    annotations_path: Path,
-    *,
-    studio: LabelStudio,
-    project: str,
-    seeds: dict[str, TestCase],
-    top: float | None,
-    budget: int | None = None,
-    target: float = DEFAULT_TARGET,
-    calibration_path: Path | None = None,
-    selection: SelectionConfig = DEFAULT_SELECTION,
-) -> StepOutput:
-    """The ranker accepts what its rule for `target` vouches for; the top of the rest goes
-    into a Label Studio project (nothing imported twice); the remainder stays pending."""
+def push_to_label_studio(config: ReviewConfig, *, studio: LabelStudio) -> StepOutput:
+    """The ranker accepts what its rule for `config.target` vouches for; the top of the
+    rest goes into the Label Studio project (nothing imported twice), shown with the seed
+    cases; the remainder stays pending. Every local file is read and checked first."""
     from testaug.review.label_studio import push_for_review
 
+    annotations_path = config.annotations_path()
     check_output_folder(annotations_path)
-    ranked = read_ranked(ranked_path)
+    ranked = read_ranked(config.ranked)
     check_corrections(
         read_annotations(annotations_path),
         {item.candidate.id: item.candidate for item in ranked},
         file=annotations_path,
     )
+    seeds = seed_cases(config.cases, config.ranked)
     plan = review_plan(
         ranked,
         annotations_path,
-        calibration_path or calibration_beside(ranked_path),
-        top=top,
-        budget=budget,
-        target=target,
-        selection=selection,
+        config.calibration_path(),
+        top=config.people_top(),
+        budget=config.budget,
+        target=config.target,
+        selection=config.selection,
     )
+    project = config.project_name()
     result = push_for_review(
         studio, project, plan, seeds=seeds, labels=task_labels(ranked, seeds.values())
     )
@@ -254,155 +239,25 @@ def push_to_label_studio(
     )
 
 
-def check_output_folder(path: Path) -> None:
-    """An error naming `path` when it cannot be written: its folder is missing or it is a
-    folder itself (checked before a step changes anything elsewhere)."""
-    if path.is_dir():
-        raise InputError(Problem("is a folder, not a file", file=path))
-    if not path.parent.is_dir():
-        raise InputError(Problem(f"its folder {path.parent} does not exist", file=path))
-
-
-def pull_from_label_studio(
-    annotations_path: Path, *, studio: LabelStudio, project: str
-) -> StepOutput:
-    """Bring people's verdicts so far into the annotations file (nothing already there lost)."""
-    return pull_verdicts_into(annotations_path, studio, project)[0]
-
-
-def pull_verdicts_into(
-    annotations_path: Path, studio: LabelStudio, project: str
-) -> tuple[StepOutput, ExportReading]:
-    """Bring people's verdicts so far into the annotations file: the step's record and
-    what the export held (the tasks sent, the candidates in them)."""
-    from testaug.review.label_studio import pull_verdicts
-
-    reading = pull_verdicts(studio, project)
-    update = add_annotations(annotations_path, reading.annotations)
-    for problem in reading.problems:
-        logger.warning("skipped %s", problem)
-    output = step_output(
-        "pull",
-        annotations_path,
-        len(update.annotations),
-        summary=PullSummary(
-            project=project,
-            verdicts=len(reading.annotations),
-            added=update.added,
-            changed=update.changed,
-            cancelled=reading.cancelled,
-            unanswered=reading.unanswered,
-        ),
-    )
-    return output, reading
-
-
-def pending_count(
-    annotations_path: Path, ranked_path: Path, among: Iterable[str] | None = None
-) -> int:
-    """Candidates of the ranking that nobody has decided yet (only those `among`, if given)."""
-    candidates = {item.candidate.id: item.candidate for item in read_ranked(ranked_path)}
-    verdicts = decide(read_annotations(annotations_path), candidates)
-    ids = verdicts.keys() if among is None else set(among) & verdicts.keys()
-    return sum(verdicts[cid].status == "pending" for cid in ids)
-
-
-def wait_for_label_studio(
-    annotations_path: Path,
-    ranked_path: Path,
-    *,
-    studio: LabelStudio,
-    project: str,
-    timeout: float,
-    poll_seconds: float = 30.0,
-    sleep: Callable[[float], None] = time.sleep,
-) -> StepOutput:
-    """Pull verdicts until no candidate sent to people (a task of the project) is pending,
-    or until `timeout` seconds have passed; whatever came back by then is in the
-    annotations file. Candidates never sent stay pending and are not waited for."""
-    deadline = time.monotonic() + timeout
-    while True:
-        pulled, reading = pull_verdicts_into(annotations_path, studio, project)
-        pending = pending_count(annotations_path, ranked_path, among=reading.task_ids)
-        if pending == 0 or time.monotonic() + poll_seconds > deadline:
-            break
-        logger.info("%d candidates still wait for people in %r", pending, project)
-        sleep(poll_seconds)
-    summary = pulled.summary.model_copy(update={"pending": pending})
-    return pulled.model_copy(update={"summary": summary})
-
-
-def merge_reviewed(
-    annotations_path: Path,
-    ranked_path: Path | None,
-    out_dir: Path,
-    *,
-    suite_path: Path | None = None,
-    candidates: Mapping[str, Candidate] | None = None,
-) -> StepOutput:
-    """Decide every candidate (the ranked ones and those given); write verdicts.jsonl and the
-    accepted candidates as suite cases (accepted.jsonl, source `llm`) into `out_dir`, and
-    with `suite_path` the suite with them added (suite.jsonl)."""
-    known = dict(candidates or {})
-    if ranked_path is not None:
-        known.update({item.candidate.id: item.candidate for item in read_ranked(ranked_path)})
-    suite = list(read_jsonl(suite_path, TestCase)) if suite_path is not None else []
-    annotations = read_annotations(annotations_path)
-    check_corrections(annotations, known, file=annotations_path)
-    merge = merge_verdicts(annotations, known, suite)
-    files = {"verdicts": out_dir / "verdicts.jsonl"}
-    accepted_path = out_dir / "accepted.jsonl"
-    write_jsonl(files["verdicts"], merge.verdicts.values())
-    write_jsonl(accepted_path, merge.accepted)
-    if suite_path is not None:
-        files["suite"] = out_dir / "suite.jsonl"
-        write_jsonl(files["suite"], merge.suite)
-    counts = status_counts(merge.verdicts)
-    logger.info("accepted %d of %d candidates", len(merge.accepted), len(known))
-    summary = MergeSummary(
-        **{key.replace(" ", "_"): value for key, value in counts.items()},
-        suite=len(merge.suite) if suite_path is not None else None,
-        added=merge.added if suite_path is not None else None,
-    )
-    return step_output("merge", accepted_path, len(merge.accepted), files=files, summary=summary)
-
-
-@dataclass(frozen=True)
-class TerminalReview:
-    """A terminal session and the plan it followed (what the ranker accepted, what waits)."""
-
-    plan: ReviewPlan
-    session: TerminalSession
-
-
 def review_in_terminal(
-    ranked_path: Path,
-    annotations_path: Path,
-    *,
-    seeds: dict[str, TestCase],
-    annotator: str,
-    read_key: KeyReader,
-    console: Console,
-    top: float | None,
-    budget: int | None = None,
-    target: float = DEFAULT_TARGET,
-    calibration_path: Path | None = None,
-    selection: SelectionConfig = DEFAULT_SELECTION,
-) -> TerminalReview:
-    """Ask a person in the terminal about the top of the ranking among the candidates the
-    ranker's rule does not accept; each verdict is saved at once, and a second session goes
-    on where one stopped. The remainder stays pending."""
+    config: ReviewConfig, *, annotator: str, read_key: KeyReader, console: Console
+) -> StepOutput:
+    """Mode `terminal`: ask a person about the top of the ranking among the candidates the
+    ranker's rule does not accept; each verdict is saved at once, and a second session
+    goes on where one stopped. The remainder stays pending."""
     from testaug.review.terminal import annotate_in_terminal
 
-    ranked = read_ranked(ranked_path)
+    annotations_path = config.annotations_path()
+    ranked = read_ranked(config.ranked)
+    seeds = seed_cases(config.cases, config.ranked)
     plan = review_plan(
         ranked,
         annotations_path,
-        calibration_path or calibration_beside(ranked_path),
-        top=top,
-        budget=budget,
-        target=target,
-        selection=selection,
+        config.calibration_path(),
+        top=config.people_top(),
+        budget=config.budget,
+        target=config.target,
+        selection=config.selection,
     )
     record_plan(annotations_path, plan, mode="terminal")
     done = {
@@ -420,4 +275,133 @@ def review_in_terminal(
         console=console,
         save=lambda record: add_annotations(annotations_path, [record]),
     )
-    return TerminalReview(plan, session)
+    return step_output(
+        "annotate",
+        annotations_path,
+        session.annotated,
+        summary=AnnotateSummary(
+            mode="terminal",
+            annotated=session.annotated,
+            valid=session.valid,
+            invalid=session.invalid,
+            skipped=session.skipped,
+            remaining=session.remaining,
+            pending=len(plan.pending),
+            acceptance=plan.acceptance.summary(),
+        ),
+    )
+
+
+def pull_from_label_studio(config: ReviewConfig, *, studio: LabelStudio) -> StepOutput:
+    """Bring people's verdicts so far into the annotations file (nothing already there lost)."""
+    return _pull(config, studio)[0]
+
+
+def _pull(config: ReviewConfig, studio: LabelStudio) -> tuple[StepOutput, ExportReading]:
+    """The pull's record and what the export held (the tasks sent, the candidates in them)."""
+    from testaug.review.label_studio import pull_verdicts
+
+    annotations_path, project = config.annotations_path(), config.project_name()
+    reading = pull_verdicts(studio, project)
+    update = add_annotations(annotations_path, reading.annotations)
+    for problem in reading.problems:
+        logger.warning("skipped %s", problem)
+    output = step_output(
+        "pull",
+        annotations_path,
+        len(update.annotations),
+        summary=PullSummary(
+            project=project,
+            verdicts=len(reading.annotations),
+            added=update.added,
+            changed=update.changed,
+            cancelled=reading.cancelled,
+            unanswered=reading.unanswered,
+            annotations=len(update.annotations),
+        ),
+    )
+    return output, reading
+
+
+def wait_for_label_studio(
+    config: ReviewConfig,
+    *,
+    studio: LabelStudio,
+    timeout: float,
+    poll_seconds: float = 30.0,
+    sleep: Callable[[float], None] = time.sleep,
+) -> StepOutput:
+    """Pull verdicts until no candidate sent to people (a task of the project) is pending,
+    or until `timeout` seconds have passed; whatever came back by then is in the
+    annotations file. Candidates never sent stay pending and are not waited for."""
+    deadline = time.monotonic() + timeout
+    while True:
+        pulled, reading = _pull(config, studio)
+        pending = pending_count(config.annotations_path(), config.ranked, among=reading.task_ids)
+        if pending == 0 or time.monotonic() + poll_seconds > deadline:
+            break
+        logger.info("%d candidates still wait for people in %r", pending, config.project_name())
+        sleep(poll_seconds)
+    summary = pulled.summary.model_copy(update={"pending": pending})
+    return pulled.model_copy(update={"summary": summary})
+
+
+def merge_reviewed(config: ReviewConfig, out_dir: Path | None = None) -> StepOutput:
+    """Decide every ranked candidate; write verdicts.jsonl and the accepted candidates as
+    suite cases (accepted.jsonl, source `llm`) into `out_dir` (default: the annotations'
+    folder), and with `config.suite` the suite with them added (suite.jsonl)."""
+    return _merge(config, out_dir, ranked=config.ranked)
+
+
+def pull_and_merge(config: ReviewConfig, *, studio: LabelStudio) -> StepOutput:
+    """Bring people's verdicts into the annotations file, then decide every candidate (those
+    ranked and those sent to Label Studio) and write the accepted ones beside it, as
+    `merge_reviewed` does; without the ranking, only candidates sent there are merged. The
+    merge's record, with the pull in its summary."""
+    pulled, reading = _pull(config, studio)
+    ranked: Path | None = config.ranked
+    if not config.ranked.exists():
+        logger.warning(
+            "no %s: only candidates sent to Label Studio can be merged (pass --ranked)",
+            config.ranked,
+        )
+        ranked = None
+    merged = _merge(config, None, ranked=ranked, candidates=reading.candidates)
+    assert isinstance(pulled.summary, PullSummary) and isinstance(merged.summary, MergeSummary)
+    summary = merged.summary.model_copy(update={"pulled": pulled.summary})
+    files = {**merged.files, "annotations": pulled.path}
+    return merged.model_copy(update={"summary": summary, "files": files})
+
+
+def _merge(
+    config: ReviewConfig,
+    out_dir: Path | None,
+    *,
+    ranked: Path | None,
+    candidates: Mapping[str, Candidate] | None = None,
+) -> StepOutput:
+    annotations_path = config.annotations_path()
+    out_dir = out_dir or annotations_path.parent
+    known = dict(candidates or {})
+    if ranked is not None:
+        known.update({item.candidate.id: item.candidate for item in read_ranked(ranked)})
+    suite = list(read_jsonl(config.suite, TestCase)) if config.suite is not None else []
+    annotations = read_annotations(annotations_path)
+    check_corrections(annotations, known, file=annotations_path)
+    merge = merge_verdicts(annotations, known, suite)
+    written = RunFolder(out_dir)
+    files = {"verdicts": written.verdicts}
+    accepted_path = written.accepted
+    write_jsonl(files["verdicts"], merge.verdicts.values())
+    write_jsonl(accepted_path, merge.accepted)
+    if config.suite is not None:
+        files["suite"] = written.suite
+        write_jsonl(files["suite"], merge.suite)
+    counts = status_counts(merge.verdicts)
+    logger.info("accepted %d of %d candidates", len(merge.accepted), len(known))
+    summary = MergeSummary(
+        **{key.replace(" ", "_"): value for key, value in counts.items()},
+        suite=len(merge.suite) if config.suite is not None else None,
+        added=merge.added if config.suite is not None else None,
+    )
+    return step_output("merge", accepted_path, len(merge.accepted), files=files, summary=summary)

@@ -7,6 +7,8 @@ sentence. With `like` (seed words), the ranking adds a bonus for the candidates'
 similarity to the seeds (MiniLM embeddings) and the list continuation starts from the
 seeds. With `mlm`, a Hugging Face masked LM fills the masks instead. With
 `related_to`, the candidates are that word's WordNet relations, kept when they fit.
+The step (`suggest_words`) writes the suggestions to a JSONL file, as `testaug lexicon`
+reviews them; `run_suggest` returns them.
 """
 
 from __future__ import annotations
@@ -17,12 +19,13 @@ import time
 from collections.abc import Sequence
 from functools import partial
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Literal
 
 from pydantic import Field
 
 from testaug.core.bundled import resolve_suite
 from testaug.core.errors import TestAugError
+from testaug.core.jsonl import write_jsonl
 from testaug.core.records import Record
 from testaug.editor.candidates import (
     CandidatePool,
@@ -52,6 +55,7 @@ from testaug.editor.wordnet import (
     require_wordnet,
     wordnet_pos,
 )
+from testaug.steps.contract import StepOutput, StepSummary, step_output
 from testaug.suites.inflection import TAGS, inflect
 from testaug.suites.load import load_suite
 
@@ -64,8 +68,11 @@ CONTINUATION_SOURCE = "lm:list"
 DEGREE_SOURCE = "seeds:degree"
 SEEDED_SAMPLES, SEEDED_TOKENS = 6, 48  # list continuation from seeds: samples x tokens
 
+# The public functions that are not steps (see tests/steps/test_step_contract.py).
+HELPERS = frozenset({"add_seed_candidates", "run_suggest", "seed_forms", "seed_similarity"})
 
-class SuggestRequest(Record):
+
+class SuggestConfig(Record):
     """What to suggest: the masked sentence and where candidates come from."""
 
     text: str
@@ -94,6 +101,35 @@ class SuggestResult(Record):
     candidates: int = 0
     seconds: float = 0.0
     notes: list[str] = Field(default_factory=list)
+
+
+class SuggestSummary(StepSummary):
+    """How many suggestions were written for the masked sentence, how many candidates were
+    ranked and in how long, and notes for the user."""
+
+    kind: Literal["suggest"] = "suggest"
+    text: str
+    suggestions: int
+    candidates: int = 0
+    seconds: float = 0.0
+    notes: tuple[str, ...] = ()
+
+
+def suggest_words(
+    request: SuggestConfig, out: Path, *, cache_dir: Path, scorer: LMScorer | None = None
+) -> StepOutput:
+    """The suggestions for the request (`run_suggest`), best first, written to `out` (one
+    `WordSuggestion` a line)."""
+    result = run_suggest(request, cache_dir=cache_dir, scorer=scorer)
+    written = write_jsonl(out, result.suggestions)
+    summary = SuggestSummary(
+        text=request.text,
+        suggestions=written,
+        candidates=result.candidates,
+        seconds=result.seconds,
+        notes=tuple(result.notes),
+    )
+    return step_output("suggest", out, written, summary=summary)
 
 
 def _wordnet_words_path(pos: str | None, cache_dir: Path) -> Path:
@@ -193,7 +229,7 @@ def add_seed_candidates(
 
 
 def run_suggest(
-    request: SuggestRequest, *, cache_dir: Path, scorer: LMScorer | None = None
+    request: SuggestConfig, *, cache_dir: Path, scorer: LMScorer | None = None
 ) -> SuggestResult:
     """Suggestions for the request (`scorer`: a loaded one to reuse, else the embedded LM)."""
     lexicons = _lexicons(request.suite)

@@ -1,26 +1,20 @@
 """People's verdicts on a round of suggestions, as `testaug suggestions` and the adapt flow
 take them: in the terminal or Label Studio, saved to a verdicts file, and the accepted
-suggestions added to the test tree (rewritten atomically)."""
+suggestions added to the test tree (rewritten atomically). Every step but the push returns
+the tree as its main file; the push names the suggestions file it sent."""
 
 from __future__ import annotations
 
 import logging
 from collections.abc import Sequence
-from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Literal
 
-from testaug.adaptive.review_label_studio import (
-    SuggestionPush,
-    SuggestionReading,
-    pull_suggestion_verdicts,
-    push_suggestions,
-)
-from testaug.adaptive.review_terminal import SuggestionSession, review_suggestions
+from testaug.adaptive.review_label_studio import pull_suggestion_verdicts, push_suggestions
+from testaug.adaptive.review_terminal import review_suggestions
 from testaug.adaptive.suggestion import Suggestion, SuggestionVerdict
 from testaug.adaptive.tree_files import read_tree, write_tree
 from testaug.adaptive.verdicts import (
-    VerdictUpdate,
     add_accepted,
     judged_by,
     read_suggestions,
@@ -28,8 +22,21 @@ from testaug.adaptive.verdicts import (
     save_verdicts,
 )
 from testaug.core.records import Record
+from testaug.steps.contract import StepOutput, StepSummary, step_output
 
 logger = logging.getLogger(__name__)
+
+# The public functions that are not steps (see tests/steps/test_step_contract.py).
+HELPERS = frozenset(
+    {
+        "add_to_tree",
+        "default_project",
+        "default_verdicts",
+        "round_folder",
+        "round_folders",
+        "round_number",
+    }
+)
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -40,7 +47,7 @@ if TYPE_CHECKING:
 
 def default_verdicts(suggestions_path: Path) -> Path:
     """Where the verdicts on a suggestions file go: verdicts.jsonl beside it."""
-    return suggestions_path.with_name("verdicts.jsonl")
+    return suggestions_path.with_name(VERDICTS_FILE)
 
 
 def default_project(suggestions_path: Path) -> str:
@@ -57,6 +64,57 @@ class TreeUpdate(Record):
     rows: int  # rows of the tree after adding
 
 
+class SuggestionAddSummary(StepSummary):
+    """What a verdicts file's accepted suggestions did to the tree."""
+
+    kind: Literal["suggestion-add"] = "suggestion-add"
+    tree: TreeUpdate
+
+
+class SuggestionReviewSummary(StepSummary):
+    """A terminal session on a round's suggestions (`remaining`: still without a verdict)
+    and what the verdicts so far did to the tree."""
+
+    kind: Literal["suggestion-review"] = "suggestion-review"
+    judged: int
+    accepted: int
+    invalid: int
+    off_topic: int
+    skipped: int
+    remaining: int
+    tree: TreeUpdate
+
+
+class SuggestionPushSummary(StepSummary):
+    """A push of suggestions into a Label Studio project (created or reused)."""
+
+    kind: Literal["suggestion-push"] = "suggestion-push"
+    project: str
+    project_id: int
+    created: bool
+    imported: int
+    already_present: int
+
+
+class SuggestionPullSummary(StepSummary):
+    """People's verdicts pulled from a suggestions project (new or changed in the verdicts
+    file; answers that could not be read, with their reasons) and the tree update."""
+
+    kind: Literal["suggestion-pull"] = "suggestion-pull"
+    project: str
+    verdicts: int
+    added: int
+    changed: int
+    cancelled: int
+    unanswered: int
+    problems: tuple[str, ...] = ()
+    tree: TreeUpdate
+
+
+def _tree_output(step: str, update: TreeUpdate, summary: StepSummary, **files: Path) -> StepOutput:
+    return step_output(step, update.tree, update.rows, files=files, summary=summary)
+
+
 def add_to_tree(
     tree_path: Path, suggestions: list[Suggestion], verdicts: list[SuggestionVerdict]
 ) -> TreeUpdate:
@@ -70,18 +128,14 @@ def add_to_tree(
     )
 
 
-def add_verdicts_file(suggestions_path: Path, verdicts_path: Path, tree_path: Path) -> TreeUpdate:
+def add_verdicts_file(suggestions_path: Path, verdicts_path: Path, tree_path: Path) -> StepOutput:
     """Add to the tree what a verdicts file (written by `testaug suggestions review`, a pull,
     or by hand) accepts of a suggestions file."""
-    return add_to_tree(tree_path, read_suggestions(suggestions_path), read_verdicts(verdicts_path))
-
-
-@dataclass(frozen=True)
-class TerminalReview:
-    """A terminal session on a suggestions file and the tree update that followed it."""
-
-    session: SuggestionSession
-    tree: TreeUpdate
+    update = add_to_tree(
+        tree_path, read_suggestions(suggestions_path), read_verdicts(verdicts_path)
+    )
+    summary = SuggestionAddSummary(tree=update)
+    return _tree_output("suggestion-add", update, summary, verdicts=verdicts_path)
 
 
 def review_in_terminal(
@@ -92,7 +146,7 @@ def review_in_terminal(
     annotator: str,
     read_key: KeyReader,
     console: Console,
-) -> TerminalReview:
+) -> StepOutput:
     """Ask a person in the terminal about each suggestion they have not judged yet (failure
     order), saving every verdict at once, then add what the verdicts accept to the tree."""
     suggestions = read_suggestions(suggestions_path)
@@ -107,23 +161,32 @@ def review_in_terminal(
         save=lambda verdict: save_verdicts(verdicts_path, [verdict]),
     )
     update = add_to_tree(tree_path, suggestions, read_verdicts(verdicts_path))
-    return TerminalReview(session, update)
+    summary = SuggestionReviewSummary(
+        judged=session.judged,
+        accepted=session.accepted,
+        invalid=session.invalid,
+        off_topic=session.off_topic,
+        skipped=session.skipped,
+        remaining=session.remaining,
+        tree=update,
+    )
+    return _tree_output("suggestion-review", update, summary, verdicts=verdicts_path)
 
 
 def push_suggestions_file(
     suggestions_path: Path, *, studio: LabelStudio, project: str
-) -> SuggestionPush:
+) -> StepOutput:
     """Push a suggestions file into a Label Studio project (nothing imported twice)."""
-    return push_suggestions(studio, project, read_suggestions(suggestions_path))
-
-
-@dataclass(frozen=True)
-class PullIntoTree:
-    """A pull: what the export held, the verdicts file update, and the tree update."""
-
-    reading: SuggestionReading
-    verdicts: VerdictUpdate
-    tree: TreeUpdate
+    suggestions = read_suggestions(suggestions_path)
+    pushed = push_suggestions(studio, project, suggestions)
+    summary = SuggestionPushSummary(
+        project=project,
+        project_id=pushed.project_id,
+        created=pushed.created,
+        imported=pushed.imported,
+        already_present=pushed.already_present,
+    )
+    return step_output("suggestion-push", suggestions_path, len(suggestions), summary=summary)
 
 
 def pull_into_tree(
@@ -133,7 +196,7 @@ def pull_into_tree(
     studio: LabelStudio,
     project: str,
     suggestions_path: Path | None = None,
-) -> PullIntoTree:
+) -> StepOutput:
     """Bring people's verdicts from a suggestions project into the verdicts file, then add
     what every verdict so far accepts to the tree. The suggestions are those the project's
     tasks carry, and those of `suggestions_path` when given."""
@@ -143,7 +206,17 @@ def pull_into_tree(
     if suggestions_path is not None:
         known.update({s.id: s for s in read_suggestions(suggestions_path)})
     tree = add_to_tree(tree_path, list(known.values()), update.verdicts)
-    return PullIntoTree(reading, update, tree)
+    summary = SuggestionPullSummary(
+        project=project,
+        verdicts=len(reading.verdicts),
+        added=update.added,
+        changed=update.changed,
+        cancelled=reading.cancelled,
+        unanswered=reading.unanswered,
+        problems=tuple(reading.problems),
+        tree=tree,
+    )
+    return _tree_output("suggestion-pull", tree, summary, verdicts=verdicts_path)
 
 
 # Rounds of the adapt flow: <work_dir>/round-001/, round-002/, ... each with the round's
@@ -173,9 +246,10 @@ def round_number(folder: Path) -> int:
     return int(folder.name[len(ROUND_PREFIX) :])
 
 
-class RoundsUpdate(Record):
+class RoundsSummary(StepSummary):
     """Verdicts gathered over a work folder's rounds and what they added to the tree."""
 
+    kind: Literal["suggestion-rounds"] = "suggestion-rounds"
     rounds: int
     verdicts: int  # verdicts in the rounds' files after gathering
     new_verdicts: int  # of which new or changed in this gathering
@@ -191,7 +265,7 @@ def gather_rounds(
     tree_path: Path,
     *,
     incoming: Sequence[SuggestionVerdict] = (),
-) -> RoundsUpdate:
+) -> StepOutput:
     """Save `incoming` verdicts (pulled, or a file a person wrote) into the verdicts file of
     the round whose suggestion each judges (verdicts on no round's suggestion are dropped),
     then add what every round's verdicts accept to the tree."""
@@ -214,7 +288,7 @@ def gather_rounds(
         suggestions += round_suggestions
         verdicts += round_verdicts
     tree = add_to_tree(tree_path, suggestions, verdicts)
-    return RoundsUpdate(
+    summary = RoundsSummary(
         rounds=len(folders),
         verdicts=total,
         new_verdicts=new,
@@ -224,11 +298,12 @@ def gather_rounds(
         added=tree.added,
         tree_rows=tree.rows,
     )
+    return _tree_output("suggestion-rounds", tree, summary)
 
 
 def pull_rounds(
     work_dir: Path, tree_path: Path, *, studio: LabelStudio, project: str
-) -> RoundsUpdate:
+) -> StepOutput:
     """People's verdicts so far from the work folder's Label Studio project, saved by round,
     and the accepted suggestions of every round added to the tree. A project not there (yet:
     no push got through) holds no verdict."""

@@ -152,7 +152,7 @@ def refuse_pickle(path: Path) -> None:
             "a pickle is never read (loading one runs any code it holds); export it to CSV "
             'where you trust it: a pandas table with python -c "import pandas as pd; '
             f"pd.read_pickle('{path.name}').to_csv('{stem}.csv', index=False)\", a CheckList "
-            "suite with the snippet in README.md (Importing CheckList suites)",
+            "suite with the snippet in docs/how-to/files.md (Importing CheckList suites)",
             path,
         )
     )

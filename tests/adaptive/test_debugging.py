@@ -14,7 +14,7 @@ from testaug.adaptive.debugging_records import (
     BEFORE_REPORT_FILE,
     FIX_REPORT_FILE,
     SCORED_TREE_FILE,
-    RoundSettings,
+    FixRoundConfig,
     read_fix_round,
 )
 from testaug.adaptive.debugging_topics import is_failing, labelled, topic_status
@@ -23,7 +23,7 @@ from testaug.adaptive.tree import ROOT, TreeTest
 from testaug.adaptive.tree_files import read_tree
 from testaug.core.errors import InputError
 from testaug.evaluation.patching import IidExample
-from testaug.steps.fix import FixOptions, fix_files
+from testaug.steps.fix import FixConfig, fix_files
 from tests.adaptive.fix_fixtures import (
     FIX,
     LABELS,
@@ -52,7 +52,7 @@ def first(base, tmp_path_factory):
         base,
         iid_examples(),
         work,
-        RoundSettings(topics=("/Negation",), seeds=(1, 0), config=FIX, continue_from="first"),
+        FixRoundConfig(topics=("/Negation",), seeds=(1, 0), config=FIX, continue_from="first"),
         task_labels=LABELS,
         tree_file="tree.jsonl",
     )
@@ -79,7 +79,7 @@ def test_hard_labels_fix_the_topic_too(base, tmp_path):
         base,
         iid_examples(),
         tmp_path,
-        RoundSettings(topics=("/Negation",), config=FIX, trainer="hard"),
+        FixRoundConfig(topics=("/Negation",), config=FIX, trainer="hard"),
         task_labels=LABELS,
         tree_file="tree.jsonl",
     )
@@ -156,8 +156,10 @@ def test_the_next_round_starts_from_the_last_rounds_checkpoint(first, tmp_path):
     tree, iid = write_inputs(tmp_path)
     start, number = round_start(work, model=None)
     assert (start, number) == (work / "round-001" / f"seed-{report.chain_seed}", 2)
-    options = FixOptions(work=work, iid=iid, tree=tree, labels=",".join(LABELS), config=FIX)
-    (second,) = fix_files(options).rounds
+    options = FixConfig(work=work, iid=iid, tree=tree, labels=",".join(LABELS), config=FIX)
+    done = fix_files(options)
+    (second,) = done.summary.loop.rounds
+    assert done.path == work / "round-002" / "fix_report.json" and done.records == 1
     assert second.round == 2 and second.start_checkpoint == report.checkpoint
     assert second.model_before == report.model_after
     assert (work / "round-002" / "seed-0" / "config.json").is_file()

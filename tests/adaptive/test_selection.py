@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from testaug.adaptive.selection import (
-    SelectionSettings,
+    PromptSelectionConfig,
     positive_scores,
     random_prompts,
     select_prompts,
@@ -18,7 +18,9 @@ from testaug.adaptive.selection import (
 from testaug.adaptive.tree import TreeTest
 
 # No randomness at all: the pure greedy order.
-GREEDY = SelectionSettings(score_randomization=0.0, skip_randomization=0.0, slot_randomization=0.0)
+GREEDY = PromptSelectionConfig(
+    score_randomization=0.0, skip_randomization=0.0, slot_randomization=0.0
+)
 
 
 def make(topic: str, text: str, output: str = "positive", comparator="should not be") -> TreeTest:
@@ -150,7 +152,7 @@ def test_the_highest_priority_test_comes_last():
 def test_skips_sometimes_leave_out_the_top_test_and_random_slots_bring_in_low_ones():
     tests = [make("/A", f"t{i}") for i in range(30)]
     scores = list(np.linspace(1.0, -1.0, 30))
-    no_noise = SelectionSettings(score_randomization=0.0, slot_randomization=0.0)
+    no_noise = PromptSelectionConfig(score_randomization=0.0, slot_randomization=0.0)
     prompts = select_prompts(
         tests, scores, "/A", distinct_embeddings(30), np.random.default_rng(3), no_noise
     )

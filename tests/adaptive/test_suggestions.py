@@ -10,8 +10,8 @@ from collections.abc import Iterator
 import pytest
 
 from testaug.adaptive.prompting import STOP
-from testaug.adaptive.selection import SelectionSettings
-from testaug.adaptive.suggestions import RoundSettings, suggestion_round
+from testaug.adaptive.selection import PromptSelectionConfig
+from testaug.adaptive.suggestions import SuggestionRoundConfig, suggestion_round
 from testaug.adaptive.tree import TestTree, TreeTest
 from testaug.evaluation.models import load_model
 from testaug.generation.backends.openai_compatible import OpenAIBackend
@@ -89,7 +89,7 @@ def run(server, models, **settings):
         ResponseCache(None),
         word_vectors,
         others=[other],
-        settings=RoundSettings(**settings),
+        settings=SuggestionRoundConfig(**settings),
     )
 
 
@@ -163,7 +163,7 @@ def test_suggestions_are_scored_on_every_model_and_sorted_by_the_targets_failure
 
 
 def test_the_same_prompt_twice_shares_one_request_and_gets_new_samples(server, models):
-    greedy = SelectionSettings(
+    greedy = PromptSelectionConfig(
         score_randomization=0.0, skip_randomization=0.0, slot_randomization=0.0
     )
     result = run(server, models, suggestions=40, prompt=greedy)
@@ -204,7 +204,7 @@ def test_a_topic_with_one_test_borrows_close_tests_for_its_prompt(server, models
         backend(server),
         ResponseCache(None),
         word_vectors,
-        settings=RoundSettings(suggestions=10),
+        settings=SuggestionRoundConfig(suggestions=10),
     )
     prompts = [inputs_of(r.body["prompt"]) for r in server.requests[-10:]]
     assert all(p[-1] == "Not a lovely day." and len(p) >= 3 for p in prompts)
@@ -221,7 +221,7 @@ def test_at_the_root_prompts_visit_the_subtopics_and_near_copies_of_their_tests_
         backend(server),
         ResponseCache(None),
         word_vectors,
-        settings=RoundSettings(suggestions=40, seed=4),
+        settings=SuggestionRoundConfig(suggestions=40, seed=4),
     )
     prompts = [inputs_of(p.text) for p in root.prompts]
     topics = {t.input: t.topic for t in TREE.tests}
@@ -249,7 +249,7 @@ def test_a_pair_task_round_reads_both_texts_back(models):
     with ScriptedOpenAIServer(pair_reply) as server:
         result = suggestion_round(
             pairs, "/Synonyms", target, backend(server), ResponseCache(None), word_vectors,
-            settings=RoundSettings(suggestions=20),
+            settings=SuggestionRoundConfig(suggestions=20),
         )  # fmt: skip
         prompt = server.requests[0].body["prompt"]
     assert prompt.splitlines()[0].count('" "') == 1  # both texts, the label shared

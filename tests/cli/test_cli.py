@@ -110,7 +110,7 @@ def test_expand_writes_seeded_samples_and_full_products(tiny_suite_path, tmp_pat
 
 
 def test_expand_of_an_unknown_suite_is_one_line_and_exit_1(tmp_path):
-    result = cli("expand", "no-such-suite", "-o", str(tmp_path / "x.jsonl"))
+    result = cli("templates", "expand", "no-such-suite", "-o", str(tmp_path / "x.jsonl"))
     assert result.returncode == 1
     assert result.stderr.strip().startswith("error: no-such-suite: no such file")
     assert len(result.stderr.strip().splitlines()) == 1

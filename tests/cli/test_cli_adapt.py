@@ -73,13 +73,14 @@ def adapt(folder: Path, server: ScriptedOpenAIServer, *args: str) -> CliResult:
     env = {"OPENAI_API_KEY": "sk-test", "COLUMNS": "200"}
     return run_testaug(
         folder,
+        "tree",
         "adapt",
         "tree.jsonl",
         "--backend",
         "openai",
         "--base-url",
         server.base_url,
-        "--generator-model",
+        "--llm",
         "scripted",
         *args,
         env=env,

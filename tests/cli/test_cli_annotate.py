@@ -28,7 +28,7 @@ def run_dir(tmp_path: Path) -> Path:
 
 
 def annotate(run_dir: Path, keys: str, *args: str) -> CliResult:
-    return run_testaug(run_dir, "annotate", *args, input=keys, timeout=120)
+    return run_testaug(run_dir, "review", "candidates", *args, input=keys, timeout=120)
 
 
 def people(run_dir: Path) -> list[Annotation]:
@@ -122,7 +122,7 @@ def test_server_on_a_used_data_directory_without_its_key_is_a_clear_error(run_di
     (data_dir / "label_studio.sqlite3").write_bytes(b"")
     done = run_testaug(
         run_dir,
-        *("annotate", "server", "--data-dir", str(data_dir)),
+        *("review", "server", "--data-dir", str(data_dir)),
         without_env=("LABEL_STUDIO_API_KEY", "TESTAUG_LABEL_STUDIO_API_KEY"),
         timeout=60,
     )

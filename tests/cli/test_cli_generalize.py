@@ -1,4 +1,4 @@
-"""`testaug generalize` on a tiny model built in the test: the G table, crossfunctional.json
+"""`testaug evaluate generalization` on a tiny model built in the test: the G table, crossfunctional.json
 and the report's heat maps; a bad method is a one-line error."""
 
 from __future__ import annotations
@@ -21,7 +21,9 @@ def test_generalize_prints_the_g_table_and_the_report_shows_the_heat_maps(tmp_pa
     write_jsonl(tmp_path / "perturbed.jsonl", perturbed_suite())
     done = run_testaug(
         tmp_path,
-        *("generalize", "--suite", "suite.jsonl", "--iid", "iid.jsonl", "--model", f"hf:{model}"),
+        "evaluate",
+        "generalization",
+        *("--suite", "suite.jsonl", "--iid", "iid.jsonl", "--model", f"hf:{model}"),
         *("--perturbed", "perturbed.jsonl"),
         *("--configs", "iid+t", "--methods", "vanilla,l2", "--scenarios", "seen,type"),
         *("--epochs", "1", "--learning-rate", "1e-3", "-o", "run/crossfunctional.json"),
@@ -29,7 +31,7 @@ def test_generalize_prints_the_g_table_and_the_report_shows_the_heat_maps(tmp_pa
         timeout=300,
     )
     assert done.returncode == 0, done.stderr
-    assert "G (Eq. 8)" in done.stdout and "l2" in done.stdout
+    assert "generalization score G" in done.stdout and "l2" in done.stdout
     report = read_report(tmp_path / "run" / "crossfunctional.json")
     assert [pair.name for pair in report.pairs] == ["IID+T / vanilla", "IID+T / l2"]
     assert report.n_iid_train == 2 and report.n_iid_test == 2
@@ -47,7 +49,9 @@ def test_generalize_with_an_unknown_method_is_a_one_line_error(tmp_path: Path):
     write_jsonl(tmp_path / "iid.jsonl", IID)
     done = run_testaug(
         tmp_path,
-        *("generalize", "--suite", "suite.jsonl", "--iid", "iid.jsonl", "--model", "hf:nowhere"),
+        "evaluate",
+        "generalization",
+        *("--suite", "suite.jsonl", "--iid", "iid.jsonl", "--model", "hf:nowhere"),
         *("--methods", "sgd"),
         env={"HF_HUB_OFFLINE": "1"},
     )
@@ -60,7 +64,9 @@ def test_generalize_select_tunes_on_t_val_and_prints_the_chosen_setting(tmp_path
     write_jsonl(tmp_path / "iid.jsonl", IID)
     done = run_testaug(
         tmp_path,
-        *("generalize", "--suite", "suite.jsonl", "--iid", "iid.jsonl", "--model", f"hf:{model}"),
+        "evaluate",
+        "generalization",
+        *("--suite", "suite.jsonl", "--iid", "iid.jsonl", "--model", f"hf:{model}"),
         *("--configs", "iid->t", "--scenarios", "seen", "--select", "--trials", "200"),
         *("--grid-learning-rates", "1e-4,1e-3", "--grid-epochs", "1"),
         *("-o", "run/crossfunctional.json"),
@@ -68,7 +74,10 @@ def test_generalize_select_tunes_on_t_val_and_prints_the_chosen_setting(tmp_path
         timeout=300,
     )
     assert done.returncode == 0, done.stderr
-    assert "Selected on T_val" in done.stdout and "significantly above / below" in done.stdout
+    assert (
+        "Settings chosen on the validation tests" in done.stdout
+        and "significantly above / below" in done.stdout
+    )
     report = read_report(tmp_path / "run" / "crossfunctional.json")
     selection = report.pairs[0].selection
     assert [s.setting.learning_rate for s in selection.scores] == [1e-4, 1e-3]
@@ -81,7 +90,9 @@ def test_generalize_with_a_bad_grid_is_an_error(tmp_path: Path):
     write_jsonl(tmp_path / "iid.jsonl", IID)
     done = run_testaug(
         tmp_path,
-        *("generalize", "--suite", "suite.jsonl", "--iid", "iid.jsonl", "--model", "hf:nowhere"),
+        "evaluate",
+        "generalization",
+        *("--suite", "suite.jsonl", "--iid", "iid.jsonl", "--model", "hf:nowhere"),
         *("--select", "--grid-epochs", "one"),
         env={"HF_HUB_OFFLINE": "1"},
     )

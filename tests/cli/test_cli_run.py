@@ -95,7 +95,7 @@ def test_run_in_terminal_mode_asks_a_person_about_the_top_of_the_ranking(tmp_pat
             "openai",
             "--base-url",
             llm.base_url,
-            "--generator-model",
+            "--llm",
             "scripted",
             "--rankers",
             str(lexical_config(tmp_path)),

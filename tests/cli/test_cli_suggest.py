@@ -70,16 +70,16 @@ def test_an_unknown_slot_is_named_with_the_close_lexicon_names(tmp_path, tiny_ml
 def test_suggest_lets_torch_threads_wait_passively_unless_the_user_chose(
     tmp_path, monkeypatch, users, expected
 ):
-    import testaug.cli.editor as editor
+    import testaug.steps.suggest as step
     from testaug.steps.suggest import SuggestResult
 
     seen: list[str | None] = []
 
-    def fake_run_suggest(request, *, cache_dir):
+    def fake_run_suggest(request, *, cache_dir, scorer=None):
         seen.append(os.environ.get("OMP_WAIT_POLICY"))
         return SuggestResult(suggestions=[])
 
-    monkeypatch.setattr(editor, "run_suggest", fake_run_suggest)
+    monkeypatch.setattr(step, "run_suggest", fake_run_suggest)
     env = {"OMP_WAIT_POLICY": users} if users else {}
     result = run_testaug(
         tmp_path, "suggest", "It was {mask}.", env=env, without_env=("OMP_WAIT_POLICY",)

@@ -48,7 +48,7 @@ def test_a_missing_tree_is_one_line_naming_it(round_dir):
 def test_push_and_pull_through_label_studio(round_dir, monkeypatch):
     client = FakeLabelStudioClient()
     monkeypatch.setattr(
-        "testaug.steps.annotate.connect_label_studio", lambda url, api_key: connect(client)
+        "testaug.steps.review.connect_label_studio", lambda url, api_key: connect(client)
     )
     tree_path = round_dir.parent / "tree.jsonl"
     pushed = run_testaug(round_dir, "suggestions", "push", "suggestions.jsonl")

@@ -57,11 +57,11 @@ def test_user_info_is_split_off_and_put_back_unchanged():
 def test_a_backend_spec_refuses_credentials_without_echoing_them():
     from pydantic import ValidationError
 
-    from testaug.steps.augment import BackendSpec
+    from testaug.steps.augment import BackendConfig
     from testaug.steps.config import run_config
 
     with pytest.raises(ValidationError):
-        BackendSpec(kind="openai", base_url="http://alice:s3cret@host/v1")
+        BackendConfig(kind="openai", base_url="http://alice:s3cret@host/v1")
     with pytest.raises(Exception) as caught:
         run_config({"generator": {"kind": "openai", "base_url": "http://alice:s3cret@host/v1"}})
     assert "s3cret" not in str(caught.value)

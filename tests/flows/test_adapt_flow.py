@@ -55,15 +55,16 @@ def tree(tmp_path, monkeypatch):
 
 
 def config(tree, server, **options):
-    from flows.adapt import AdaptConfig
-    from testaug.steps.augment import BackendSpec
+    from testaug.adaptive.suggestions import SuggestionRoundConfig
+    from testaug.steps.adapt import AdaptConfig
+    from testaug.steps.augment import BackendConfig
 
     return AdaptConfig(
         tree=tree,
         topic=TOPIC,
         models=("vader",),
-        suggestions=10,
-        generator=BackendSpec(kind="openai", base_url=server.base_url, model="scripted"),
+        round=SuggestionRoundConfig(suggestions=10),
+        generator=BackendConfig(kind="openai", base_url=server.base_url, model="scripted"),
         **options,
     )
 
@@ -120,7 +121,7 @@ def test_label_studio_rounds_push_then_pull_what_people_accepted_and_push_again_
     from flows.adapt import adapt
 
     client = FakeLabelStudioClient()
-    monkeypatch.setattr("testaug.steps.annotate.connect_label_studio", lambda: connect(client))
+    monkeypatch.setattr("testaug.steps.review.connect_label_studio", lambda: connect(client))
     loop = config(tree, server, project="loop")
     first = adapt(loop)
     assert first.pushed == first.suggested > 0

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.steps.test_step_outputs import SUMMARIES, output_of
+from tests.steps.test_step_contract import SUMMARIES, output_of
 
 pytest.importorskip("prefect")
 

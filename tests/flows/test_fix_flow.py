@@ -1,5 +1,5 @@
 """The fix flow under Prefect's test harness: rounds of the debugging loop on the tiny
-model from the same `FixOptions` the CLI builds, its files in the work folder, and the topics
+model from the same `FixConfig` the CLI builds, its files in the work folder, and the topics
 fixed and broken and why the run stopped published as artifacts that agree with the round's
 report."""
 
@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 
 from testaug.adaptive.debugging_records import FIX_REPORT_FILE, read_fix_round
-from testaug.steps.fix import FixOptions
+from testaug.steps.fix import FixConfig
 from tests.adaptive.fix_fixtures import FIX, shared_base, write_inputs
 
 pytestmark = pytest.mark.usefixtures("prefect_harness")
@@ -24,7 +24,7 @@ def test_a_fix_run_writes_the_round_and_publishes_the_topics_it_fixed(tmp_path):
     base = shared_base()
     tree, iid = write_inputs(tmp_path)
     work = tmp_path / "work"
-    options = FixOptions(
+    options = FixConfig(
         work=work,
         iid=iid,
         tree=tree,
@@ -64,7 +64,7 @@ def test_a_fix_run_with_nothing_failing_in_its_topics_fails_and_writes_no_report
 
     base = shared_base()
     tree, iid = write_inputs(tmp_path)
-    options = FixOptions(
+    options = FixConfig(
         work=tmp_path / "work",
         iid=iid,
         tree=tree,

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from testaug.review.label_studio_server import free_port
-from testaug.steps.augment import BackendSpec
+from testaug.steps.augment import BackendConfig
 from testaug.steps.config import RunConfig
 from testaug.testing.openai_server import ScriptedOpenAIServer
 from tests.flow_helpers import echo_seed_reply, lexical_config
@@ -28,7 +28,7 @@ def test_augment_generates_and_ranks_on_a_local_dask_cluster(tmp_path, monkeypat
             RunConfig(
                 run_dir=tmp_path / "run",
                 size="small",
-                generator=BackendSpec(kind="openai", base_url=server.base_url, model="scripted"),
+                generator=BackendConfig(kind="openai", base_url=server.base_url, model="scripted"),
                 rankers=str(lexical_config(tmp_path)),
                 capabilities=("Negation", "Temporal", "Vocabulary"),
             )

@@ -25,12 +25,12 @@ pytestmark = pytest.mark.slow
 AUGMENT = """
 import sys
 from flows.augment import augment
-from testaug.steps.augment import BackendSpec
+from testaug.steps.augment import BackendConfig
 from testaug.steps.config import RunConfig
 run_dir, base_url, rankers = sys.argv[1:4]
 result = augment(RunConfig(
     run_dir=run_dir, size="small", rankers=rankers, capabilities=["Negation", "Temporal"],
-    generator=BackendSpec(kind="openai", base_url=base_url, model="scripted"),
+    generator=BackendConfig(kind="openai", base_url=base_url, model="scripted"),
 ))
 print("candidates", result.candidates.records)
 """

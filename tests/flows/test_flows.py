@@ -207,6 +207,7 @@ def test_train_rankers_learns_from_the_verdicts_of_people_in_every_run(cache_dir
     from testaug.core.jsonl import write_jsonl
     from testaug.core.records import RankedCandidate
     from testaug.review.plans import save_annotations
+    from testaug.steps.rankers import TrainRankersConfig
     from tests.tiny_models import make_candidate
 
     run = tmp_path / "runs" / "one"
@@ -226,7 +227,9 @@ def test_train_rankers_learns_from_the_verdicts_of_people_in_every_run(cache_dir
         ],
     )
     trained = train_rankers(
-        runs=str(tmp_path / "runs"), config=str(lexical_config(tmp_path)), out=str(tmp_path / "r")
+        TrainRankersConfig(
+            runs=tmp_path / "runs", ensemble=str(lexical_config(tmp_path)), out=tmp_path / "r"
+        )
     )
     assert trained.summary.from_people == 4
     assert trained.summary.trained_on > 4  # with the shipped labelled candidates

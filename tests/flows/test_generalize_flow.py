@@ -19,6 +19,7 @@ def test_the_generalize_flow_writes_the_report_and_publishes_the_g_table(tmp_pat
     from prefect.client.schemas.filters import ArtifactFilter, ArtifactFilterKey
 
     from flows.generalize import generalize
+    from testaug.steps.generalize import GeneralizeConfig
 
     model = build_tiny_classifier(tmp_path / "model", 2)
     write_jsonl(tmp_path / "suite.jsonl", suite())
@@ -31,10 +32,9 @@ def test_the_generalize_flow_writes_the_report_and_publishes_the_g_table(tmp_pat
             tmp_path / "iid.jsonl",
             f"hf:{model}",
             tmp_path / "run",
-            configurations=["IID->T"],
-            scenarios=["type"],
-            epochs=1,
-            learning_rate=1e-3,
+            config=GeneralizeConfig(
+                configurations=("IID->T",), scenarios=("type",), epochs=1, learning_rate=1e-3
+            ),
         )
     finally:
         torch.set_num_threads(threads)

@@ -4,11 +4,14 @@ and published as artifacts. Models are `py:` functions with fixed probabilities.
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from testaug.adaptive.retest import read_tree_report
 from testaug.adaptive.tree import TestTree, TreeTest
 from testaug.adaptive.tree_files import write_tree
+from testaug.steps.retest import RetestConfig
 
 pytestmark = pytest.mark.usefixtures("prefect_harness")
 
@@ -33,12 +36,12 @@ def test_a_retest_on_the_next_version_reports_the_topics_that_newly_fail(tmp_pat
 
     tree = tmp_path / "tree.jsonl"
     write_sentiment_tree(tree)
-    first = retest(tree, V1)
+    first = retest(RetestConfig(tree=tree, model=V1))
     assert first.previous is None and first.changes == ()
     assert first.report.parent == tmp_path / "tree.reports"
     assert first.failure_rate == 0.0
 
-    second = retest(tree, V2)
+    second = retest(RetestConfig(tree=tree, model=V2))
     assert second.previous == first.report
     assert latest_report(tmp_path / "tree.reports") == second.report
     changes = {(c.topic, c.kind, c.after) for c in second.changes}
@@ -68,7 +71,7 @@ def test_a_tree_without_tests_fails_the_run_and_writes_no_report(tmp_path):
 
     tree = tmp_path / "tree.jsonl"
     write_tree(tree, TestTree(rows=(TreeTest(kind="topic", topic="/Empty"),)))
-    state = retest(tree, V1, return_state=True)
+    state = retest(RetestConfig(tree=tree, model=V1), return_state=True)
     assert state.is_failed()
     assert not list((tmp_path / "tree.reports").glob("*.json"))
 
@@ -81,11 +84,9 @@ def test_the_weekly_retest_deployment_has_its_schedule_and_parameters_the_flow_t
     assert deployment.entrypoint == "flows.retest.retest"
     assert [s.schedule.cron for s in deployment.schedules] == ["0 5 * * 1"]
     assert deployment.parameters == {
-        "tree": "trees/sentiment.jsonl",
-        "model": "vader",
-        "task": "sentiment",
+        "config": {"tree": "trees/sentiment.jsonl", "model": "vader", "task": "sentiment"}
     }
     from flows.retest import retest
 
-    checked = retest.validate_parameters(deployment.parameters)
-    assert str(checked["tree"]) == "trees/sentiment.jsonl"
+    checked = retest.validate_parameters(deployment.parameters)["config"]
+    assert checked == RetestConfig(tree=Path("trees/sentiment.jsonl"), model="vader")

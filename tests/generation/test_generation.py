@@ -11,7 +11,7 @@ from testaug.core.records import TestCase
 from testaug.generation.backends import BackendError, CompletionResult, TransientBackendError
 from testaug.generation.cache import ResponseCache
 from testaug.generation.prompts import prompt_for
-from testaug.generation.sampling import GenerationError, GenerationSettings
+from testaug.generation.sampling import GenerationConfig, GenerationError
 from testaug.generation.seeding import build_prompts
 from testaug.suites.cases import expand_suite
 from testaug.suites.load import load_suite
@@ -87,7 +87,7 @@ def test_second_run_on_the_same_cache_sends_nothing_and_gives_the_same_candidate
 ):
     cache_path = tmp_path / "cache.sqlite"
     backend = ScriptedBackend(numbered)
-    settings = GenerationSettings(samples=2)
+    settings = GenerationConfig(samples=2)
     first = run_generation(prompts, backend, cache=ResponseCache(cache_path), settings=settings)
     sent = len(backend.requests)
     again = ScriptedBackend(lambda p, i: " something else entirely ")

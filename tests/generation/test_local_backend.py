@@ -113,7 +113,7 @@ def test_generation_with_the_local_model_gives_real_parsed_candidates(
 ) -> None:
     from testaug.generation.cache import ResponseCache
     from testaug.generation.prompts import prompt_for
-    from testaug.generation.sampling import GenerationSettings, generate
+    from testaug.generation.sampling import GenerationConfig, generate
     from testaug.generation.seeding import build_prompts
     from testaug.suites.cases import expand_suite
     from testaug.suites.load import load_suite
@@ -126,7 +126,7 @@ def test_generation_with_the_local_model_gives_real_parsed_candidates(
         template,
         backend,
         ResponseCache(None),
-        GenerationSettings(samples=4),
+        GenerationConfig(samples=4),
         known_cases=cases,
     )
     assert len(result.candidates) + len(result.rejects) == 4 * len(prompts)

@@ -11,7 +11,7 @@ from testaug.generation.backends import BackendError, CompletionRequest, Transie
 from testaug.generation.backends.openai_compatible import OpenAIBackend
 from testaug.generation.cache import ResponseCache
 from testaug.generation.prompts import prompt_for
-from testaug.generation.sampling import GenerationError, GenerationSettings
+from testaug.generation.sampling import GenerationConfig, GenerationError
 from testaug.generation.seeding import build_prompts
 from testaug.suites.cases import expand_suite
 from testaug.suites.load import load_suite
@@ -70,7 +70,7 @@ def test_stop_sequence_and_n_reach_the_server(server, prompts, run_generation):
 
 def test_a_second_run_makes_zero_requests(server, tmp_path, cases, prompts, run_generation):
     cache_path = tmp_path / "responses.sqlite"
-    settings = GenerationSettings(samples=3)
+    settings = GenerationConfig(samples=3)
     first = run_generation(
         prompts,
         backend_for(server),

@@ -227,7 +227,7 @@ def test_a_missing_run_directory_is_an_input_error(tmp_path):
 
 def test_the_report_states_what_the_ranker_accepted_at_what_precision_and_what_waits(tmp_path):
     from testaug.review.plans import read_annotations, save_annotations
-    from testaug.steps.review import merge_reviewed, review_automatically
+    from testaug.steps.review import ReviewConfig, merge_reviewed, review_automatically
     from tests.tiny_models import VOUCHED_CURVE, make_calibration, write_ranked_run
 
     p_valid = [0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.9, 0.92, 0.95]
@@ -236,11 +236,12 @@ def test_the_report_states_what_the_ranker_accepted_at_what_precision_and_what_w
         tmp_path, texts, p_valid=p_valid, calibration=make_calibration(m=VOUCHED_CURVE)
     )
     annotations, ranked = run / "annotations.jsonl", run / "ranked.jsonl"
-    review_automatically(ranked, annotations, target=0.9)
+    config = ReviewConfig(ranked=ranked, annotations=annotations, target=0.9)
+    review_automatically(config)
     first = next(iter(read_jsonl(ranked, RankedCandidate))).candidate.id
     person = Annotation(candidate_id=first, valid=False, annotator="ann", origin="terminal")
     save_annotations(annotations, [*read_annotations(annotations), person])
-    merge_reviewed(annotations, ranked, run)
+    merge_reviewed(config, run)
 
     markdown = write_report(run).markdown.read_text()
     notice = markdown.split("\n\n")[1]
@@ -256,7 +257,7 @@ def test_the_report_states_what_the_ranker_accepted_at_what_precision_and_what_w
 
 def test_a_generator_without_labels_is_reported_as_a_weak_prior_resting_on_no_labels(tmp_path):
     from testaug.core.jsonl import write_jsonl
-    from testaug.steps.review import merge_reviewed, review_automatically
+    from testaug.steps.review import ReviewConfig, merge_reviewed, review_automatically
     from tests.tiny_models import VOUCHED_CURVE, make_calibration, write_ranked_run
 
     texts = [f"Case {i} is nice." for i in range(4)]
@@ -270,8 +271,9 @@ def test_a_generator_without_labels_is_reported_as_a_weak_prior_resting_on_no_la
         [r.model_copy(update={"calibration_group": "any generator", "triage_basis": weak})
          for r in ranked],
     )  # fmt: skip
-    review_automatically(run / "ranked.jsonl", run / "annotations.jsonl", target=0.9)
-    merge_reviewed(run / "annotations.jsonl", run / "ranked.jsonl", run)
+    config = ReviewConfig(ranked=run / "ranked.jsonl", target=0.9)
+    review_automatically(config)
+    merge_reviewed(config, run)
     markdown = write_report(run).markdown.read_text()
     assert "The order of these candidates is a weak prior (any generator: 4)" in markdown
     assert "none of its own (pooled over other generators; opt-in)" in markdown
@@ -279,15 +281,16 @@ def test_a_generator_without_labels_is_reported_as_a_weak_prior_resting_on_no_la
 
 
 def test_a_group_without_a_rule_and_a_run_without_calibration_say_so(tmp_path):
-    from testaug.steps.review import merge_reviewed, review_automatically
+    from testaug.steps.review import ReviewConfig, merge_reviewed, review_automatically
     from tests.tiny_models import VOUCHED_CURVE, make_calibration, write_ranked_run
 
     texts = [f"Case {i} is nice." for i in range(4)]
     run = write_ranked_run(
         tmp_path, texts, p_valid=[0.9] * 4, calibration=make_calibration(m=VOUCHED_CURVE)
     )
-    review_automatically(run / "ranked.jsonl", run / "annotations.jsonl", target=0.97)
-    merge_reviewed(run / "annotations.jsonl", run / "ranked.jsonl", run)
+    config = ReviewConfig(ranked=run / "ranked.jsonl", target=0.97)
+    review_automatically(config)
+    merge_reviewed(config, run)
     markdown = write_report(run).markdown.read_text()
     assert "| m | 4 | 0 | no threshold qualifies |  |  | 97% | 200 |" in markdown
     assert "accepted only what it can vouch for at the stated precision: 0 candidates" in markdown

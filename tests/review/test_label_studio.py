@@ -253,7 +253,7 @@ def test_the_pipeline_sends_the_doubtful_to_people_and_collect_brings_their_verd
     from flows.pipeline import pipeline
     from testaug.review.label_studio_server import free_port
     from testaug.review.verdicts import Verdict
-    from testaug.steps.augment import BackendSpec
+    from testaug.steps.augment import BackendConfig
     from testaug.steps.config import RunConfig
     from testaug.testing.openai_server import ScriptedOpenAIServer
     from tests.flow_helpers import echo_seed_reply, lexical_config
@@ -271,7 +271,7 @@ def test_the_pipeline_sends_the_doubtful_to_people_and_collect_brings_their_verd
             RunConfig(
                 run_dir=run_dir,
                 size="small",
-                generator=BackendSpec(kind="openai", base_url=llm.base_url, model="scripted"),
+                generator=BackendConfig(kind="openai", base_url=llm.base_url, model="scripted"),
                 rankers=str(lexical_config(tmp_path)),
                 annotation="label-studio",
                 project=project,

@@ -273,7 +273,7 @@ def test_an_unreachable_server_is_retried_then_named_by_its_url_without_credenti
         studio.users()
     message = str(raised.value)
     assert "cannot reach Label Studio at https://ls.example.org:8443/" in message
-    assert "testaug annotate server" in message
+    assert "testaug review server" in message
     assert not any(secret in message for secret in (KEY, "s3cret", "t0k"))
     assert fake_client.calls == ["users"] * 3
 

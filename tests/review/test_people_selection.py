@@ -12,6 +12,7 @@ from rankers.active import labelled_from_verdicts
 from rankers.ensemble import ranked_candidates
 from testaug.core.records import Annotation
 from testaug.review.acceptance import accept_by_rule
+from testaug.review.run_files import review_plan
 from testaug.review.selection import (
     Draw,
     draws_beside,
@@ -21,7 +22,6 @@ from testaug.review.selection import (
     record_draws,
 )
 from testaug.review.verdicts import decide
-from testaug.steps.review import review_plan
 from tests.tiny_models import VOUCHED_CURVE, make_calibration, make_candidate
 
 

@@ -10,7 +10,7 @@ import pytest
 from rankers.ensemble import load_config
 from rankers.ensemble_training import trained_ensemble
 from testaug.adaptive.suggestion import Suggestion
-from testaug.adaptive.suggestions import RoundSettings
+from testaug.adaptive.suggestions import SuggestionRoundConfig
 from testaug.adaptive.tree import TreeTest
 from testaug.adaptive.tree_files import write_tree
 from testaug.core.jsonl import read_jsonl
@@ -109,13 +109,14 @@ def test_a_round_writes_suggestions_with_p_valid_and_its_files(tmp_path, tree_fi
             out,
             backend=OpenAIBackend(model="scripted", api_key="k", base_url=server.base_url),
             cache_path=None,
-            settings=RoundSettings(suggestions=20),
+            settings=SuggestionRoundConfig(suggestions=20),
             task="sentiment",
             rankers=folder,
             embed=word_vectors,
         )
     written = list(read_jsonl(out, Suggestion))
-    assert written == list(done.suggestions) and len(written) == 20
+    assert done.path == out and done.records == len(written) == 20
+    assert done.summary.failing == sum(s.failure_score > 0 for s in written)
     assert all(s.p_valid is not None for s in written)
     summary = json.loads(done.files["summary"].read_text())
     assert summary["kind"] == "adapt" and summary["counts"]["kept"] == 20

@@ -1,6 +1,6 @@
-"""The annotate steps on a run's files, as `testaug annotate` and the flows call them: the
+"""The review step on a run's files, as `testaug annotate` and the flows call it: the
 Label Studio connection and project, the seed cases beside the ranking, the terminal
-session's record, and a pull followed by the merge."""
+session's record, a pull followed by the merge, and the active loop's re-ranking."""
 
 from __future__ import annotations
 
@@ -16,8 +16,11 @@ from testaug.core.errors import InputError
 from testaug.core.jsonl import read_jsonl
 from testaug.core.records import TestCase
 from testaug.core.settings import Settings
+from testaug.review.run_files import seed_cases
 from testaug.review.terminal import key_reader
-from testaug.steps import annotate
+from testaug.steps import review
+from testaug.steps.rank import retrain_ranking
+from testaug.steps.review import ReviewConfig
 from tests.steps.test_review_steps import P_VALID, TEXTS
 from tests.tiny_models import VOUCHED_CURVE, make_calibration, write_ranked_run
 
@@ -31,37 +34,42 @@ def run_dir(tmp_path: Path) -> Path:
 
 def test_without_an_api_key_anywhere_the_error_names_the_api_key_field():
     with pytest.raises(InputError, match="api_key: no Label Studio API key"):
-        annotate.connect_label_studio(settings=Settings(label_studio_api_key=None))
+        review.connect_label_studio(settings=Settings(label_studio_api_key=None))
 
 
 def test_a_key_and_url_given_win_over_the_settings():
     settings = Settings(label_studio_url="http://127.0.0.1:1", label_studio_api_key="s")
-    studio = annotate.connect_label_studio("http://127.0.0.1:2", "given", settings=settings)
+    studio = review.connect_label_studio("http://127.0.0.1:2", "given", settings=settings)
     assert studio.url == "http://127.0.0.1:2"
-    assert annotate.connect_label_studio(settings=settings).url == "http://127.0.0.1:1"
-    assert annotate.connect_label_studio(api_key=SecretStr("k"), settings=settings)
+    assert review.connect_label_studio(settings=settings).url == "http://127.0.0.1:1"
+    assert review.connect_label_studio(api_key=SecretStr("k"), settings=settings)
 
 
 def test_the_default_project_is_named_after_the_run_folder(tmp_path):
-    assert annotate.default_project(tmp_path / "run-7") == "testaug run-7"
+    config = ReviewConfig(ranked=tmp_path / "run-7" / "ranked.jsonl")
+    assert config.project_name() == "testaug run-7"
+    assert config.annotations_path() == tmp_path / "run-7" / "annotations.jsonl"
 
 
-def test_people_review_the_top_30_percent_unless_told_a_share_or_a_budget():
-    assert annotate.default_top(None, None) == 0.3
-    assert annotate.default_top(None, 5) is None and annotate.default_top(0.5, None) == 0.5
+def test_people_review_the_top_30_percent_unless_told_a_share_or_a_budget(tmp_path):
+    def top(top, budget):
+        return ReviewConfig(ranked=tmp_path / "r.jsonl", top=top, budget=budget).people_top()
+
+    assert top(None, None) == 0.3
+    assert top(None, 5) is None and top(0.5, None) == 0.5
 
 
 def test_without_cases_beside_the_ranking_there_are_no_seeds_and_a_warning(tmp_path, caplog):
     with caplog.at_level(logging.WARNING):
-        assert annotate.seed_cases(None, tmp_path / "ranked.jsonl") == {}
+        assert seed_cases(None, tmp_path / "ranked.jsonl") == {}
     assert "seed examples will not be shown" in caplog.text
 
 
 def test_the_terminal_step_records_what_the_session_saved_and_what_waits(run_dir):
-    done = annotate.review_run_in_terminal(
-        run_dir / "ranked.jsonl", run_dir / "annotations.jsonl", None,
+    done = review.review_in_terminal(
+        ReviewConfig(ranked=run_dir / "ranked.jsonl", top=0.3),
         annotator="ann", read_key=key_reader(io.StringIO("\nn1s")),
-        console=Console(file=io.StringIO(), width=100), top=0.3,
+        console=Console(file=io.StringIO(), width=100),
     )  # fmt: skip
     summary = done.summary
     assert (summary.mode, summary.annotated, summary.valid, summary.invalid) == (
@@ -77,17 +85,16 @@ def test_the_terminal_step_records_what_the_session_saved_and_what_waits(run_dir
 
 def push(run_dir: Path, studio) -> str:
     """The top 30% of the ranking pushed into the run's project; the project's name."""
-    annotate.push_run_to_label_studio(
-        run_dir / "ranked.jsonl", run_dir / "annotations.jsonl", None, studio=studio, top=0.3
-    )
-    return annotate.default_project(run_dir)
+    config = ReviewConfig(ranked=run_dir / "ranked.jsonl", top=0.3)
+    review.push_to_label_studio(config, studio=studio)
+    return config.project_name()
 
 
 def test_push_reads_the_seeds_beside_the_ranking_and_names_the_run_project(
     run_dir, studio, fake_client
 ):
-    pushed = annotate.push_run_to_label_studio(
-        run_dir / "ranked.jsonl", run_dir / "annotations.jsonl", None, studio=studio, top=0.3
+    pushed = review.push_to_label_studio(
+        ReviewConfig(ranked=run_dir / "ranked.jsonl", top=0.3), studio=studio
     )
     assert pushed.summary.project == f"testaug {run_dir.name}"
     assert pushed.summary.sent == 3
@@ -99,13 +106,13 @@ def test_pull_then_merge_adds_what_people_accepted_to_the_suite(run_dir, studio,
     project = push(run_dir, studio)
     for task in fake_client.project_named(project).tasks:
         fake_client.answer(project, task["data"]["candidate_id"], user=1, validity="valid")
-    done = annotate.pull_and_merge(
-        run_dir / "annotations.jsonl", run_dir / "ranked.jsonl",
-        studio=studio, project=project, suite_path=run_dir / "cases.jsonl",
-    )  # fmt: skip
-    assert (done.pulled.summary.verdicts, done.pulled.summary.added) == (3, 3)
-    assert done.merged.records == 3 + 3  # people's and the ranker's
-    assert (done.merged.summary.suite, done.merged.summary.added) == (2 + 6, 6)
+    config = ReviewConfig(ranked=run_dir / "ranked.jsonl", suite=run_dir / "cases.jsonl")
+    merged = review.pull_and_merge(config, studio=studio)
+    pulled = merged.summary.pulled
+    assert (pulled.project, pulled.verdicts, pulled.added) == (project, 3, 3)
+    assert pulled.annotations == 3 + 3 and merged.files["annotations"] == config.annotations_path()
+    assert merged.records == 3 + 3  # people's and the ranker's
+    assert (merged.summary.suite, merged.summary.added) == (2 + 6, 6)
     suite = list(read_jsonl(run_dir / "suite.jsonl", TestCase))
     assert len(suite) == 8 and (run_dir / "verdicts.jsonl").exists()
 
@@ -118,13 +125,13 @@ def test_pull_without_the_ranking_merges_only_the_candidates_sent(
     fake_client.answer(project, top["data"]["candidate_id"], user=1, validity="valid")
     (run_dir / "ranked.jsonl").unlink()
     with caplog.at_level(logging.WARNING):
-        done = annotate.pull_and_merge(
-            run_dir / "annotations.jsonl", run_dir / "ranked.jsonl", studio=studio, project=project
+        merged = review.pull_and_merge(
+            ReviewConfig(ranked=run_dir / "ranked.jsonl", project=project), studio=studio
         )
     assert "only candidates sent to Label Studio can be merged" in caplog.text
-    accepted = list(read_jsonl(done.merged.path, TestCase))
+    accepted = list(read_jsonl(merged.path, TestCase))
     assert [case.text for case in accepted] == [TEXTS[0]]
-    assert done.merged.summary.pending == 2  # the other two sent; none of the rest is known
+    assert merged.summary.pending == 2  # the other two sent; none of the rest is known
 
 
 def test_retraining_reranks_what_is_pending_with_the_new_ensemble(tmp_path):
@@ -145,7 +152,7 @@ def test_retraining_reranks_what_is_pending_with_the_new_ensemble(tmp_path):
     write_jsonl(tmp_path / "annotations.jsonl", annotations)
     write_yaml(tmp_path / "lexical.yaml", LEXICAL.model_dump(mode="json"))
 
-    done = annotate.retrain_ranking(
+    done = retrain_ranking(
         tmp_path / "ranked.jsonl", tmp_path / "annotations.jsonl", tmp_path / "next.jsonl",
         config=str(tmp_path / "lexical.yaml"), rankers_out=tmp_path / "rankers",
     )  # fmt: skip

@@ -11,7 +11,8 @@ import pytest
 from testaug.core.errors import InputError
 from testaug.core.jsonl import read_jsonl, write_jsonl
 from testaug.core.records import Annotation, RankedCandidate, TestCase
-from testaug.steps import annotate, augment, measure, rank, review
+from testaug.steps import augment, measure, rank, review
+from testaug.steps.review import ReviewConfig
 from tests.tiny_models import make_candidate, write_ranked_run
 
 
@@ -122,7 +123,12 @@ def test_merge_refuses_a_corrected_label_outside_the_task(run_dir: Path):
     out.mkdir()
     with pytest.raises(InputError) as raised:
         review.merge_reviewed(
-            annotations, run_dir / "ranked.jsonl", out, suite_path=run_dir / "cases.jsonl"
+            ReviewConfig(
+                ranked=run_dir / "ranked.jsonl",
+                annotations=annotations,
+                suite=run_dir / "cases.jsonl",
+            ),
+            out,
         )
     assert_names_bogus(raised.value, annotations, 2, field="corrected_label")
     assert list(out.iterdir()) == []
@@ -134,15 +140,14 @@ def test_merge_accepts_a_corrected_label_of_the_task(run_dir: Path):
     write_jsonl(annotations, [person(ids[0], valid=True, corrected_label="negative")])
     out = run_dir / "merged"
     out.mkdir()
-    merged = review.merge_reviewed(annotations, run_dir / "ranked.jsonl", out)
+    config = ReviewConfig(ranked=run_dir / "ranked.jsonl", annotations=annotations)
+    merged = review.merge_reviewed(config, out)
     assert [case.label for case in read_jsonl(merged.path, TestCase)] == ["negative"]
 
 
 def push(run_dir: Path, studio):
-    return annotate.push_run_to_label_studio(
-        run_dir / "ranked.jsonl", run_dir / "annotations.jsonl",
-        studio=studio, project="tiny run", cases_path=None, top=1.0,
-    )  # fmt: skip
+    config = ReviewConfig(ranked=run_dir / "ranked.jsonl", project="tiny run", top=1.0)
+    return review.push_to_label_studio(config, studio=studio)
 
 
 def rewrite_label(path: Path, line: int, update) -> None:

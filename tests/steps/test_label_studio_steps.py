@@ -12,7 +12,9 @@ from testaug.core.jsonl import read_jsonl
 from testaug.core.records import RankedCandidate, TestCase
 from testaug.review.label_studio import LabelStudioError
 from testaug.review.plans import read_annotations
+from testaug.review.run_files import pending_count
 from testaug.steps import review
+from testaug.steps.review import ReviewConfig
 from tests.tiny_models import VOUCHED_CURVE, make_calibration, write_ranked_run
 
 PROJECT = "tiny run"
@@ -34,25 +36,21 @@ def by_rank(run_dir: Path) -> list[str]:
     return [item.candidate.id for item in read_jsonl(run_dir / "ranked.jsonl", RankedCandidate)]
 
 
+def config(run_dir: Path, **options) -> ReviewConfig:
+    """The review of the run's ranking in project PROJECT (seeds: cases.jsonl beside it)."""
+    return ReviewConfig(ranked=run_dir / "ranked.jsonl", project=PROJECT, **options)
+
+
 def push(run_dir: Path, studio, top: float | None = 0.3, **options):
-    seeds = {case.id: case for case in read_jsonl(run_dir / "cases.jsonl", TestCase)}
-    return review.push_to_label_studio(
-        run_dir / "ranked.jsonl", run_dir / "annotations.jsonl",
-        studio=studio, project=PROJECT, seeds=seeds, top=top, **options,
-    )  # fmt: skip
+    return review.push_to_label_studio(config(run_dir, top=top, **options), studio=studio)
 
 
 def pull(run_dir: Path, studio):
-    return review.pull_from_label_studio(
-        run_dir / "annotations.jsonl", studio=studio, project=PROJECT
-    )
+    return review.pull_from_label_studio(config(run_dir), studio=studio)
 
 
 def wait(run_dir: Path, studio, **options):
-    return review.wait_for_label_studio(
-        run_dir / "annotations.jsonl", run_dir / "ranked.jsonl",
-        studio=studio, project=PROJECT, **options,
-    )  # fmt: skip
+    return review.wait_for_label_studio(config(run_dir), studio=studio, **options)
 
 
 def never(seconds: float) -> None:
@@ -108,7 +106,7 @@ def test_push_then_pull_brings_peoples_verdicts_and_the_merge_accepts_them(
         (second, "ann@example.org", False),
     }
 
-    merged = review.merge_reviewed(run_dir / "annotations.jsonl", run_dir / "ranked.jsonl", run_dir)
+    merged = review.merge_reviewed(config(run_dir))
     accepted = {case.id: case for case in read_jsonl(merged.path, TestCase)}
     assert first in accepted and second not in accepted and third not in accepted
     assert accepted[first].meta["accepted_by"] == "people"
@@ -146,7 +144,7 @@ def test_waiting_with_timeout_zero_pulls_once_and_says_how_many_sent_still_wait(
     fake_client.answer(PROJECT, by_rank(run_dir)[0], 1, validity="valid")
     waited = wait(run_dir, studio, timeout=0, sleep=never)
     assert (waited.summary.verdicts, waited.summary.pending) == (1, 2)  # of the 3 sent
-    assert review.pending_count(run_dir / "annotations.jsonl", run_dir / "ranked.jsonl") == 6
+    assert pending_count(run_dir / "annotations.jsonl", run_dir / "ranked.jsonl") == 6
 
 
 def test_waiting_polls_until_people_have_answered_every_task_sent(run_dir, studio, fake_client):

@@ -11,7 +11,7 @@ import pytest
 
 from testaug.core.errors import InputError
 from testaug.core.records import Annotation
-from testaug.steps import annotate
+from testaug.steps.review import ReviewConfig, push_to_label_studio
 from tests.tiny_models import write_ranked_run
 
 
@@ -22,10 +22,8 @@ def run_dir(tmp_path: Path) -> Path:
 
 
 def push(run_dir: Path, studio):
-    return annotate.push_run_to_label_studio(
-        run_dir / "ranked.jsonl", run_dir / "annotations.jsonl",
-        studio=studio, project="tiny run", cases_path=None, top=1.0,
-    )  # fmt: skip
+    config = ReviewConfig(ranked=run_dir / "ranked.jsonl", project="tiny run", top=1.0)
+    return push_to_label_studio(config, studio=studio)
 
 
 def good_annotation(run_dir: Path) -> str:
@@ -92,9 +90,12 @@ def test_push_refuses_an_annotations_file_in_a_missing_folder_before_any_server_
 ):
     annotations = run_dir / "missing" / "annotations.jsonl"
     with pytest.raises(InputError) as raised:
-        annotate.push_run_to_label_studio(
-            run_dir / "ranked.jsonl", annotations,
-            studio=studio, project="tiny run", cases_path=None, top=1.0,
+        push_to_label_studio(
+            ReviewConfig(
+                ranked=run_dir / "ranked.jsonl", annotations=annotations,
+                project="tiny run", top=1.0,
+            ),
+            studio=studio,
         )  # fmt: skip
     assert Path(raised.value.problems[0].file) == annotations
     assert fake_client.calls == []

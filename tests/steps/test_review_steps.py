@@ -15,9 +15,12 @@ from testaug.core.jsonl import read_jsonl
 from testaug.core.records import Annotation, RankedCandidate, TestCase
 from testaug.review.label_studio import LabelStudio
 from testaug.review.plans import AUTO_NOTE, read_annotations, save_annotations
+from testaug.review.run_files import pending_count
 from testaug.review.terminal import key_reader
 from testaug.review.verdicts import Verdict
-from testaug.steps import StepOutput, review
+from testaug.steps import review
+from testaug.steps.contract import StepOutput
+from testaug.steps.review import ReviewConfig
 from tests.tiny_models import VOUCHED_CURVE, make_calibration, write_ranked_run
 
 TEXTS = [f"Case {i} is nice." for i in range(10)]
@@ -42,7 +45,8 @@ def ranks(run_dir: Path) -> dict[str, int]:
 
 def test_auto_mode_accepts_only_what_the_rule_vouches_for_and_rejects_nothing(run_dir):
     paths = run_dir / "ranked.jsonl", run_dir / "annotations.jsonl"
-    done = review.review_automatically(*paths, target=0.9)
+    config = ReviewConfig(ranked=paths[0], target=0.9)
+    done = review.review_automatically(config)
 
     records = read_annotations(paths[1])
     assert sorted(ranks(run_dir)[a.candidate_id] for a in records) == [8, 9, 10]
@@ -57,7 +61,7 @@ def test_auto_mode_accepts_only_what_the_rule_vouches_for_and_rejects_nothing(ru
     assert (acceptance.groups["m"].candidates, acceptance.groups["m"].accepted) == (10, 3)
     assert StepOutput.model_validate_json(done.model_dump_json()) == done  # as a flow keeps it
 
-    merged = review.merge_reviewed(paths[1], paths[0], run_dir)
+    merged = review.merge_reviewed(config, run_dir)
     verdicts = list(read_jsonl(run_dir / "verdicts.jsonl", Verdict))
     assert sum(v.status == "pending" for v in verdicts) == 7
     assert not any(v.status == "rejected" for v in verdicts)
@@ -76,7 +80,7 @@ def test_auto_mode_replaces_an_older_auto_runs_rejections_and_keeps_peoples_verd
     person = Annotation(candidate_id=ids[9], valid=False, annotator="ann", origin="terminal")
     save_annotations(paths[1], [*older, person])
 
-    done = review.review_automatically(*paths)
+    done = review.review_automatically(ReviewConfig(ranked=paths[0]))
 
     records = read_annotations(paths[1])
     assert not any(a.origin == "ranker" and not a.valid for a in records)
@@ -91,7 +95,7 @@ def test_auto_mode_on_an_older_ranking_accepts_nothing_and_says_so_once(
 ):
     calibration = make_calibration(m=VOUCHED_CURVE) if calibrated else None
     run_dir = write_ranked_run(tmp_path, TEXTS, calibration=calibration)
-    done = review.review_automatically(run_dir / "ranked.jsonl", run_dir / "annotations.jsonl")
+    done = review.review_automatically(ReviewConfig(ranked=run_dir / "ranked.jsonl"))
     assert read_annotations(run_dir / "annotations.jsonl") == []
     assert (done.summary.acceptance.accepted_by_ranker, done.summary.pending) == (0, 10)
     warnings = [r.getMessage() for r in caplog.records if r.levelname == "WARNING"]
@@ -101,10 +105,8 @@ def test_auto_mode_on_an_older_ranking_accepts_nothing_and_says_so_once(
 
 
 def push(run_dir: Path, studio: LabelStudio, **options: Any):
-    return review.push_to_label_studio(
-        run_dir / "ranked.jsonl", run_dir / "annotations.jsonl",
-        studio=studio, project="p", seeds={}, top=0.3, **options,
-    )  # fmt: skip
+    config = ReviewConfig(ranked=run_dir / "ranked.jsonl", project="p", top=0.3, **options)
+    return review.push_to_label_studio(config, studio=studio)
 
 
 def test_push_sends_the_top_of_what_the_ranker_leaves_and_never_accepts_a_judged_one(
@@ -143,22 +145,22 @@ def test_waiting_for_label_studio_waits_only_for_the_candidates_sent_there(
         raise AssertionError("waited although every task sent has its verdict")
 
     pulled = review.wait_for_label_studio(
-        run_dir / "annotations.jsonl", run_dir / "ranked.jsonl",
-        studio=studio, project="p", timeout=600, sleep=never,
+        ReviewConfig(ranked=run_dir / "ranked.jsonl", project="p"),
+        studio=studio, timeout=600, sleep=never,
     )  # fmt: skip
     assert pulled.summary.pending == 0 and pulled.summary.verdicts == 3
-    assert review.pending_count(run_dir / "annotations.jsonl", run_dir / "ranked.jsonl") == 4
+    assert pending_count(run_dir / "annotations.jsonl", run_dir / "ranked.jsonl") == 4
 
 
 def test_the_terminal_asks_about_the_top_of_what_the_ranker_leaves(run_dir):
     screen = io.StringIO()
     done = review.review_in_terminal(
-        run_dir / "ranked.jsonl", run_dir / "annotations.jsonl",
-        seeds={}, annotator="ann", read_key=key_reader(io.StringIO("\n" * 10)),
-        console=Console(file=screen, width=100), top=0.3,
+        ReviewConfig(ranked=run_dir / "ranked.jsonl", top=0.3),
+        annotator="ann", read_key=key_reader(io.StringIO("\n" * 10)),
+        console=Console(file=screen, width=100),
     )  # fmt: skip
-    assert done.session.annotated == 3 and len(done.plan.accepted) == 3
-    assert [item.rank for item in done.plan.pending] == [4, 5, 6, 7]
+    assert done.summary.annotated == 3 and done.summary.acceptance.accepted_by_ranker == 3
+    assert done.summary.pending == 4  # ranks 4 to 7
     rank_of = ranks(run_dir)
     people = [a for a in read_annotations(run_dir / "annotations.jsonl") if a.origin == "terminal"]
     assert sorted(rank_of[a.candidate_id] for a in people) == [1, 2, 3]
@@ -169,8 +171,9 @@ def test_with_nothing_accepted_the_suite_grows_by_nothing_and_nothing_fails(tmp_
 
     run_dir = write_ranked_run(tmp_path, TEXTS, calibration=make_calibration(m=VOUCHED_CURVE))
     annotations, ranked = run_dir / "annotations.jsonl", run_dir / "ranked.jsonl"
-    review.review_automatically(ranked, annotations)
-    accepted = review.merge_reviewed(annotations, ranked, run_dir)
+    config = ReviewConfig(ranked=ranked, annotations=annotations)
+    review.review_automatically(config)
+    accepted = review.merge_reviewed(config, run_dir)
     assert accepted.records == 0 and accepted.path.read_text() == ""
     cases = run_dir / "cases.jsonl"
     templates = induce_templates_file(

@@ -71,7 +71,8 @@ def test_a_deployments_flat_parameters_are_read_into_the_run_configuration():
     flat = {"run_dir": "runs/nightly", "annotation": "label-studio"}
     assert flow_parameters(collect, flat) == {"config": flat}
     assert flow_parameters(collect, {"config": flat}) == {"config": flat}
-    assert flow_parameters(train_rankers, {"runs": "runs"}) == {"runs": "runs"}
+    assert flow_parameters(train_rankers, {"runs": "runs"}) == {"config": {"runs": "runs"}}
+    assert flow_parameters(train_rankers, {}) == {}
 
 
 def test_every_shipped_deployment_validates_as_a_run_configuration():

@@ -11,7 +11,7 @@ import yaml
 
 from testaug.core.jsonl import read_jsonl, write_jsonl
 from testaug.core.records import TestCase
-from testaug.steps import step_output
+from testaug.steps.contract import step_output
 from testaug.suites.provenance import (
     ORIGIN_PROVENANCE,
     PROVENANCES,

@@ -1,0 +1,269 @@
+"""The doors of `testaug`: its commands grouped by workflow, and the old names hidden.
+
+    run        the whole pipeline, from a suite to the report
+    suite      validate, stats, lexicons, import, export, diversity
+    templates  expand, induce
+    generate   candidate cases from an LLM
+    rank       candidates ordered by the ranker ensemble
+    rankers    train, evaluate, hard-cases
+    review     candidates, tests, words (each: terminal, push, pull), server, install-server
+    evaluate   models, patching, generalization
+    tree       from-suite, import, export, score, retest, adapt, fix
+    lexicon    suggest, install-wordnet
+    report     report.md and report.html of a run
+    flows      list, serve, deploy
+
+Each command is written once, in its module; a door is a Typer group that lists it. The
+old names (`testaug expand`, `testaug annotate terminal`, ...) are the same commands
+registered hidden; `testaug.cli.aliases` says what to type instead.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import typer
+from typer.core import TyperGroup
+from typer.models import CommandInfo
+
+from testaug.cli.adapt import adapt_command
+from testaug.cli.aliases import notice
+from testaug.cli.annotate import annotate_app
+from testaug.cli.annotate_server import install_server_command, server_command
+from testaug.cli.diversity import diversity_command
+from testaug.cli.editor import editor_app, suggest_command
+from testaug.cli.evaluate import evaluate_command
+from testaug.cli.expand import expand_command
+from testaug.cli.fix import fix_command
+from testaug.cli.flows import flows_app
+from testaug.cli.generalize import generalize_command
+from testaug.cli.generate import generate_command
+from testaug.cli.lexicon import lexicon_app
+from testaug.cli.patch_eval import patch_eval_command
+from testaug.cli.rankers import rank_command, rankers_app
+from testaug.cli.report import report_command
+from testaug.cli.run import run_command
+from testaug.cli.suggestions import suggestions_app
+from testaug.cli.suite import suite_app
+from testaug.cli.templates import templates_app
+from testaug.cli.tree import tree_app
+
+
+def copied(
+    source: typer.Typer, name: str, *, as_name: str | None = None, hidden: bool = False
+) -> CommandInfo:
+    """The command `name` of a Typer app, as a new registration (`as_name`, `hidden`)."""
+    for info in source.registered_commands:
+        callback = info.callback
+        registered = info.name or (callback.__name__.replace("_", "-") if callback else None)
+        if registered == name:
+            twin: CommandInfo = copy.copy(info)
+            twin.name, twin.hidden = as_name or name, hidden
+            return twin
+    raise KeyError(f"no command {name!r} in {source.info.name or 'the app'}")
+
+
+# The order `--help` lists a group's commands in (Typer lists commands before groups).
+ORDER: dict[str, tuple[str, ...]] = {
+    "testaug": (
+        "run", "suite", "templates", "generate", "rank", "rankers", "review", "evaluate",
+        "tree", "lexicon", "report", "flows",
+    ),
+    "review": ("candidates", "tests", "words", "server", "install-server"),
+}  # fmt: skip
+
+
+class Ordered(TyperGroup):
+    """A group whose commands `--help` lists in the order of `ORDER[name]`, if it has one."""
+
+    def list_commands(self, ctx: Any) -> list[str]:
+        names = super().list_commands(ctx)
+        order = ORDER.get(self.name or "", ())
+        return sorted(names, key=lambda n: order.index(n) if n in order else len(order))
+
+
+def door(help: str, short_help: str, *, cls: type[TyperGroup] = Ordered) -> typer.Typer:
+    """An empty group of commands: `help` on its own page, `short_help` in its parent's."""
+    return typer.Typer(help=help, short_help=short_help, no_args_is_help=True, cls=cls)
+
+
+def add_copies(
+    target: typer.Typer, source: typer.Typer, names: dict[str, str], *, hidden: bool = False
+) -> None:
+    """Register `source`'s commands in `target`: `names` maps a source name to the target's."""
+    for name, as_name in names.items():
+        target.registered_commands.append(copied(source, name, as_name=as_name, hidden=hidden))
+
+
+def add_command(
+    target: typer.Typer, name: str, callback: Callable[..., Any], **options: Any
+) -> None:
+    """Register a command function in `target` under `name`."""
+    target.command(name, **options)(callback)
+
+
+class OldFormRunsModels(TyperGroup):
+    """`testaug evaluate`: the old form, `testaug evaluate CASES --model ...` (a file or an
+    option where a subcommand goes), runs `testaug evaluate models` and says so on stderr; a
+    mistyped subcommand is still an unknown command."""
+
+    def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
+        if args and args[0] not in self.commands and _old_form(args[0], ctx):
+            notice("`testaug evaluate CASES` is now `testaug evaluate models CASES`")
+            args = ["models", *args]
+        return super().parse_args(ctx, args)
+
+
+def _old_form(first: str, ctx: Any) -> bool:
+    """Whether the first argument after `evaluate` is the old form's CASES or one of its
+    options, not a subcommand."""
+    if first in ctx.help_option_names:
+        return False
+    if first.startswith("-"):
+        return True
+    return Path(first).suffix != "" or "/" in first or Path(first).exists()
+
+
+def suite_door() -> typer.Typer:
+    group = door(
+        "Check a suite and its lexicons, count its cases, measure how diverse they are, and "
+        "import or export them as tables.",
+        "Check, count, measure, import and export suites.",
+    )
+    names = ("validate", "stats", "lexicons", "import", "export")
+    add_copies(group, suite_app, {n: n for n in names})
+    add_command(group, "diversity", diversity_command)
+    return group
+
+
+def templates_door() -> typer.Typer:
+    group = door(
+        "Fill a suite's templates with its lexicons into test cases, and turn accepted "
+        "generated cases back into new templates.",
+        "Fill templates into cases; make templates from cases.",
+    )
+    add_command(group, "expand", expand_command)
+    add_copies(group, templates_app, {"induce": "induce"})
+    return group
+
+
+def review_door() -> typer.Typer:
+    candidates = door(
+        "Generated candidates the rankers cannot vouch for: people judge them in the "
+        "terminal or in Label Studio, the accepted ones join the suite, and the rankers "
+        "learn from the verdicts.",
+        "Generated candidates: judge, merge into the suite, retrain.",
+    )
+    names = ("terminal", "push", "pull", "merge", "retrain")
+    add_copies(candidates, annotate_app, {n: n for n in names})
+    tests = door(
+        "Tests suggested for a test tree (by `testaug tree adapt`): people judge them in the "
+        "terminal or in Label Studio, and the accepted ones join the tree.",
+        "Suggested tests of a tree: judge them into the tree.",
+    )
+    add_copies(tests, suggestions_app, {"review": "terminal", "push": "push", "pull": "pull"})
+    words = door(
+        "Words suggested for a suite's lexicons (by `testaug lexicon suggest -o`): people "
+        "judge them in the terminal or in Label Studio, and the kept ones are written into "
+        "the lexicon files.",
+        "Suggested words: judge them into the lexicons.",
+    )
+    names = ("review", "push", "pull", "apply")
+    add_copies(words, lexicon_app, {n: "terminal" if n == "review" else n for n in names})
+    group = door(
+        "People judge what testaug proposes: generated candidates, suggested tests and "
+        "suggested words, in the terminal or in Label Studio (`review server` starts one).",
+        "People judge candidates, tests and words.",
+    )
+    group.add_typer(candidates, name="candidates")
+    group.add_typer(tests, name="tests")
+    group.add_typer(words, name="words")
+    add_command(group, "server", server_command)
+    add_command(group, "install-server", install_server_command)
+    return group
+
+
+def evaluate_door() -> typer.Typer:
+    group = door(
+        "How the models under test fail: their error rates per capability (`models`), which "
+        "of two suites finds more errors once a model is trained on them (`patching`), and "
+        "how well training on some tests carries over to others (`generalization`).",
+        "Error rates of models; compare suites by training on them.",
+        cls=OldFormRunsModels,
+    )
+    add_command(group, "models", evaluate_command)
+    add_command(group, "patching", patch_eval_command)
+    add_command(group, "generalization", generalize_command)
+    return group
+
+
+def tree_door() -> typer.Typer:
+    group = door(
+        "Test trees, AdaTest's topics of tests: build them from suites, import and export "
+        "AdaTest's CSV, score models on them, suggest new tests where a model fails "
+        "(`adapt`), and fine-tune a model until its failing topics pass (`fix`).",
+        "Test trees: score, suggest failing tests, fine-tune.",
+    )
+    names = ("from-suite", "import", "export", "score", "retest")
+    add_copies(group, tree_app, {n: n for n in names})
+    add_command(group, "adapt", adapt_command)
+    add_command(group, "fix", fix_command)
+    return group
+
+
+def lexicon_door() -> typer.Typer:
+    group = door(
+        "Words for a suite's lexicons: words that fit the gap in a sentence, ranked by a "
+        "language model, and WordNet's related words (`install-wordnet` installs WordNet). "
+        "People judge the suggestions with `testaug review words`.",
+        "Suggest words for lexicons.",
+    )
+    add_command(group, "suggest", suggest_command)
+    add_copies(group, editor_app, {"install-wordnet": "install-wordnet"})
+    names = ("review", "push", "pull", "apply")
+    add_copies(group, lexicon_app, {n: n for n in names}, hidden=True)
+    return group
+
+
+def add_doors(app: typer.Typer) -> None:
+    """The visible commands of `testaug`, in the order of the workflow."""
+    add_command(app, "run", run_command, short_help="Run the whole pipeline, suite to report.")
+    app.add_typer(suite_door(), name="suite")
+    app.add_typer(templates_door(), name="templates")
+    add_command(app, "generate", generate_command, short_help="Generate candidates with an LLM.")
+    add_command(
+        app, "rank", rank_command, short_help="Order candidates, likely invalid ones first."
+    )
+    app.add_typer(
+        rankers_app,
+        name="rankers",
+        help="The rankers that judge whether candidates are valid: train and evaluate them, "
+        "and make hard cases from a suite to train them on.",
+        short_help="Train and evaluate the rankers.",
+    )
+    app.add_typer(review_door(), name="review")
+    app.add_typer(evaluate_door(), name="evaluate")
+    app.add_typer(tree_door(), name="tree")
+    app.add_typer(lexicon_door(), name="lexicon")
+    add_command(app, "report", report_command, short_help="Write a run's report (HTML, Markdown).")
+    app.add_typer(flows_app, name="flows", short_help="Schedule the pipeline with Prefect.")
+
+
+def add_old_names(app: typer.Typer) -> None:
+    """The commands' old names, hidden; `testaug.cli.aliases.RENAMED` names the new ones."""
+    for name, callback in (
+        ("expand", expand_command),
+        ("diversity", diversity_command),
+        ("patch-eval", patch_eval_command),
+        ("generalize", generalize_command),
+        ("suggest", suggest_command),
+        ("adapt", adapt_command),
+        ("fix", fix_command),
+    ):
+        add_command(app, name, callback, hidden=True)
+    app.add_typer(annotate_app, name="annotate", hidden=True)
+    app.add_typer(suggestions_app, name="suggestions", hidden=True)
+    app.add_typer(editor_app, name="editor", hidden=True)

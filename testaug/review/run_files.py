@@ -1,0 +1,118 @@
+"""The files of a ranking's review, read and checked: the ranked candidates, the seed cases
+they came from, the labels annotators may choose, and the plan for people (from the
+calibration, the annotations so far and the draws beside them)."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+
+from testaug.core.errors import InputError, Problem
+from testaug.core.jsonl import read_jsonl
+from testaug.core.records import RankedCandidate, TestCase
+from testaug.core.run_folder import RunFolder
+from testaug.review.acceptance import DEFAULT_TARGET, read_calibration
+from testaug.review.plans import ReviewPlan, people_judged, plan_review, read_annotations
+from testaug.review.selection import (
+    DEFAULT_SELECTION,
+    SelectionConfig,
+    draws_beside,
+    read_draws,
+    record_draws,
+)
+from testaug.review.verdicts import decide
+
+logger = logging.getLogger(__name__)
+
+
+def read_ranked(path: Path) -> list[RankedCandidate]:
+    """Ranked candidates; an error naming the file when it has none or a label outside its
+    task's labels."""
+    from testaug.suites.task_labels import check_labels
+
+    ranked = list(read_jsonl(path, RankedCandidate))
+    if not ranked:
+        raise InputError(Problem("no ranked candidates in the file", file=path))
+    check_labels([item.candidate for item in ranked], file=path, field="candidate.label")
+    return ranked
+
+
+def seed_cases(cases_path: Path | None, ranked_path: Path) -> dict[str, TestCase]:
+    """The seed cases by id, from `cases_path` or else cases.jsonl beside the ranking;
+    none (with a warning) when that is missing too: seed examples are then not shown."""
+    path = cases_path or RunFolder.of(ranked_path).cases
+    if cases_path is None and not path.exists():
+        logger.warning("no %s: seed examples will not be shown (pass --cases)", path)
+        return {}
+    from testaug.suites.task_labels import check_labels
+
+    cases = list(read_jsonl(path, TestCase))
+    check_labels(cases, file=path)
+    return {case.id: case for case in cases}
+
+
+def task_labels(ranked: Sequence[RankedCandidate], cases: Iterable[TestCase]) -> list[str]:
+    """The labels annotators may correct to: the labels of the bundled suite of the task,
+    and every label of the candidates and seed cases."""
+    from testaug.suites.task_labels import task_labels as labels_of_tasks
+
+    return labels_of_tasks(
+        (item.candidate.task for item in ranked),
+        [*(item.candidate.label for item in ranked), *(case.label for case in cases)],
+    )
+
+
+def check_output_folder(path: Path) -> None:
+    """An error naming `path` when it cannot be written: its folder is missing or it is a
+    folder itself (checked before a step changes anything elsewhere)."""
+    if path.is_dir():
+        raise InputError(Problem("is a folder, not a file", file=path))
+    if not path.parent.is_dir():
+        raise InputError(Problem(f"its folder {path.parent} does not exist", file=path))
+
+
+def review_plan(
+    ranked: Sequence[RankedCandidate],
+    annotations_path: Path,
+    calibration_path: Path,
+    *,
+    top: float | None,
+    budget: int | None = None,
+    target: float = DEFAULT_TARGET,
+    note: str | None = None,
+    selection: SelectionConfig = DEFAULT_SELECTION,
+) -> ReviewPlan:
+    """The plan for a ranking: the ranker accepts what the rule for `target` vouches for
+    (read from `calibration_path`; nothing when it is missing), never a candidate a person
+    already judged in the annotations file; people review the rest in the order
+    `order_for_people` gives, and how each was drawn is added to the draws file beside
+    the annotations."""
+    draws_path = draws_beside(annotations_path)
+    plan = plan_review(
+        ranked,
+        read_calibration(calibration_path),
+        top=top,
+        budget=budget,
+        target=target,
+        judged=people_judged(read_annotations(annotations_path)),
+        note=note,
+        source=calibration_path,
+        pooled=selection.pooled_rule,
+        drawn=read_draws(draws_path),
+        calibration_size=selection.calibration_sample,
+        uncertain_until=selection.uncertain_until,
+    )
+    if plan.draws:
+        record_draws(draws_path, plan.draws)
+    return plan
+
+
+def pending_count(
+    annotations_path: Path, ranked_path: Path, among: Iterable[str] | None = None
+) -> int:
+    """Candidates of the ranking that nobody has decided yet (only those `among`, if given)."""
+    candidates = {item.candidate.id: item.candidate for item in read_ranked(ranked_path)}
+    verdicts = decide(read_annotations(annotations_path), candidates)
+    ids = verdicts.keys() if among is None else set(among) & verdicts.keys()
+    return sum(verdicts[cid].status == "pending" for cid in ids)
