@@ -1,8 +1,8 @@
-"""The fixed table of bad-input trials (issue 17): every reader of tests/core/reliability_trials.py
-with every damage of its DAMAGES, run through the command. Every trial must hold, and
-README.md's reliability section states the counts these tests compute, and how many secret
-scenarios the secrets tests check; a changed count fails here saying what the README
-should say."""
+"""The fixed table of bad-input trials: every reader of tests/core/reliability_trials.py
+with every damage of its DAMAGES, run through the command. Every trial must hold, and the
+reliability page of the documentation (docs/how-to/reliability.md) states the counts these
+tests compute, and how many secret scenarios the secrets tests check; a changed count fails
+here saying what the page should say."""
 
 from __future__ import annotations
 
@@ -50,12 +50,12 @@ def outcomes(workspace, tmp_path_factory) -> dict[str, list[str]]:
     return found
 
 
+RELIABILITY_PAGE = ROOT / "docs" / "how-to" / "reliability.md"
+
+
 def reliability_section() -> str:
-    """README.md from "## Reliability" to the next "## " heading."""
-    text = (ROOT / "README.md").read_text(encoding="utf-8")
-    start = text.index("\n## Reliability")
-    end = text.find("\n## ", start + 1)
-    return text[start : end if end != -1 else len(text)]
+    """The documentation's reliability page."""
+    return RELIABILITY_PAGE.read_text(encoding="utf-8")
 
 
 def sentence(text: str) -> str:
@@ -69,7 +69,7 @@ def test_every_bad_input_trial_succeeds_or_fails_cleanly(outcomes):
     assert not failed, "\n".join(f"{t}: {'; '.join(b)}" for t, b in failed.items())
 
 
-def test_the_readme_states_the_bad_input_trial_counts(outcomes):
+def test_the_reliability_page_states_the_bad_input_trial_counts(outcomes):
     tried = len(outcomes)
     passed = sum(not broken for broken in outcomes.values())
     expected = (
@@ -77,7 +77,7 @@ def test_the_readme_states_the_bad_input_trial_counts(outcomes):
         f"x {len(DAMAGES)} damages, tests/core/test_reliability_counts.py)"
     )
     assert expected in sentence(reliability_section()), (
-        f"README.md's reliability section should say: {expected}"
+        f"docs/how-to/reliability.md should say: {expected}"
     )
 
 
@@ -96,7 +96,7 @@ def collected(paths: list[str]) -> dict[str, int]:
     return {path: sum(line.startswith(f"{path}::") for line in lines) for path in paths}
 
 
-def test_the_readme_states_how_many_secret_scenarios_the_tests_check():
+def test_the_reliability_page_states_how_many_secret_scenarios_the_tests_check():
     counts = collected(list(SECRET_TESTS.values()))
     end_to_end, redaction = SECRET_TESTS["end to end"], SECRET_TESTS["redaction"]
     expected = (
@@ -104,5 +104,5 @@ def test_the_readme_states_how_many_secret_scenarios_the_tests_check():
         f"{counts[redaction]} redaction cases ({redaction})"
     )
     assert expected in sentence(reliability_section()), (
-        f"README.md's reliability section should say: {expected}"
+        f"docs/how-to/reliability.md should say: {expected}"
     )

