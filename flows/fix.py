@@ -5,7 +5,7 @@ each round fixed and broke are logged and published as Prefect artifacts, with w
 stopped (`config.rounds`, or earlier: no topic fixed, none failing, i.i.d. accuracy lost).
 Each round's checkpoints, reports and re-scored tree stay in `<work>/round-NNN/`, so the
 next run (or the next `adapt` round, on the scored tree) continues from them. The flow
-takes the same `FixConfig` record `testaug fix` builds, whole."""
+takes the same `FixConfig` record `testaug tree fix` builds, whole."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from prefect import flow, get_run_logger, task
 from prefect.artifacts import create_markdown_artifact, create_table_artifact
 from prefect.cache_policies import NO_CACHE
 
-from testaug.adaptive.debugging_records import FixLoop, FixRound
+from testaug.fixing.debugging.records import FixLoop, FixRound
 from testaug.steps.contract import StepOutput
 from testaug.steps.fix import FixConfig, fix_files
 
@@ -85,7 +85,7 @@ def publish_round(report: FixRound) -> None:
     create_table_artifact(
         table=rows,
         key="testaug-fix-topics",
-        description=f"testaug fix: round {report.round}, {report.checkpoint}",
+        description=f"testaug tree fix: round {report.round}, {report.checkpoint}",
     )
     lines = [
         f"Round {report.round} ({len(report.seeds)} seed(s)), checkpoint `{report.checkpoint}`.",
@@ -99,5 +99,5 @@ def publish_round(report: FixRound) -> None:
     create_markdown_artifact(
         markdown="\n".join(lines),
         key="testaug-fix-changes",
-        description=f"testaug fix: topics fixed and broken in round {report.round}",
+        description=f"testaug tree fix: topics fixed and broken in round {report.round}",
     )

@@ -1,5 +1,5 @@
 """The `generalize` flow: BeLUGA's cross-functional analysis of a model as a Prefect run.
-One task trains and scores every configuration-method pair (`testaug generalize`), writes
+One task trains and scores every configuration-method pair (`testaug evaluate generalization`), writes
 crossfunctional.json into the run folder with its report, logs each pair's G scores and
 publishes the G table as an artifact."""
 
@@ -14,7 +14,7 @@ from pydantic import BaseModel, ConfigDict
 
 from flows import tasks
 from flows.artifacts import publish_summary
-from testaug.evaluation.crossfunctional import (
+from testaug.fixing.crossfunctional.analysis import (
     CROSSFUNCTIONAL_FILE,
     PAIR_SCENARIOS,
     CrossFunctionalReport,
@@ -75,7 +75,7 @@ def generalize(
     and report.html in `run_dir`, the G table (with significance against the IID baseline)
     logged and published. With `config.select`, each pair's suite step is tuned on T_val
     over the grid (BL-12) and the chosen settings are logged. The flow takes the same
-    `GeneralizeConfig` record `testaug generalize` builds, whole."""
+    `GeneralizeConfig` record `testaug evaluate generalization` builds, whole."""
     out = run_dir / CROSSFUNCTIONAL_FILE
     analysed = analyse(suite, iid, model, out, iid_test, perturbed, config)
     html = tasks.write_run_report(run_dir)
@@ -127,6 +127,6 @@ def publish_g_table(report: CrossFunctionalReport) -> None:
     create_table_artifact(
         table=rows,
         key="testaug-generalize-g",
-        description=f"testaug generalize: G scores of {report.base_model} (seeds "
+        description=f"testaug evaluate generalization: G scores of {report.base_model} (seeds "
         f"{list(report.seeds)})",
     )

@@ -193,7 +193,7 @@ def in_domain(
 
 
 def people_annotations(sample: Sequence[LabelledCandidate]) -> list[Annotation]:
-    """Labelled verdicts as one person's annotations, as `testaug annotate` records them."""
+    """Labelled verdicts as one person's annotations, as `testaug review candidates` records them."""
     return [
         Annotation(
             candidate_id=item.candidate.id,

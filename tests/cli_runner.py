@@ -88,13 +88,18 @@ def _invoke(call: Callable[[], T], timeout: float | None) -> T | None:
     return done[0] if done else None
 
 
+# How long a command or a server may take before a test calls it hung. Generous on purpose:
+# it is a safety net against hangs, not a speed check, and a loaded machine is slow.
+HANG_TIMEOUT = 1500.0
+
+
 def spawn_testaug(
     cwd: Path,
     *args: str,
     input: str | None = None,
     env: Mapping[str, str] | None = None,
     without_env: Iterable[str] = (),
-    timeout: float = 240,
+    timeout: float = HANG_TIMEOUT,
 ) -> subprocess.CompletedProcess[str]:
     """`python -m testaug ARGS` as a subprocess in `cwd`, otherwise as `run_testaug`."""
     drop = set(without_env)

@@ -21,7 +21,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from testaug.adaptive.tree import TestTree, TreeTest, declared
 from testaug.core.records import Suite, TestCase, label_options
 from testaug.evaluation.battery import default_battery, run_battery
-from testaug.evaluation.perturbed_cases import PerturbedCase
+from testaug.evaluation.perturbations.cases import PerturbedCase
 from testaug.suites.cases import expand_suite
 
 SOURCE = "suite"

@@ -1,6 +1,6 @@
 """Tree work from files to files, shared by `testaug tree` and the retest flow: the task's
 labels, scoring a tree file on model specs, and re-testing it on one spec; and the checks
-these and `testaug adapt` make before any work (the model specs, a topic the tree has).
+these and `testaug tree adapt` make before any work (the model specs, a topic the tree has).
 A tree's labels are resolved to the models' (`label_map.resolve_labels`) before scoring."""
 
 from __future__ import annotations

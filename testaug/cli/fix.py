@@ -15,8 +15,8 @@ from testaug.cli.console import console, err_console
 from testaug.cli.options import build_config
 
 if TYPE_CHECKING:
-    from testaug.adaptive.debugging_records import FixLoop, FixRound
-    from testaug.evaluation.patching_report import Stat
+    from testaug.fixing.debugging.records import FixLoop, FixRound
+    from testaug.fixing.patching.report import Stat
 
 TASK_HELP = "The task whose shipped suite gives the labels (sentiment, paraphrase, nli)."
 LABELS_HELP = "The task's labels, comma-separated (instead of --task)."
@@ -95,7 +95,7 @@ def fix_command(
     rate before and after (fixed / broken). It stops after --rounds, or when a round fixes (or
     lowers) no failing topic, no topic fails, or accuracy on the ordinary examples falls more
     than --iid-tolerance points."""
-    from testaug.evaluation.finetune import FineTuneConfig
+    from testaug.fixing.finetune import FineTuneConfig
     from testaug.steps.fix import FixConfig, fix_files
 
     options = build_config(
@@ -147,7 +147,7 @@ def _stat(value: Stat | None, unit: str = "%", scale: float = 1.0) -> str:
 
 def print_round(report: FixRound) -> None:
     """The per-topic table, the fixed and broken topics, i.i.d. accuracy and the files."""
-    from testaug.adaptive.debugging_topics import has_p_values, p_cell
+    from testaug.fixing.debugging.topics import has_p_values, p_cell
 
     seeds = len(report.seeds)
     title = (
@@ -227,8 +227,8 @@ def print_round(report: FixRound) -> None:
 def print_loop(loop: FixLoop) -> None:
     """Each round, a line per round when there were several, why the run stopped, and what
     to run next."""
-    from testaug.adaptive.debugging_records import SCORED_TREE_FILE
-    from testaug.adaptive.debugging_topics import failing_topics
+    from testaug.fixing.debugging.records import SCORED_TREE_FILE
+    from testaug.fixing.debugging.topics import failing_topics
 
     for report in loop.rounds:
         print_round(report)

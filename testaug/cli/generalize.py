@@ -14,7 +14,7 @@ from rich.table import Table
 from testaug.cli.console import console, err_console
 
 if TYPE_CHECKING:
-    from testaug.evaluation.crossfunctional import CrossFunctionalReport
+    from testaug.fixing.crossfunctional.analysis import CrossFunctionalReport
 
 
 def _names(text: str) -> tuple[str, ...]:
@@ -121,7 +121,7 @@ def generalize_command(
     configuration and method, the generalization score G (the harmonic mean of the pass rate
     on the suite and the accuracy on ordinary examples), on seen and held-out tests, mean ±
     standard deviation over seeds; the report (every functionality's pass rate too) as JSON."""
-    from testaug.evaluation.crossfunctional import CROSSFUNCTIONAL_FILE, read_report
+    from testaug.fixing.crossfunctional.analysis import CROSSFUNCTIONAL_FILE, read_report
     from testaug.steps.generalize import GeneralizeConfig, generalize_files
 
     options = GeneralizeConfig(
@@ -164,7 +164,7 @@ def print_g_table(report: CrossFunctionalReport) -> None:
     """The G table: accuracy on the ordinary examples and G per scenario and their mean, in
     percent; ▲ (green) and ▼ (red) mark scores significantly above or below the baseline's
     (the model trained on the ordinary examples only)."""
-    from testaug.evaluation.crossfunctional import PAIR_SCENARIOS
+    from testaug.fixing.crossfunctional.analysis import PAIR_SCENARIOS
 
     table = Table(
         title=f"generalization score G in %, mean ± std over seeds {list(report.seeds)}",

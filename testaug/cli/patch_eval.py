@@ -18,7 +18,7 @@ from testaug.core.jsonl import read_json
 from testaug.core.run_folder import RunFolder
 
 if TYPE_CHECKING:
-    from testaug.evaluation.patching_report import PatchingReport
+    from testaug.fixing.patching.report import PatchingReport
 
 
 def patch_eval_command(
@@ -106,6 +106,6 @@ def _print(summary: PatchingReport) -> None:
 
 def patching_report() -> type[PatchingReport]:
     """The record patching.json holds (imported when a command needs it)."""
-    from testaug.evaluation.patching_report import PatchingReport
+    from testaug.fixing.patching.report import PatchingReport
 
     return PatchingReport

@@ -75,7 +75,7 @@ def from_suite_command(
     from testaug.core.bundled import resolve_suite
     from testaug.core.jsonl import read_jsonl
     from testaug.core.records import TestCase
-    from testaug.evaluation.perturbed_cases import PerturbedCase
+    from testaug.evaluation.perturbations.cases import PerturbedCase
     from testaug.suites.load import load_suite
     from testaug.suites.task_labels import check_labels, task_labels_and_lexicons
 

@@ -148,7 +148,7 @@ class RunFolder:
 
     @property
     def patching(self) -> Path:
-        """The patching evaluation (`testaug patch-eval --json`)."""
+        """The patching evaluation (`testaug evaluate patching --json`)."""
         return self.root / self.PATCHING
 
     @property

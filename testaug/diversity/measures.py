@@ -52,7 +52,7 @@ class DiversityMeasures(Record):
 
 
 class DiversitySummary(DiversityMeasures):
-    """diversity.json (`testaug diversity --json`): the whole input's measures and the
+    """diversity.json (`testaug suite diversity --json`): the whole input's measures and the
     settings first, then the equalized input (`equalized`) and one equalized row per group."""
 
     variant: Variant

@@ -77,7 +77,7 @@ def review_words(suggestions: Iterable[WordSuggestion]) -> list[ReviewWord]:
 
 
 def read_word_suggestions(path: Path) -> list[WordSuggestion]:
-    """The suggestions of a file written by `testaug suggest -o`; errors name file and line."""
+    """The suggestions of a file written by `testaug lexicon suggest -o`; errors name file and line."""
     return list(read_jsonl(path, WordSuggestion))
 
 

@@ -11,8 +11,8 @@ from pydantic import Field
 
 from testaug.core.records import Record, TestCase
 from testaug.evaluation.expectations import Expectation
-from testaug.evaluation.perturbed_cases import PerturbedCase, perturb_cases
-from testaug.evaluation.vocab_perturbations import NAME as NEUTRAL
+from testaug.evaluation.perturbations.cases import PerturbedCase, perturb_cases
+from testaug.evaluation.perturbations.vocab import NAME as NEUTRAL
 
 # CheckList's sentiment DIR phrases (Ribeiro et al., 2020, Table 1) and a few like them.
 POSITIVE_PHRASES = (

@@ -32,7 +32,7 @@ from testaug.evaluation.expectations import (
     predicted_labels,
 )
 from testaug.evaluation.models import ModelUnderTest
-from testaug.evaluation.perturbed_cases import PerturbedCase
+from testaug.evaluation.perturbations.cases import PerturbedCase
 from testaug.suites.provenance import Provenance, case_provenance
 
 logger = logging.getLogger(__name__)

@@ -1,4 +1,4 @@
-"""The summary of an evaluation (`testaug evaluate --json`, evaluation.json), led by its
+"""The summary of an evaluation (`testaug evaluate models --json`, evaluation.json), led by its
 headline: each model's error rate overall and per capability on verified evidence only
 (template seeds, cases accepted by people, expansions of those; see `testaug.suites.provenance`),
 unless every case is asked for (`evidence="all"`) or no verified case counts. Every
@@ -113,7 +113,7 @@ class ModelSummary(Record):
 
 
 class EvaluationSummary(Record):
-    """evaluation.json (`testaug evaluate --json`, and each model's file in a run): the case
+    """evaluation.json (`testaug evaluate models --json`, and each model's file in a run): the case
     counts, the evidence the headlines were asked to rest on (None in files written before
     provenance) and one summary per model."""
 

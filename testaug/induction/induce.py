@@ -289,7 +289,7 @@ def induced_suite(
     lexicon_file: str,
 ) -> dict[str, Any]:
     """A suite document (source `expansion`) holding the templates, grouped by capability
-    and description; it loads with `load_suite` and expands with `testaug expand`."""
+    and description; it loads with `load_suite` and expands with `testaug templates expand`."""
     capabilities = []
     for capability, descriptions in _grouped(templates).items():
         entries = []

@@ -1,5 +1,5 @@
 """The report's section on BeLUGA's cross-functional analysis, from crossfunctional.json
-(`testaug generalize`): the G table, the suite scores, and per scenario a table and a heat
+(`testaug evaluate generalization`): the G table, the suite scores, and per scenario a table and a heat
 map of functionality pass rates by configuration-method pair (BL-14's figure)."""
 
 from __future__ import annotations
@@ -7,13 +7,13 @@ from __future__ import annotations
 import textwrap
 from collections.abc import Sequence
 
-from testaug.evaluation.crossfunctional import (
+from testaug.fixing.crossfunctional.analysis import (
     PAIR_SCENARIOS,
     CrossFunctionalReport,
     Functionality,
     ScenarioSummary,
 )
-from testaug.evaluation.patching_report import Stat
+from testaug.fixing.patching.report import Stat
 from testaug.reports.blocks import Block, Heading, Image, Table, Text
 from testaug.reports.plots import _png, _pyplot
 

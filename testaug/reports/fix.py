@@ -1,5 +1,5 @@
 """The report's section on one round of the debugging loop, from fix_report.json (as
-`testaug fix` writes it into round-NNN/: a `FixRound`, rates in percent): per topic the
+`testaug tree fix` writes it into round-NNN/: a `FixRound`, rates in percent): per topic the
 tests, the fixing examples trained from it and the failure rate before and after (mean ±
 standard deviation over seeds), fixed topics in green and broken ones in red as the CLI
 marks them; the fixed and broken lists, the i.i.d. accuracy before -> after, and a plot of
@@ -10,10 +10,10 @@ from __future__ import annotations
 
 from collections.abc import Collection, Mapping, Sequence
 
-from testaug.adaptive.debugging_records import FixRound, TopicFix
-from testaug.adaptive.debugging_topics import has_p_values, p_cell
 from testaug.adaptive.tree import ROOT
-from testaug.evaluation.patching_report import Stat
+from testaug.fixing.debugging.records import FixRound, TopicFix
+from testaug.fixing.debugging.topics import has_p_values, p_cell
+from testaug.fixing.patching.report import Stat
 from testaug.reports.blocks import Block, Heading, Image, Table, Text
 from testaug.reports.plots import _png, _pyplot
 from testaug.reports.tree import PLOTTED_TOPICS, short_label

@@ -3,7 +3,7 @@ patch-eval --json` prints it: a `PatchingReport` with its rates in percent)."""
 
 from __future__ import annotations
 
-from testaug.evaluation.patching import PatchingReport, PatchingSummary, Stat
+from testaug.fixing.patching.protocol import PatchingReport, PatchingSummary, Stat
 from testaug.reports.blocks import Block, Heading, Table, Text
 
 

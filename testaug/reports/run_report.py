@@ -5,9 +5,9 @@ it is read from that file, so the report and the JSON agree.
 Files read (all optional): the stage outputs (cases.jsonl, candidates.jsonl, ranked.jsonl,
 ranked.calibration.json, annotations.jsonl, verdicts.jsonl, accepted.jsonl,
 templates.induced.jsonl, expanded.jsonl), manifest.json, and the JSON summaries triage.json (`testaug rankers evaluate --json`),
-diversity.json (`testaug diversity --json`), evaluation.json (`testaug evaluate --json`)
-and patching.json (`testaug patch-eval --json`), tree_report.json (`testaug tree retest`)
-and crossfunctional.json (`testaug generalize`), and fix_report.json (`testaug fix`, in a
+diversity.json (`testaug suite diversity --json`), evaluation.json (`testaug evaluate models --json`)
+and patching.json (`testaug evaluate patching --json`), tree_report.json (`testaug tree retest`)
+and crossfunctional.json (`testaug evaluate generalization`), and fix_report.json (`testaug tree fix`, in a
 round-NNN/ folder).
 """
 
@@ -19,7 +19,6 @@ from typing import TypeVar
 
 from pydantic import BaseModel
 
-from testaug.adaptive.debugging_records import FIX_REPORT_FILE, FixRound
 from testaug.adaptive.retest import TREE_REPORT_FILE, TreeReport
 from testaug.core.errors import InputError, Problem
 from testaug.core.jsonl import open_input, read_json, read_jsonl
@@ -27,9 +26,10 @@ from testaug.core.records import Annotation
 from testaug.core.run_folder import RunFolder
 from testaug.core.triage import TriageReport, TriageSummary
 from testaug.diversity.measures import DiversityMeasures, DiversityRow, DiversitySummary
-from testaug.evaluation.crossfunctional import CROSSFUNCTIONAL_FILE, CrossFunctionalReport
-from testaug.evaluation.patching import PatchingReport
 from testaug.evaluation.summary import EvaluationSummary
+from testaug.fixing.crossfunctional.analysis import CROSSFUNCTIONAL_FILE, CrossFunctionalReport
+from testaug.fixing.debugging.records import FIX_REPORT_FILE, FixRound
+from testaug.fixing.patching.protocol import PatchingReport
 from testaug.reports.acceptance import acceptance_blocks, auto_mode_notice, read_run_acceptance
 from testaug.reports.blocks import Heading, Image, Report, Table, Text, render_html, render_markdown
 from testaug.reports.crossfunctional import crossfunctional_section

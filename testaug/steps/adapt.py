@@ -1,5 +1,5 @@
 """A round of AdaTest suggestions as a step, from a tree file to a suggestions file, for
-`testaug adapt` and the adapt flow.
+`testaug tree adapt` and the adapt flow.
 
 It first checks the model specs and that the tree has the topic (unless `new_topic`), so
 a typo is refused before any model loads or any generation starts (`check_round`). It

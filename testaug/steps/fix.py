@@ -1,6 +1,6 @@
-"""AdaTest's debugging loop as a step, from files to files, for `testaug fix` and the fix
+"""AdaTest's debugging loop as a step, from files to files, for `testaug tree fix` and the fix
 flow: the tests (a tree, or a suite run's cases as a tree), the i.i.d. examples (JSONL: text,
-text_pair, label, as `testaug patch-eval --iid` reads them) and a work folder whose rounds
+text_pair, label, as `testaug evaluate patching --iid` reads them) and a work folder whose rounds
 chain (`adaptive.debugging`, `adaptive.debugging_loop`). `FixConfig` is the one record of
 what to run, built by the CLI or given to the flow. The step's main file is the last
 round's fix_report.json; its summary holds every round of the run and why it stopped."""
@@ -13,10 +13,16 @@ from typing import Literal
 
 from pydantic import Field
 
-from testaug.adaptive.debugging import round_start
-from testaug.adaptive.debugging_examples import Progress
-from testaug.adaptive.debugging_loop import fix_loop
-from testaug.adaptive.debugging_records import (
+from testaug.adaptive.from_suite import tree_from_cases
+from testaug.adaptive.retest import DEFAULT_THRESHOLD
+from testaug.adaptive.tree import TestTree
+from testaug.adaptive.tree_jobs import check_topic, read_tree_with_tests, tree_task_labels
+from testaug.core.errors import InputError, Problem
+from testaug.core.jsonl import read_jsonl
+from testaug.core.records import Record, TestCase
+from testaug.fixing.debugging.examples import Progress
+from testaug.fixing.debugging.loop import fix_loop
+from testaug.fixing.debugging.records import (
     FAIL_ABOVE,
     FIX_REPORT_FILE,
     IID_TOLERANCE,
@@ -28,15 +34,9 @@ from testaug.adaptive.debugging_records import (
     Trainer,
     round_folder,
 )
-from testaug.adaptive.from_suite import tree_from_cases
-from testaug.adaptive.retest import DEFAULT_THRESHOLD
-from testaug.adaptive.tree import TestTree
-from testaug.adaptive.tree_jobs import check_topic, read_tree_with_tests, tree_task_labels
-from testaug.core.errors import InputError, Problem
-from testaug.core.jsonl import read_jsonl
-from testaug.core.records import Record, TestCase
-from testaug.evaluation.finetune import FineTuneConfig
-from testaug.evaluation.patching import IidExample
+from testaug.fixing.debugging.rounds import round_start
+from testaug.fixing.finetune import FineTuneConfig
+from testaug.fixing.patching.protocol import IidExample
 from testaug.steps.contract import StepOutput, StepSummary, step_output
 
 # The public functions that are not steps (see tests/steps/test_step_contract.py).

@@ -1,5 +1,5 @@
 """BeLUGA's cross-functional analysis from files: a suite, an i.i.d. file and a model spec
-in, crossfunctional.json out (`testaug generalize` and the generalize flow); the summary
+in, crossfunctional.json out (`testaug evaluate generalization` and the generalize flow); the summary
 holds each pair's mean G per scenario, the full report is the file (`read_report`)."""
 
 from __future__ import annotations
@@ -13,11 +13,11 @@ from pydantic import Field
 from testaug.core.errors import InputError, Problem, TestAugError
 from testaug.core.jsonl import read_jsonl
 from testaug.core.records import Record, TestCase
-from testaug.evaluation.crossfunctional_records import PAIR_SCENARIOS, TrainingSetting
+from testaug.fixing.crossfunctional.records import PAIR_SCENARIOS, TrainingSetting
 from testaug.steps.contract import StepOutput, StepSummary, step_output
 
 if TYPE_CHECKING:
-    from testaug.evaluation.crossfunctional import CrossFunctionalReport
+    from testaug.fixing.crossfunctional.analysis import CrossFunctionalReport
 
 DEFAULT_CONFIGURATIONS = ("IID->T", "IID+T", "IID->(IID+T)")
 DEFAULT_METHODS = ("vanilla",)
@@ -79,7 +79,8 @@ def generalize_files(
     suite's cases with the i.i.d. file as D_train (and `iid_test` as D_test; without it the
     file is split in two seeded halves), and with `perturbed` (a run folder's perturbed.jsonl)
     its INV and DIR tests; write the report to `out`."""
-    from testaug.evaluation.crossfunctional import (
+    from testaug.evaluation.perturbations.cases import PerturbedCase
+    from testaug.fixing.crossfunctional.analysis import (
         behaviour_trainer,
         classifier_check,
         classifier_predict,
@@ -89,9 +90,8 @@ def generalize_files(
         sample_per_functionality,
         write_report,
     )
-    from testaug.evaluation.finetune import FineTuneConfig
-    from testaug.evaluation.patching import IidExample
-    from testaug.evaluation.perturbed_cases import PerturbedCase
+    from testaug.fixing.finetune import FineTuneConfig
+    from testaug.fixing.patching.protocol import IidExample
     from testaug.steps.measure import base_model, check_base_model
     from testaug.suites.task_labels import task_labels_and_lexicons
 
@@ -125,7 +125,7 @@ def generalize_files(
         raise InputError(
             Problem(f"unknown scenario {unknown[0]!r}: seen, func, class, type", field="scenarios")
         )
-    from testaug.evaluation.behaviour_training import METHODS
+    from testaug.fixing.behaviour.training import METHODS
 
     for method in options.methods:
         if method not in METHODS:

@@ -16,12 +16,12 @@ from testaug.core.jsonl import read_json, read_jsonl, write_jsonl
 from testaug.core.records import Record, TestCase
 from testaug.core.run_folder import RunFolder
 from testaug.core.runs import sibling, write_json, write_text_atomic
-from testaug.evaluation.perturbed_cases import PerturbedCase
+from testaug.evaluation.perturbations.cases import PerturbedCase
 from testaug.steps.contract import StepOutput, StepSummary, step_output
 from testaug.suites.provenance import Evidence
 
 if TYPE_CHECKING:
-    from testaug.evaluation.patching import PatchingReport
+    from testaug.fixing.patching.protocol import PatchingReport
 
 logger = logging.getLogger(__name__)
 
@@ -332,8 +332,8 @@ def patch_suites(
     fine-tuning `model` (hf:PATH[?labels=..], a path or hub id, or a shipped encoder) on
     part of each suite, over seeds; the report as JSON at `out` (`patching_summary`)."""
     check_base_model(model)
-    from testaug.evaluation.finetune import FineTuneConfig
-    from testaug.evaluation.patching import IidExample, run_patching
+    from testaug.fixing.finetune import FineTuneConfig
+    from testaug.fixing.patching.protocol import IidExample, run_patching
     from testaug.suites.task_labels import task_labels_and_lexicons
 
     cases_a, cases_b = list(read_jsonl(suite_a, TestCase)), list(read_jsonl(suite_b, TestCase))

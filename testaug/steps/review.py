@@ -1,7 +1,7 @@
 """The review step, from ranked candidates to verdicts, one function per action on one
 `ReviewConfig`: the ranker accepts what its rule for a stated precision vouches for (alone
 in `review_automatically`), people review the top of the rest in Label Studio (push, then
-pull or wait) or the terminal, and accepted cases merge into the suite. `testaug annotate`,
+pull or wait) or the terminal, and accepted cases merge into the suite. `testaug review candidates`,
 `testaug run` and the flows call these with a run's files."""
 
 from __future__ import annotations

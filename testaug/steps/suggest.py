@@ -1,4 +1,4 @@
-"""`testaug suggest`: fill-in suggestions for a masked sentence, from the sources asked for.
+"""`testaug lexicon suggest`: fill-in suggestions for a masked sentence, from the sources asked for.
 
 Offline (the default), candidates come from WordNet (when installed), the suite's
 lexicons and the embedded LM (its likeliest next words, and a continuation of the

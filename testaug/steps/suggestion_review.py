@@ -1,4 +1,4 @@
-"""People's verdicts on a round of suggestions, as `testaug suggestions` and the adapt flow
+"""People's verdicts on a round of suggestions, as `testaug review tests` and the adapt flow
 take them: in the terminal or Label Studio, saved to a verdicts file, and the accepted
 suggestions added to the test tree (rewritten atomically). Every step but the push returns
 the tree as its main file; the push names the suggestions file it sent."""
@@ -129,7 +129,7 @@ def add_to_tree(
 
 
 def add_verdicts_file(suggestions_path: Path, verdicts_path: Path, tree_path: Path) -> StepOutput:
-    """Add to the tree what a verdicts file (written by `testaug suggestions review`, a pull,
+    """Add to the tree what a verdicts file (written by `testaug review tests terminal`, a pull,
     or by hand) accepts of a suggestions file."""
     update = add_to_tree(
         tree_path, read_suggestions(suggestions_path), read_verdicts(verdicts_path)

@@ -14,8 +14,8 @@ from pathlib import Path
 from testaug.adaptive.tree import TestTree, TreeTest
 from testaug.adaptive.tree_files import write_tree
 from testaug.core.jsonl import write_jsonl
-from testaug.evaluation.finetune import FineTuneConfig, fine_tune
-from testaug.evaluation.patching import IidExample
+from testaug.fixing.finetune import FineTuneConfig, fine_tune
+from testaug.fixing.patching.protocol import IidExample
 from tests.models_fixture import build_tiny_classifier
 
 LABELS = ("negative", "positive")

@@ -6,7 +6,7 @@ from __future__ import annotations
 from testaug.adaptive.from_suite import case_topic, tree_from_cases, tree_from_suite
 from testaug.core.records import TestCase
 from testaug.evaluation.expectations import Expectation
-from testaug.evaluation.perturbed_cases import perturb_cases
+from testaug.evaluation.perturbations.cases import perturb_cases
 from testaug.suites.cases import expand_suite
 from testaug.suites.load import load_suite
 

@@ -7,7 +7,7 @@ import re
 
 import pytest
 
-from testaug.adaptive.debugging_records import FIX_REPORT_FILE, SCORED_TREE_FILE, read_fix_round
+from testaug.fixing.debugging.records import FIX_REPORT_FILE, SCORED_TREE_FILE, read_fix_round
 from tests.adaptive.fix_fixtures import FIX, shared_base, write_inputs
 from tests.cli_runner import run_testaug
 

@@ -6,11 +6,11 @@ from __future__ import annotations
 from pathlib import Path
 
 from testaug.core.jsonl import write_jsonl
-from testaug.evaluation.crossfunctional import read_report
+from testaug.fixing.crossfunctional.analysis import read_report
 from testaug.reports.run_report import write_report
 from tests.cli.test_cli_bad_input import assert_one_line_error
-from tests.cli_runner import run_testaug
-from tests.evaluation.test_crossfunctional import IID, perturbed_suite, suite
+from tests.cli_runner import HANG_TIMEOUT, run_testaug
+from tests.fixing.test_crossfunctional import IID, perturbed_suite, suite
 from tests.models_fixture import build_tiny_classifier
 
 
@@ -28,7 +28,7 @@ def test_generalize_prints_the_g_table_and_the_report_shows_the_heat_maps(tmp_pa
         *("--configs", "iid+t", "--methods", "vanilla,l2", "--scenarios", "seen,type"),
         *("--epochs", "1", "--learning-rate", "1e-3", "-o", "run/crossfunctional.json"),
         env={"HF_HUB_OFFLINE": "1", "OMP_NUM_THREADS": "1"},  # one thread: a tiny model
-        timeout=300,
+        timeout=HANG_TIMEOUT,
     )
     assert done.returncode == 0, done.stderr
     assert "generalization score G" in done.stdout and "l2" in done.stdout
@@ -71,7 +71,7 @@ def test_generalize_select_tunes_on_t_val_and_prints_the_chosen_setting(tmp_path
         *("--grid-learning-rates", "1e-4,1e-3", "--grid-epochs", "1"),
         *("-o", "run/crossfunctional.json"),
         env={"HF_HUB_OFFLINE": "1", "OMP_NUM_THREADS": "1"},
-        timeout=300,
+        timeout=HANG_TIMEOUT,
     )
     assert done.returncode == 0, done.stderr
     assert (

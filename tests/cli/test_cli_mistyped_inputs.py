@@ -15,7 +15,7 @@ from testaug.adaptive.suggestion import Suggestion
 from testaug.adaptive.tree import TreeTest
 from testaug.adaptive.tree_files import write_tree
 from testaug.core.jsonl import read_jsonl, write_jsonl
-from testaug.evaluation.patching import IidExample
+from testaug.fixing.patching.protocol import IidExample
 from testaug.testing.openai_server import ScriptedOpenAIServer
 from tests.cli_runner import CliResult, run_testaug
 

@@ -7,8 +7,8 @@ from pathlib import Path
 
 from testaug.core.jsonl import write_jsonl
 from testaug.reports.run_report import write_report
-from tests.cli_runner import run_testaug
-from tests.evaluation.test_patching import suites
+from tests.cli_runner import HANG_TIMEOUT, run_testaug
+from tests.fixing.test_patching import suites
 from tests.models_fixture import build_tiny_classifier
 
 
@@ -23,7 +23,7 @@ def test_patch_eval_prints_err_percent_per_suite_and_the_report_shows_it(tmp_pat
         *("--model", f"hf:{model}", "--seeds", "2", "--epochs", "1", "--learning-rate", "1e-3"),
         *("--json", "-o", "patching.json"),
         env={"HF_HUB_OFFLINE": "1"},
-        timeout=300,
+        timeout=HANG_TIMEOUT,
     )
     assert done.returncode == 0, done.stderr
     summary = json.loads(done.stdout)

@@ -1,4 +1,4 @@
-"""The layering rule: core <- stages <- rankers <- steps <- flows <- cli.
+"""The layering rule: core <- stages (fixing after adaptive) <- rankers <- steps <- flows <- cli.
 
 A module may import only from its own layer or a lower one, lazy imports inside
 functions included. The stages are ordered too, in the order the pipeline runs
@@ -25,6 +25,7 @@ LAYERS = (
     "testaug.diversity",
     "testaug.evaluation",
     "testaug.adaptive",
+    "testaug.fixing",
     "testaug.reports",
     "testaug.testing",
     "rankers",

@@ -13,7 +13,7 @@ from testaug.editor.candidates import CandidatePool
 from testaug.editor.fill_in import in_context, suggest
 from testaug.editor.masks import parse_masked
 from testaug.editor.scorer import LMScorer
-from testaug.evaluation.vocab_perturbations import change_neutral_words
+from testaug.evaluation.perturbations.vocab import change_neutral_words
 from testaug.steps.suggest import SuggestConfig, run_suggest
 
 pytestmark = pytest.mark.skipif(

@@ -17,7 +17,7 @@ from testaug.evaluation.failures import (
     evaluate_model,
     needed_inputs,
 )
-from testaug.evaluation.perturbed_cases import PerturbedCase
+from testaug.evaluation.perturbations.cases import PerturbedCase
 
 LABELS = ("negative", "neutral", "positive")
 

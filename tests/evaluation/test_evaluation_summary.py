@@ -13,7 +13,7 @@ from testaug.core.records import TestCase
 from testaug.evaluation.expectations import Expectation
 from testaug.evaluation.failures import evaluate_model
 from testaug.evaluation.models import load_model
-from testaug.evaluation.perturbed_cases import PerturbedCase
+from testaug.evaluation.perturbations.cases import PerturbedCase
 from testaug.evaluation.summary import EvaluationSummary, evaluation_summary, headline
 from testaug.suites.provenance import with_origin
 

@@ -7,15 +7,8 @@ import random
 import pytest
 
 from testaug.core.errors import TestAugError
-from testaug.evaluation.entity_perturbations import (
-    change_location,
-    change_names,
-    change_names_joint,
-    change_number,
-    load_pipeline,
-    parse_texts,
-)
-from testaug.evaluation.perturbations import (
+from testaug.evaluation.perturbations.cases import perturb_inputs
+from testaug.evaluation.perturbations.catalogue import (
     PERTURBATIONS,
     add_phrase,
     add_random_urls_handles,
@@ -26,7 +19,14 @@ from testaug.evaluation.perturbations import (
     punctuation,
     typos,
 )
-from testaug.evaluation.perturbed_cases import perturb_inputs
+from testaug.evaluation.perturbations.entities import (
+    change_location,
+    change_names,
+    change_names_joint,
+    change_number,
+    load_pipeline,
+    parse_texts,
+)
 
 NAMES = ["Mary", "James", "Sarah", "David", "John"]
 
@@ -204,7 +204,7 @@ def test_the_registry_names_every_perturbation_and_suggests_close_names():
 
 
 def test_a_perturbation_registered_from_outside_is_found_by_name_like_the_builtins():
-    from testaug.evaluation.perturbations import Perturbation, get_perturbation
+    from testaug.evaluation.perturbations.catalogue import Perturbation, get_perturbation
 
     def shout(text: str, **_: object) -> list[str]:
         return [text.upper()]

@@ -7,9 +7,9 @@ from pydantic import ValidationError
 
 from testaug.core.errors import TestAugError
 from testaug.core.records import TestCase
-from testaug.evaluation.entity_perturbations import load_pipeline
 from testaug.evaluation.expectations import Expectation
-from testaug.evaluation.perturbed_cases import PerturbedCase, perturb_cases
+from testaug.evaluation.perturbations.cases import PerturbedCase, perturb_cases
+from testaug.evaluation.perturbations.entities import load_pipeline
 
 
 def case(text: str, text_pair: str | None = None, capability: str = "NER") -> TestCase:
@@ -85,7 +85,7 @@ def test_the_id_is_checked_against_the_content():
 
 
 def test_entity_perturbations_parse_all_inputs_in_one_batch_and_respect_the_side(monkeypatch):
-    import testaug.evaluation.perturbed_cases as module
+    import testaug.evaluation.perturbations.cases as module
 
     nlp = load_pipeline()
     batches: list[list[str]] = []

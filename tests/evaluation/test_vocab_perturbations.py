@@ -8,9 +8,9 @@ from testaug.core.records import TestCase
 from testaug.editor.neutral_words import NeutralTable, occurrences, replace
 from testaug.evaluation.battery import default_battery
 from testaug.evaluation.expectations import Expectation
-from testaug.evaluation.perturbations import get_perturbation
-from testaug.evaluation.perturbed_cases import perturb_cases
-from testaug.evaluation.vocab_perturbations import change_neutral_words
+from testaug.evaluation.perturbations.cases import perturb_cases
+from testaug.evaluation.perturbations.catalogue import get_perturbation
+from testaug.evaluation.perturbations.vocab import change_neutral_words
 
 TABLE = NeutralTable(
     contexts={"|that|flight": ["this"], "know|that|he": []},

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from testaug.adaptive.debugging_records import FIX_REPORT_FILE, read_fix_round
+from testaug.fixing.debugging.records import FIX_REPORT_FILE, read_fix_round
 from testaug.steps.fix import FixConfig
 from tests.adaptive.fix_fixtures import FIX, shared_base, write_inputs
 

@@ -6,8 +6,8 @@ from __future__ import annotations
 import pytest
 
 from testaug.core.jsonl import write_jsonl
-from testaug.evaluation.crossfunctional import read_report
-from tests.evaluation.test_crossfunctional import IID, suite
+from testaug.fixing.crossfunctional.analysis import read_report
+from tests.fixing.test_crossfunctional import IID, suite
 from tests.models_fixture import build_tiny_classifier
 
 pytestmark = pytest.mark.usefixtures("prefect_harness")

@@ -3,14 +3,14 @@ BL-14's heat maps, from a crossfunctional.json in the run folder."""
 
 from __future__ import annotations
 
-from testaug.evaluation.crossfunctional import (
+from testaug.fixing.crossfunctional.analysis import (
     CROSSFUNCTIONAL_FILE,
     run_crossfunctional,
     write_report,
 )
 from testaug.reports.crossfunctional import TYPE_COLOURS
 from testaug.reports.run_report import write_report as write_run_report
-from tests.evaluation.test_crossfunctional import IID, Learner, suite
+from tests.fixing.test_crossfunctional import IID, Learner, suite
 
 
 def test_a_run_with_crossfunctional_json_gets_the_g_table_and_a_heat_map_per_scenario(tmp_path):
@@ -80,9 +80,9 @@ def test_the_heat_map_colours_x_ticks_by_test_type():
 
 
 def test_pairs_significantly_above_the_baseline_are_green_and_below_red(tmp_path):
-    from testaug.evaluation.crossfunctional import TrainingSetting
+    from testaug.fixing.crossfunctional.analysis import TrainingSetting
     from testaug.reports.crossfunctional import TONES
-    from tests.evaluation.test_crossfunctional_significance import (
+    from tests.fixing.test_crossfunctional_significance import (
         IID_MANY,
         MethodLearner,
         big_suite,

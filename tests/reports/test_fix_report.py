@@ -8,16 +8,16 @@ from datetime import UTC, datetime
 
 import pytest
 
-from testaug.adaptive.debugging_records import (
+from testaug.fixing.debugging.records import (
     FIX_REPORT_FILE,
     FixRound,
     SeedFix,
     TopicFix,
     write_fix_round,
 )
-from testaug.adaptive.debugging_topics import labelled, topic_status
-from testaug.evaluation.finetune import FineTuneConfig
-from testaug.evaluation.patching_report import Stat
+from testaug.fixing.debugging.topics import labelled, topic_status
+from testaug.fixing.finetune import FineTuneConfig
+from testaug.fixing.patching.report import Stat
 from testaug.reports.fix import BROKEN_COLOUR, FIXED_COLOUR
 from testaug.reports.run_report import write_report
 

@@ -13,7 +13,7 @@ from testaug.core.errors import InputError, TestAugError
 from testaug.core.jsonl import read_jsonl, write_jsonl
 from testaug.core.records import TestCase
 from testaug.evaluation.failures import CaseResult
-from testaug.evaluation.perturbed_cases import PerturbedCase
+from testaug.evaluation.perturbations.cases import PerturbedCase
 from testaug.steps.contract import StepOutput
 from testaug.steps.measure import (
     combine_evaluations,

@@ -22,11 +22,11 @@ import pytest
 from pydantic import ValidationError
 
 import testaug.steps
-from testaug.adaptive.debugging_records import FixLoop, LoopStop
 from testaug.adaptive.retest import TopicChange
 from testaug.adaptive.suggestions import RoundCounts, SuggestionRoundConfig
 from testaug.core.records import AcceptanceRule
 from testaug.editor.lexicon_writer import FileUpdate
+from testaug.fixing.debugging.records import FixLoop, LoopStop
 from testaug.review.acceptance import AcceptanceSummary, GroupAcceptance
 from testaug.steps.adapt import AdaptSummary
 from testaug.steps.augment import CombineSummary, ExpandSummary, GenerateSummary
@@ -69,7 +69,7 @@ from testaug.steps.suggestion_review import (
     SuggestionReviewSummary,
     TreeUpdate,
 )
-from tests.adaptive.test_debugging_loop import _round
+from tests.fixing.test_debugging_loop import _round
 
 NOT_STEP_MODULES = {"testaug.steps.contract", "testaug.steps.config"}
 

@@ -1,0 +1,1 @@
+"""AdaTest's debugging loop: fine-tune on failing tests, re-test every topic, round after round."""
