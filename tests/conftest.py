@@ -8,6 +8,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.cli_runner import HANG_TIMEOUT
+
 DATA = Path(__file__).parent / "data"
 
 
@@ -62,7 +64,7 @@ def prefect_harness():
     os.environ.setdefault("DO_NOT_TRACK", "1")
     from prefect.testing.utilities import prefect_test_harness
 
-    with prefect_test_harness(server_startup_timeout=180):
+    with prefect_test_harness(server_startup_timeout=HANG_TIMEOUT):
         yield
 
 

@@ -10,6 +10,8 @@ from pathlib import Path
 import pytest
 from pydantic import SecretStr
 
+from tests.cli_runner import HANG_TIMEOUT
+
 API_KEY = "0123456789abcdef0123456789abcdef01234567"
 
 
@@ -33,7 +35,7 @@ def running_label_studio(data_dir: Path) -> Iterator[object]:
     running = LocalServer(executable, data_dir, api_key=SecretStr(API_KEY), port=free_port())
     running.start()
     try:
-        running.wait_ready(timeout=240)
+        running.wait_ready(timeout=HANG_TIMEOUT)
         yield running
     finally:
         running.stop()

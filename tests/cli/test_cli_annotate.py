@@ -9,7 +9,7 @@ import pytest
 
 from testaug.core.jsonl import read_jsonl
 from testaug.core.records import Annotation, TestCase
-from tests.cli_runner import CliResult, run_testaug
+from tests.cli_runner import HANG_TIMEOUT, CliResult, run_testaug
 from tests.tiny_models import VOUCHED_CURVE, make_calibration, write_ranked_run
 
 
@@ -28,7 +28,7 @@ def run_dir(tmp_path: Path) -> Path:
 
 
 def annotate(run_dir: Path, keys: str, *args: str) -> CliResult:
-    return run_testaug(run_dir, "review", "candidates", *args, input=keys, timeout=120)
+    return run_testaug(run_dir, "review", "candidates", *args, input=keys, timeout=HANG_TIMEOUT)
 
 
 def people(run_dir: Path) -> list[Annotation]:

@@ -8,7 +8,7 @@ import pytest
 
 from testaug.core.jsonl import read_jsonl
 from testaug.core.records import TestCase
-from tests.cli_runner import spawn_testaug
+from tests.cli_runner import HANG_TIMEOUT, spawn_testaug
 from tests.flow_helpers import PREFECT_ENV, lexical_config
 
 
@@ -34,7 +34,9 @@ def test_run_with_the_embedded_generator_writes_the_report_and_is_faster_the_sec
         "runs/small",
     )
     env = prefect_home(tmp_path)
-    first = spawn_testaug(tmp_path, *args, env=env, without_env=["PREFECT_API_URL"], timeout=900)
+    first = spawn_testaug(
+        tmp_path, *args, env=env, without_env=["PREFECT_API_URL"], timeout=HANG_TIMEOUT
+    )
     assert first.returncode == 0, first.stderr[-4000:]
 
     run_dir = tmp_path / "runs" / "small"
@@ -50,7 +52,9 @@ def test_run_with_the_embedded_generator_writes_the_report_and_is_faster_the_sec
     html = report.read_text()
     assert "Annotation mode auto" in html and "Models under test" in html
 
-    second = spawn_testaug(tmp_path, *args, env=env, without_env=["PREFECT_API_URL"], timeout=600)
+    second = spawn_testaug(
+        tmp_path, *args, env=env, without_env=["PREFECT_API_URL"], timeout=HANG_TIMEOUT
+    )
     assert second.returncode == 0, second.stderr[-4000:]
     assert "Cached" in second.stderr  # the second run reads its tasks from the cache
 
@@ -108,7 +112,7 @@ def test_run_in_terminal_mode_asks_a_person_about_the_top_of_the_ranking(tmp_pat
             input="n\n" * 200,  # every case shown: not valid, reason capability
             env={**prefect_home(tmp_path), "OPENAI_API_KEY": "test-key"},
             without_env=["PREFECT_API_URL"],
-            timeout=600,
+            timeout=HANG_TIMEOUT,
         )
     assert done.returncode == 0, done.stderr[-4000:]
     run_dir = tmp_path / "runs" / "terminal"

@@ -8,7 +8,7 @@ import time
 
 import pytest
 
-from tests.cli_runner import spawn_testaug
+from tests.cli_runner import HANG_TIMEOUT, spawn_testaug
 from tests.flow_helpers import PREFECT_ENV, lexical_config
 
 # A stale temporary file of the atomic writers, as a kill in the middle of a write leaves it.
@@ -61,7 +61,7 @@ def failed_run(tmp_path_factory):
             "runs/failing",
             env=env,
             without_env=["PREFECT_API_URL"],
-            timeout=600,
+            timeout=HANG_TIMEOUT,
         )
     return done, run_dir
 
@@ -91,7 +91,6 @@ def test_run_removes_the_stale_temporary_files_an_interrupted_write_left(failed_
 
 def test_run_with_a_home_that_does_not_exist_fails_fast_naming_the_directory(tmp_path):
     env = {**PREFECT_ENV, "HOME": "/nonexistent/home"}
-    started = time.perf_counter()
     done = spawn_testaug(
         tmp_path,
         "run",
@@ -99,12 +98,11 @@ def test_run_with_a_home_that_does_not_exist_fails_fast_naming_the_directory(tmp
         "small",
         env=env,
         without_env=["PREFECT_API_URL", "PREFECT_HOME", "TESTAUG_CACHE_DIR", "XDG_CACHE_HOME"],
-        timeout=300,
+        timeout=HANG_TIMEOUT,
     )
-    seconds = time.perf_counter() - started
     assert done.returncode == 1
     assert "Traceback" not in done.stderr, done.stderr[-4000:]
     lines = done.stderr.strip().splitlines()
     assert len(lines) <= 3, done.stderr[-4000:]
     assert "/nonexistent/home" in lines[-1] and "PREFECT_HOME" in lines[-1], lines[-1]
-    assert seconds < 30
+    assert not list(tmp_path.rglob("*.jsonl")), "it failed only after writing files"

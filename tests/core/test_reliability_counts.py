@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.cli_runner import run_testaug
+from tests.cli_runner import HANG_TIMEOUT, run_testaug
 from tests.core.reliability_trials import DAMAGES, READERS, build_workspace, prepare, run_trial
 
 ROOT = Path(__file__).parent.parent.parent
@@ -89,7 +89,7 @@ def collected(paths: list[str]) -> dict[str, int]:
         capture_output=True,
         text=True,
         cwd=ROOT,
-        timeout=120,
+        timeout=HANG_TIMEOUT,
     )
     assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
     lines = done.stdout.splitlines()

@@ -17,6 +17,7 @@ from testaug.diversity.dependency_paths import (
     load_parser,
     paths_per_text,
 )
+from tests.cli_runner import HANG_TIMEOUT
 
 spacy = pytest.importorskip("spacy")
 
@@ -99,7 +100,7 @@ def test_a_daemon_process_which_may_not_fork_parses_in_one_process(nlp) -> None:
     queue = context.Queue()
     daemon = context.Process(target=_paths_in_a_daemon, args=(queue, SENTENCES, nlp), daemon=True)
     daemon.start()
-    found = queue.get(timeout=120)
+    found = queue.get(timeout=HANG_TIMEOUT)
     daemon.join(timeout=30)
     assert found == paths_per_text(SENTENCES, nlp, n_process=1)
 

@@ -10,6 +10,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.cli_runner import HANG_TIMEOUT
+
 ROOT = Path(__file__).resolve().parents[2]
 
 pytest.importorskip("mkdocs", reason="mkdocs is in the dev extra")
@@ -23,7 +25,7 @@ def test_the_site_builds_strictly(tmp_path: Path):
         cwd=ROOT,
         capture_output=True,
         text=True,
-        timeout=300,
+        timeout=HANG_TIMEOUT,
         env=env,
     )
     assert done.returncode == 0, done.stdout + done.stderr

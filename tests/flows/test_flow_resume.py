@@ -18,6 +18,7 @@ from testaug.core.jsonl import read_jsonl
 from testaug.core.records import Candidate, Prompt
 from testaug.review.label_studio_server import free_port
 from testaug.testing.openai_server import ScriptedOpenAIServer
+from tests.cli_runner import HANG_TIMEOUT
 from tests.flow_helpers import echo_seed_reply, lexical_config, prefect_env
 
 pytestmark = pytest.mark.slow
@@ -56,7 +57,7 @@ class StallAfter:
                 known = True
         if not known:
             self.stalled.set()
-            self.release.wait(timeout=120)
+            self.release.wait(timeout=HANG_TIMEOUT)
         return echo_seed_reply(prompt, index)
 
 
@@ -72,7 +73,7 @@ def start_augment(tmp_path: Path, base_url: str) -> subprocess.Popen[str]:
     )
 
 
-def wait_for_cached(path: Path, count: int, timeout: float = 240.0) -> None:
+def wait_for_cached(path: Path, count: int, timeout: float = HANG_TIMEOUT) -> None:
     """Wait until the response cache at `path` holds `count` completions (a condition, not
     a fixed sleep: a loaded machine only takes longer)."""
     import sqlite3
@@ -96,7 +97,7 @@ def test_a_flow_killed_during_generation_resumes_without_asking_the_llm_twice(tm
     script = StallAfter(answer=4)
     with ScriptedOpenAIServer(script, port=free_port()) as server:
         first = start_augment(tmp_path, server.base_url)
-        assert script.stalled.wait(timeout=240), first.communicate()[0][-3000:]
+        assert script.stalled.wait(timeout=HANG_TIMEOUT), first.communicate()[0][-3000:]
         answered = set(script.answered)
         samples = sum(
             int(r.body.get("n") or 1)
@@ -113,7 +114,7 @@ def test_a_flow_killed_during_generation_resumes_without_asking_the_llm_twice(tm
         assert not (tmp_path / "run" / "candidates.jsonl").exists()
 
         second = start_augment(tmp_path, server.base_url)
-        output, _ = second.communicate(timeout=300)
+        output, _ = second.communicate(timeout=HANG_TIMEOUT)
         assert second.returncode == 0, output[-3000:]
 
         prompts = [r.body.get("prompt") for r in server.requests]

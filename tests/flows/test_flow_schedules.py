@@ -15,7 +15,7 @@ from collections.abc import Iterator
 import pytest
 
 from testaug.review.label_studio_server import free_port
-from tests.cli_runner import spawn_testaug
+from tests.cli_runner import HANG_TIMEOUT, spawn_testaug
 from tests.flow_helpers import PREFECT_ENV
 
 pytestmark = pytest.mark.slow
@@ -99,7 +99,7 @@ def test_deploy_registers_a_cron_schedule_and_the_server_schedules_its_runs(
         "--pool",
         "test-pool",
         env={**PREFECT_ENV, "PREFECT_API_URL": prefect_server, "PREFECT_HOME": str(tmp_path)},
-        timeout=180,
+        timeout=HANG_TIMEOUT,
     )
     assert done.returncode == 0, done.stderr
     assert "hourly-collect" in done.stdout and "test-pool" in done.stdout

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from testaug.testing.openai_server import ScriptedOpenAIServer
-from tests.cli_runner import spawn_testaug
+from tests.cli_runner import HANG_TIMEOUT, spawn_testaug
 from tests.flow_helpers import PREFECT_ENV, echo_seed_reply, lexical_config
 from tests.tiny_models import VOUCHED_CURVE, make_calibration, write_ranked_run
 
@@ -127,7 +127,7 @@ def test_a_pipeline_run_stores_no_credential_prefect_database_included(tmp_path,
         "runs/small",
         env=environment(tmp_path),
         without_env=["PREFECT_API_URL"],
-        timeout=900,
+        timeout=HANG_TIMEOUT,
     )
     assert done.returncode == 0, done.stderr[-4000:]
     assert server.requests, "the generator was asked nothing"

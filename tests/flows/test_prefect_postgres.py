@@ -21,7 +21,7 @@ import yaml
 from flows.deployments import PROJECT_ROOT
 from testaug.review.label_studio_server import free_port
 from testaug.testing.openai_server import ScriptedOpenAIServer
-from tests.cli_runner import spawn_testaug
+from tests.cli_runner import HANG_TIMEOUT, spawn_testaug
 from tests.cluster_helpers import (
     Background,
     http_ok,
@@ -211,7 +211,7 @@ def test_a_deployment_runs_on_a_process_worker_with_prefect_on_postgres_like_a_l
             *("flows", "deploy", DEPLOYMENT, "--pool", POOL),
             *("--file", str(tmp_path / "prefect.yaml"), "--working-dir", str(deployed_dir)),
             env=prefect,
-            timeout=180,
+            timeout=HANG_TIMEOUT,
         )
         assert deployed.returncode == 0, deployed.stderr
         worker_env = {
@@ -240,7 +240,7 @@ def test_a_deployment_runs_on_a_process_worker_with_prefect_on_postgres_like_a_l
                 flow_run = client.create_flow_run_from_deployment(deployment.id)
                 # While the worker runs it: the same pipeline in this process.
                 local = run_pipeline(server, tmp_path / "local" / "run", rankers)
-            finished = wait_for_run(url, flow_run.id, worker, timeout=300)
+            finished = wait_for_run(url, flow_run.id, worker, timeout=HANG_TIMEOUT)
         finally:
             worker.stop()
             requests = server.request_count

@@ -8,7 +8,6 @@ CI installs both, so they are not skipped when missing.
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
 
 import pytest
@@ -89,7 +88,7 @@ def test_greedy_gives_n_equal_completions_and_length_when_cut_off(backend: Local
 
 
 @pytest.mark.slow
-def test_a_second_backend_loads_the_converted_copy_fast(
+def test_a_second_backend_loads_the_converted_copy_instead_of_converting_again(
     backend: LocalBackend, cache_dir: Path
 ) -> None:
     copy = converted_dir(default_gguf_path(), cache_dir)
@@ -99,11 +98,9 @@ def test_a_second_backend_loads_the_converted_copy_fast(
     assert backend.loaded_from == copy
 
     second = LocalBackend(cache_dir=cache_dir, threads=2)
-    start = time.perf_counter()
     result = second.complete(CompletionRequest(prompt=PROMPT, max_tokens=1))
-    assert time.perf_counter() - start < 5.0
-    assert second.loaded_from == copy
-    assert second.load_seconds is not None and second.load_seconds < 5.0
+    assert second.loaded_from == copy  # the copy, not a second conversion of the GGUF file
+    assert [p.name for p in copy.parent.iterdir()] == [copy.name]
     assert len(result.completions) == 1
 
 

@@ -16,7 +16,7 @@ import pytest
 
 from testaug.core.jsonl import read_jsonl
 from testaug.core.records import Annotation, TestCase
-from tests.cli_runner import run_testaug
+from tests.cli_runner import HANG_TIMEOUT, run_testaug
 from tests.label_studio_live import API_KEY
 from tests.tiny_models import VOUCHED_CURVE, make_calibration, write_ranked_run
 
@@ -53,7 +53,7 @@ def annotate(
         "annotate",
         *args,
         env={"LABEL_STUDIO_URL": server.url, "LABEL_STUDIO_API_KEY": api_key},
-        timeout=180,
+        timeout=HANG_TIMEOUT,
     )
     assert api_key not in done.stdout + done.stderr  # the key never reaches the screen
     return done

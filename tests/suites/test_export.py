@@ -19,6 +19,7 @@ from testaug.suites.cases import expand_suite
 from testaug.suites.export import EXPORT_COLUMNS, case_row, export_cases, export_format
 from testaug.suites.load import load_suite
 from testaug.suites.tables import read_table
+from tests.cli_runner import HANG_TIMEOUT
 
 TINY = Path(__file__).parent.parent / "data" / "tiny" / "suite.yaml"
 
@@ -168,7 +169,7 @@ def peak_growth_kib(tmp_path: Path, n: int, name: str, fmt: str) -> int:
 
     done = subprocess.run(
         [sys.executable, "-c", EXPORT_IN_A_PROCESS, str(n), str(tmp_path / f"{n}{name}"), fmt],
-        capture_output=True, text=True, check=True, timeout=600,
+        capture_output=True, text=True, check=True, timeout=HANG_TIMEOUT,
     )  # fmt: skip
     return int(done.stdout.split()[-1])
 

@@ -15,6 +15,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from testaug.testing.openai_server import ScriptedOpenAIServer, apply_limits, default_reply
+from tests.cli_runner import HANG_TIMEOUT
 
 
 def script(prompt: str, index: int) -> str:
@@ -289,7 +290,7 @@ def test_module_runs_as_a_script_printing_base_url_until_interrupted() -> None:
         with openai.OpenAI(base_url=base_url, api_key="k", max_retries=0, timeout=5) as c:
             assert complete(c, "hello").choices[0].text == default_reply("hello", 0)
         process.send_signal(signal.SIGINT)
-        stdout, stderr = process.communicate(timeout=120)  # a loaded machine may be slow
+        stdout, stderr = process.communicate(timeout=HANG_TIMEOUT)
     finally:
         if process.poll() is None:
             process.kill()
