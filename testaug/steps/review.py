@@ -16,13 +16,14 @@ from pydantic import Field, SecretStr
 
 from testaug.core.errors import InputError, Problem
 from testaug.core.jsonl import read_jsonl, write_jsonl
-from testaug.core.records import Candidate, Record, TestCase
+from testaug.core.records import Candidate, RankedCandidate, Record, TestCase
 from testaug.core.run_folder import RunFolder
 from testaug.core.settings import Settings
 from testaug.review.acceptance import DEFAULT_TARGET, AcceptanceSummary, calibration_beside
 from testaug.review.plans import (
     AUTO_NOTE,
     DEFAULT_REVIEW_FRACTION,
+    ReviewPlan,
     add_annotations,
     read_annotations,
     record_plan,
@@ -207,15 +208,7 @@ def push_to_label_studio(config: ReviewConfig, *, studio: LabelStudio) -> StepOu
         file=annotations_path,
     )
     seeds = seed_cases(config.cases, config.ranked)
-    plan = review_plan(
-        ranked,
-        annotations_path,
-        config.calibration_path(),
-        top=config.people_top(),
-        budget=config.budget,
-        target=config.target,
-        selection=config.selection,
-    )
+    plan = _people_plan(config, ranked)
     project = config.project_name()
     result = push_for_review(
         studio, project, plan, seeds=seeds, labels=task_labels(ranked, seeds.values())
@@ -239,6 +232,20 @@ def push_to_label_studio(config: ReviewConfig, *, studio: LabelStudio) -> StepOu
     )
 
 
+def _people_plan(config: ReviewConfig, ranked: list[RankedCandidate]) -> ReviewPlan:
+    """The plan of a review by people: the top of the ranking (within the budget) among what
+    the ranker's rule does not accept, the rest pending."""
+    return review_plan(
+        ranked,
+        config.annotations_path(),
+        config.calibration_path(),
+        top=config.people_top(),
+        budget=config.budget,
+        target=config.target,
+        selection=config.selection,
+    )
+
+
 def review_in_terminal(
     config: ReviewConfig, *, annotator: str, read_key: KeyReader, console: Console
 ) -> StepOutput:
@@ -250,15 +257,7 @@ def review_in_terminal(
     annotations_path = config.annotations_path()
     ranked = read_ranked(config.ranked)
     seeds = seed_cases(config.cases, config.ranked)
-    plan = review_plan(
-        ranked,
-        annotations_path,
-        config.calibration_path(),
-        top=config.people_top(),
-        budget=config.budget,
-        target=config.target,
-        selection=config.selection,
-    )
+    plan = _people_plan(config, ranked)
     record_plan(annotations_path, plan, mode="terminal")
     done = {
         a.candidate_id
