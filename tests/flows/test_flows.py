@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -31,6 +32,28 @@ def cache_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return tmp_path / "cache"
 
 
+@dataclass(frozen=True)
+class FinishedRun:
+    """One pipeline run in auto mode, shared by the tests that only read what it wrote."""
+
+    run_dir: Path
+    result: object
+    requests: int
+
+
+@pytest.fixture(scope="module")
+def auto_run(prefect_harness, tmp_path_factory) -> FinishedRun:
+    folder = tmp_path_factory.mktemp("auto-run")
+    with (
+        pytest.MonkeyPatch.context() as patch,
+        ScriptedOpenAIServer(echo_seed_reply, port=free_port()) as server,
+    ):
+        patch.setenv("TESTAUG_CACHE_DIR", str(folder / "cache"))
+        patch.setenv("OPENAI_API_KEY", "test-key")
+        result = run_pipeline(server, folder / "run", lexical_config(folder))
+        return FinishedRun(folder / "run", result, server.request_count)
+
+
 def task_states(since_flow_run: object) -> dict[str, list[str]]:
     """The state names of the task runs of a flow run and its subflows, by task name."""
     from prefect.client.orchestration import get_client
@@ -52,14 +75,11 @@ def task_states(since_flow_run: object) -> dict[str, list[str]]:
     return states
 
 
-def test_pipeline_in_auto_mode_writes_every_stage_and_marks_the_ranker_verdicts(
-    server, cache_dir, tmp_path
-):
+def test_pipeline_in_auto_mode_writes_every_stage_and_marks_the_ranker_verdicts(auto_run):
     from testaug.review.plans import AUTO_NOTE
     from testaug.review.verdicts import Verdict
 
-    run_dir = tmp_path / "run"
-    result = run_pipeline(server, run_dir, lexical_config(tmp_path))
+    run_dir, result = auto_run.run_dir, auto_run.result
 
     for name in (
         "cases.jsonl",
@@ -80,7 +100,7 @@ def test_pipeline_in_auto_mode_writes_every_stage_and_marks_the_ranker_verdicts(
         assert (run_dir / name).is_file(), name
     augmented, collected = result.augmented, result.collected
     assert augmented.candidates.records > 0
-    assert server.request_count == augmented.candidates.summary.prompts
+    assert auto_run.requests == augmented.candidates.summary.prompts
     # The ranker only accepts, under its rule for 90% precision; the rest waits for people.
     annotations = list(read_jsonl(run_dir / "annotations.jsonl", Annotation))
     assert all(
@@ -109,13 +129,10 @@ def test_pipeline_in_auto_mode_writes_every_stage_and_marks_the_ranker_verdicts(
     assert manifest["arguments"]["accept_precision"] == 0.9
 
 
-def test_each_flow_run_publishes_a_summary_table_and_a_link_to_the_report(
-    server, cache_dir, tmp_path
-):
+def test_each_flow_run_publishes_a_summary_table_and_a_link_to_the_report(auto_run):
     from prefect.client.orchestration import get_client
     from prefect.client.schemas.filters import ArtifactFilter, ArtifactFilterKey
 
-    run_pipeline(server, tmp_path / "run", lexical_config(tmp_path))
     keys = ["testaug-augment-summary", "testaug-collect-summary", "testaug-collect-report"]
     with get_client(sync_client=True) as client:
         artifacts = client.read_artifacts(
