@@ -13,7 +13,7 @@ from pathlib import Path
 
 from testaug.adaptive.tree import TestTree, TreeTest
 from testaug.core.errors import InputError, Problem
-from testaug.core.jsonl import read_jsonl, write_jsonl
+from testaug.core.jsonl import read_numbered_jsonl, write_jsonl
 
 # The row checks of `TreeTest` name no field; these messages say which one they mean.
 _FIELD_OF = (
@@ -28,12 +28,12 @@ def read_tree(path: Path | str) -> TestTree:
     line of a row that repeats an earlier row's id."""
     path = Path(path)
     try:
-        rows = list(read_jsonl(path, TreeTest))
+        numbered = list(read_numbered_jsonl(path, TreeTest))
     except InputError as exc:
         raise InputError([_with_field(problem) for problem in exc.problems]) from exc
     seen: dict[str, int] = {}
     problems = []
-    for row, line in zip(rows, _line_numbers(path), strict=True):
+    for line, row in numbered:
         if row.id in seen:
             problems.append(
                 Problem(f"repeats the row on line {seen[row.id]} (same id)", path, line, "id")
@@ -41,7 +41,7 @@ def read_tree(path: Path | str) -> TestTree:
         seen.setdefault(row.id, line)
     if problems:
         raise InputError(problems)
-    return TestTree(rows=tuple(rows))
+    return TestTree(rows=tuple(row for _, row in numbered))
 
 
 def write_tree(path: Path | str, tree: TestTree | Iterable[TreeTest]) -> int:
@@ -54,12 +54,6 @@ def write_tree(path: Path | str, tree: TestTree | Iterable[TreeTest]) -> int:
             raise ValueError(f"two rows have the id {row.id} ({row.topic})")
         ids.add(row.id)
     return write_jsonl(path, rows)
-
-
-def _line_numbers(path: Path) -> list[int]:
-    """The numbers of the non-blank lines (rows) of a file that already read cleanly."""
-    with path.open(encoding="utf-8-sig") as handle:
-        return [number for number, line in enumerate(handle, start=1) if line.strip()]
 
 
 def _with_field(problem: Problem) -> Problem:

@@ -1,5 +1,6 @@
 """Verdict files: people's verdicts on suggestions, one per line, saved as they are given,
-and the accepted suggestions added to a test tree."""
+and the accepted suggestions added to a test tree. Both files are changed under their
+write lock, so concurrent reviewers lose nothing."""
 
 from __future__ import annotations
 
@@ -9,6 +10,8 @@ from pathlib import Path
 
 from testaug.adaptive.suggestion import Suggestion, SuggestionVerdict, accepted_tests
 from testaug.adaptive.tree import TestTree
+from testaug.adaptive.tree_files import read_tree, write_tree
+from testaug.core.file_lock import locked
 from testaug.core.jsonl import read_jsonl, write_jsonl
 
 
@@ -50,9 +53,13 @@ def merge_verdicts(
 
 
 def save_verdicts(path: Path, incoming: Iterable[SuggestionVerdict]) -> VerdictUpdate:
-    """Merge verdicts into the file at `path` (see `merge_verdicts`), rewriting it atomically."""
-    update = merge_verdicts(read_verdicts(path), incoming)
-    write_jsonl(path, update.verdicts)
+    """Merge verdicts into the file at `path` (see `merge_verdicts`), rewriting it atomically
+    while holding its write lock."""
+    incoming = list(incoming)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with locked(path):
+        update = merge_verdicts(read_verdicts(path), incoming)
+        write_jsonl(path, update.verdicts)
     return update
 
 
@@ -82,3 +89,15 @@ def add_accepted(
     grown = tree.with_rows(accepted)
     added = len({test.id for test in accepted} - before)
     return TreeAddition(grown, len(accepted), added)
+
+
+def add_accepted_to_file(
+    tree_path: Path, suggestions: Sequence[Suggestion], verdicts: Sequence[SuggestionVerdict]
+) -> TreeAddition:
+    """`add_accepted` on the tree file at `tree_path`, read and rewritten (only when something
+    is new) while holding its write lock."""
+    with locked(tree_path):
+        addition = add_accepted(read_tree(tree_path), suggestions, verdicts)
+        if addition.added:
+            write_tree(tree_path, addition.tree)
+    return addition

@@ -141,6 +141,13 @@ def _has_lone_surrogate(value: Any) -> bool:
 
 def read_jsonl(path: Path | str, model: type[RecordT]) -> Iterator[RecordT]:
     """Yield records from a JSONL file; raise InputError naming file, line and field."""
+    for _, record in read_numbered_jsonl(path, model):
+        yield record
+
+
+def read_numbered_jsonl(path: Path | str, model: type[RecordT]) -> Iterator[tuple[int, RecordT]]:
+    """(line number, record) for each record of a JSONL file, read once; errors as
+    `read_jsonl`."""
     path = Path(path)
     with open_input(path) as handle:
         for number, data in json_lines(handle):
@@ -149,7 +156,7 @@ def read_jsonl(path: Path | str, model: type[RecordT]) -> Iterator[RecordT]:
                     Problem(f"not valid JSON ({data.msg}, column {data.colno})", path, number)
                 )
             try:
-                yield model.model_validate(data)
+                yield number, model.model_validate(data)
             except ValidationError as exc:
                 problems = [
                     Problem(err["msg"], path, number, format_path(err["loc"]) or None)

@@ -4,7 +4,8 @@ Suggestions (testaug.editor.suggestion) become one review item per distinct word
 suggestion for several masks gives one word per mask, and a word suggested in several
 sentences is reviewed once, in the context of its best-scored sentence. Verdicts are kept
 one per word and annotator in a JSONL file, saved as they are given; when people disagree,
-the latest verdict on a word counts.
+the latest verdict on a word counts. A word is stored stripped of surrounding white space,
+and an empty one is refused; the file is changed under its write lock.
 """
 
 from __future__ import annotations
@@ -16,10 +17,11 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Literal
 
-from pydantic import Field, model_validator
+from pydantic import Field, field_validator, model_validator
 
 from testaug.core.errors import InputError, Problem
-from testaug.core.jsonl import read_jsonl, write_jsonl
+from testaug.core.file_lock import locked
+from testaug.core.jsonl import read_jsonl, read_numbered_jsonl, write_jsonl
 from testaug.core.records import Record
 from testaug.editor.suggestion import WordSuggestion
 from testaug.suites.lexicons import LEXICON_NAME
@@ -39,6 +41,14 @@ class LexiconVerdict(Record):
     masked: str = ""  # the masked sentence the word was suggested for
     sources: tuple[str, ...] = ()  # where the suggestion came from (wordnet, lm, ...)
     created_at: datetime = Field(default_factory=lambda: datetime.now(UTC))
+
+    @field_validator("word")
+    @classmethod
+    def _a_word(cls, word: str) -> str:
+        word = word.strip()
+        if not word:
+            raise ValueError("no word: empty or only white space")
+        return word
 
     @model_validator(mode="after")
     def _lexicon_when_kept(self) -> LexiconVerdict:
@@ -81,25 +91,32 @@ def read_word_suggestions(path: Path) -> list[WordSuggestion]:
     return list(read_jsonl(path, WordSuggestion))
 
 
-def check_lexicon_names(names: Sequence[str], *, most: int | None = MAX_LEXICONS) -> list[str]:
+def lexicon_name_problem(name: str) -> str | None:
+    """Why `name` cannot name a lexicon, or None when it can."""
+    if LEXICON_NAME.match(name) and not name[-1].isdigit():
+        return None
+    return (
+        f"{name!r} is not a lexicon name: letters, digits and _, starting with a "
+        "letter or _ and not ending in a digit"
+    )
+
+
+def check_lexicon_names(
+    names: Sequence[str], *, most: int | None = MAX_LEXICONS, field: str = "--into"
+) -> list[str]:
     """The lexicons words may go into, checked: valid names, no repeats, at least one and at
-    most `most` (one digit key each in the terminal)."""
+    most `most` (one digit key each in the terminal); problems name `field`."""
     problems = []
     if not names:
         problems.append(Problem("name at least one lexicon to put words into (--into NAME)"))
     if most is not None and len(names) > most:
         problems.append(Problem(f"at most {most} lexicons at once, got {len(names)}"))
     for name in names:
-        if not LEXICON_NAME.match(name) or name[-1].isdigit():
-            problems.append(
-                Problem(
-                    f"{name!r} is not a lexicon name: letters, digits and _, starting with a "
-                    "letter or _ and not ending in a digit",
-                    field="--into",
-                )
-            )
+        reason = lexicon_name_problem(name)
+        if reason:
+            problems.append(Problem(reason, field=field))
     if len(set(names)) != len(names):
-        problems.append(Problem("a lexicon is named twice", field="--into"))
+        problems.append(Problem("a lexicon is named twice", field=field))
     if problems:
         raise InputError(problems)
     return list(names)
@@ -107,7 +124,25 @@ def check_lexicon_names(names: Sequence[str], *, most: int | None = MAX_LEXICONS
 
 def read_verdicts(path: Path) -> list[LexiconVerdict]:
     """The verdicts in a file (none when it does not exist yet); errors name file and line."""
-    return list(read_jsonl(path, LexiconVerdict)) if path.exists() else []
+    return [verdict for _, verdict in read_numbered_verdicts(path)]
+
+
+def read_numbered_verdicts(path: Path) -> list[tuple[int, LexiconVerdict]]:
+    """(line, verdict) for each verdict in a file (none when it does not exist yet)."""
+    return list(read_numbered_jsonl(path, LexiconVerdict)) if path.exists() else []
+
+
+def check_kept_lexicons(path: Path, numbered: Sequence[tuple[int, LexiconVerdict]]) -> None:
+    """Refuse verdicts (read from `path`) that keep a word in a lexicon no lexicon can be
+    named, the latest verdict per word counting: InputError naming file, line and field."""
+    lines = {verdict: line for line, verdict in numbered}
+    problems = []
+    for verdict in kept(verdict for _, verdict in numbered):
+        reason = lexicon_name_problem(verdict.lexicon or "")
+        if reason:
+            problems.append(Problem(reason, path, lines.get(verdict), "lexicon"))
+    if problems:
+        raise InputError(problems)
 
 
 @dataclass(frozen=True)
@@ -124,17 +159,21 @@ def _same(a: LexiconVerdict, b: LexiconVerdict) -> bool:
 
 def save_verdicts(path: Path, incoming: Iterable[LexiconVerdict]) -> VerdictUpdate:
     """Merge verdicts into the file at `path`, one per word and annotator (an incoming one
-    replaces that person's earlier verdict), rewriting it atomically."""
-    merged = {(v.word, v.annotator): v for v in read_verdicts(path)}
-    fresh = []
-    for verdict in incoming:
-        key = (verdict.word, verdict.annotator)
-        before = merged.get(key)
-        if before is None or not _same(before, verdict):
-            fresh.append(verdict)
-            merged[key] = verdict
-    if fresh:
-        write_jsonl(path, merged.values())
+    replaces that person's earlier verdict), rewriting it atomically while holding its
+    write lock."""
+    incoming = list(incoming)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with locked(path):
+        merged = {(v.word, v.annotator): v for v in read_verdicts(path)}
+        fresh = []
+        for verdict in incoming:
+            key = (verdict.word, verdict.annotator)
+            before = merged.get(key)
+            if before is None or not _same(before, verdict):
+                fresh.append(verdict)
+                merged[key] = verdict
+        if fresh:
+            write_jsonl(path, merged.values())
     return VerdictUpdate(list(merged.values()), fresh)
 
 

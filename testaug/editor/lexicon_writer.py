@@ -4,7 +4,10 @@ New words go after the last word of their lexicon (a block list: `- word` lines,
 list `[a, b]`), or into a new lexicon at the end of the file; everything else in the file,
 comments included, stays byte for byte. Each added block carries a provenance comment (who,
 when, from which masked sentence and file). A word already in its lexicon is never added
-again. The new text is parsed and checked before it replaces the file atomically.
+again. The new text is parsed and checked before it replaces the file atomically, and the
+whole read, edit and replace happens under the file's write lock, so two writers lose
+nothing. Lexicon files are read through the guarded YAML loader, and only files inside the
+suite's folder are written to.
 """
 
 from __future__ import annotations
@@ -21,7 +24,8 @@ from typing import Any
 import yaml
 
 from testaug.core.errors import InputError, Problem, TestAugError
-from testaug.core.yaml_source import load_yaml
+from testaug.core.file_lock import locked
+from testaug.core.yaml_source import YamlDocument, load_yaml
 from testaug.editor.lexicon_verdicts import one_line
 from testaug.suites.builtin_lexicons import builtin_lexicon
 
@@ -69,7 +73,7 @@ class SuiteLexicons:
         """Every lexicon's words as the files hold them now."""
         found: dict[str, tuple[str, ...]] = {}
         for path in self.files:
-            data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+            data = load_yaml(path).data or {}
             for name, words in data.items() if isinstance(data, dict) else ():
                 found.setdefault(str(name), tuple(_words(words)))
         return found
@@ -98,7 +102,8 @@ def check_not_builtin(lexicons: SuiteLexicons, names: Sequence[str]) -> None:
 def suite_lexicons(suite: Path) -> SuiteLexicons:
     """The lexicon files of a suite file, read from its `lexicons:` entry (the suite need not
     validate: a template may use a lexicon that review is about to create)."""
-    data = load_yaml(suite).data
+    document = load_yaml(suite)
+    data = document.data
     entries = data.get("lexicons") if isinstance(data, dict) else None
     if not isinstance(entries, list) or not entries:
         raise InputError(
@@ -110,15 +115,33 @@ def suite_lexicons(suite: Path) -> SuiteLexicons:
             )
         )
     files, defined_in = [], {}
-    for entry in entries:
-        path = suite.parent / str(entry)
+    for index, entry in enumerate(entries):
+        path = _inside_suite_folder(document, index)
         if not path.is_file():
             raise InputError(Problem(f"lexicon file not found: {entry}", suite, field="lexicons"))
         files.append(path)
-        names = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+        names = load_yaml(path).data or {}
         for name in names if isinstance(names, dict) else {}:
             defined_in.setdefault(str(name), path)
     return SuiteLexicons(suite, tuple(files), defined_in)
+
+
+def _inside_suite_folder(suite: YamlDocument, index: int) -> Path:
+    """The lexicon file the suite's `lexicons[index]` names, refused (InputError naming the
+    suite, the line and the entry) unless it lies inside the suite's folder, links
+    followed: words are never written anywhere else."""
+    entry = str(suite.data["lexicons"][index])
+    folder = suite.path.parent.resolve()
+    path = suite.path.parent / entry
+    if path.resolve().is_relative_to(folder):
+        return path
+    raise InputError(
+        suite.problem(
+            ("lexicons", index),
+            f"{entry!r} is outside the suite's folder ({folder}); words are only written to "
+            "lexicon files inside it: move or copy the file into the folder",
+        )
+    )
 
 
 @dataclass
@@ -133,11 +156,30 @@ class FileUpdate:
 
 def add_words(path: Path, additions: Sequence[Addition]) -> FileUpdate:
     """Add the words of `additions` to the lexicon file at `path` (see the module notes);
-    the file is rewritten atomically, and only when a word is new to it."""
+    the file is read and rewritten atomically, under its write lock, and only when a word is
+    new to it."""
+    _check_words(path, additions)
+    with locked(path):
+        return _add_words(path, additions)
+
+
+def _check_words(path: Path, additions: Sequence[Addition]) -> None:
+    """Refuse words a lexicon cannot hold: empty, or with white space around them."""
+    for addition in additions:
+        for word in addition.words:
+            if not word.strip() or word != word.strip():
+                raise TestAugError(
+                    f"{path}: {addition.lexicon}: {word!r} is not a word a lexicon can hold "
+                    "(empty, or white space around it); not written"
+                )
+
+
+def _add_words(path: Path, additions: Sequence[Addition]) -> FileUpdate:
+    document = load_yaml(path)  # a clear error for text that is no YAML or no UTF-8
     text = path.read_text(encoding="utf-8")
     root = _root(path, text)
     nodes = {str(key.value): (key, value) for key, value in root.value} if root else {}
-    before: dict[str, Any] = (yaml.safe_load(text) or {}) if root else {}
+    before: dict[str, Any] = (document.data or {}) if root else {}
     update = FileUpdate(path)
     present = {name: set(_words(before.get(name))) for name in before}
     blocks: dict[str, list[tuple[str, list[str]]]] = {}

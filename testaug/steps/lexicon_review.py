@@ -17,9 +17,11 @@ from testaug.core.records import Record
 from testaug.editor.lexicon_verdicts import (
     LexiconVerdict,
     ReviewWord,
+    check_kept_lexicons,
     check_lexicon_names,
     judged_by,
     kept,
+    read_numbered_verdicts,
     read_verdicts,
     read_word_suggestions,
     review_words,
@@ -141,7 +143,7 @@ def write_kept(
         return LexiconWrite()
     files = suite_lexicons(suite)
     names = sorted({v.lexicon for v in chosen if v.lexicon is not None})
-    check_lexicon_names(names, most=None)  # a verdicts file may have been written by hand
+    check_lexicon_names(names, most=None, field="lexicon")  # verdicts may be hand-written
     check_not_builtin(files, names)
     groups: dict[tuple[str, str], list[LexiconVerdict]] = {}
     for verdict in chosen:
@@ -240,8 +242,9 @@ def _write_latest(
     words = {v.word for v in fresh}
     if not words:
         return LexiconWrite()
-    every = [v for v in read_verdicts(verdicts_path) if v.word in words]
-    return write_kept(suite, every, origin=origin)
+    every = [(n, v) for n, v in read_numbered_verdicts(verdicts_path) if v.word in words]
+    check_kept_lexicons(verdicts_path, every)
+    return write_kept(suite, [v for _, v in every], origin=origin)
 
 
 def push_words_file(
@@ -295,6 +298,8 @@ def apply_verdicts(suite: Path, verdicts_path: Path) -> StepOutput:
     naming the file when it is not there."""
     if not verdicts_path.is_file():
         raise InputError(Problem("no such verdicts file", file=verdicts_path))
-    written = write_kept(suite, read_verdicts(verdicts_path), origin=verdicts_path.name)
+    numbered = read_numbered_verdicts(verdicts_path)
+    check_kept_lexicons(verdicts_path, numbered)
+    written = write_kept(suite, [v for _, v in numbered], origin=verdicts_path.name)
     summary = LexiconApplySummary(written=written)
     return _verdicts_output("lexicon-apply", verdicts_path, written, summary)

@@ -13,9 +13,9 @@ from typing import TYPE_CHECKING, Literal
 from testaug.adaptive.review_label_studio import pull_suggestion_verdicts, push_suggestions
 from testaug.adaptive.review_terminal import review_suggestions
 from testaug.adaptive.suggestion import Suggestion, SuggestionVerdict
-from testaug.adaptive.tree_files import read_tree, write_tree
+from testaug.adaptive.tree_files import read_tree
 from testaug.adaptive.verdicts import (
-    add_accepted,
+    add_accepted_to_file,
     judged_by,
     read_suggestions,
     read_verdicts,
@@ -120,9 +120,7 @@ def add_to_tree(
 ) -> TreeUpdate:
     """Add the suggestions the verdicts accept to the tree file (labelled with who accepted
     them); the file is rewritten atomically, and only when something is new."""
-    addition = add_accepted(read_tree(tree_path), suggestions, verdicts)
-    if addition.added:
-        write_tree(tree_path, addition.tree)
+    addition = add_accepted_to_file(tree_path, suggestions, verdicts)
     return TreeUpdate(
         tree=tree_path, accepted=addition.accepted, added=addition.added, rows=len(addition.tree)
     )
