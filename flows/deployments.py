@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from testaug.core.errors import InputError, Problem
 from testaug.core.secrets import redact_text
@@ -19,14 +19,87 @@ PROJECT_ROOT = Path(__file__).resolve().parent.parent
 PREFECT_YAML = PROJECT_ROOT / "prefect.yaml"
 
 
+CRON_ALIASES = ("@yearly", "@annually", "@monthly", "@weekly", "@daily", "@midnight", "@hourly")
+MONTHS = ["jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"]
+DAYS = ["sun", "mon", "tue", "wed", "thu", "fri", "sat"]
+# Each cron field: its name, its range, and the names it takes (numbered from the low end).
+CRON_FIELDS = (
+    ("minute", 0, 59, ()),
+    ("hour", 0, 23, ()),
+    ("day of month", 1, 31, ()),
+    ("month", 1, 12, MONTHS),
+    ("day of week", 0, 7, DAYS),
+)
+
+
 class Schedule(BaseModel):
-    """A cron schedule of a deployment."""
+    """A cron schedule of a deployment: five fields (minute, hour, day of month, month, day
+    of week) or an alias such as @daily, in an IANA time zone."""
 
     model_config = ConfigDict(extra="ignore")
 
     cron: str
     timezone: str = "UTC"
     active: bool = True
+
+    @field_validator("cron")
+    @classmethod
+    def _valid_cron(cls, cron: str) -> str:
+        problem = cron_problem(cron)
+        if problem:
+            raise ValueError(problem)
+        return cron
+
+    @field_validator("timezone")
+    @classmethod
+    def _known_timezone(cls, timezone: str) -> str:
+        if timezone not in known_timezones():
+            raise ValueError(
+                f"unknown time zone {timezone!r}: give an IANA name such as UTC or Europe/Paris"
+            )
+        return timezone
+
+
+def known_timezones() -> set[str]:
+    """The IANA time zone names this machine knows, and UTC."""
+    import zoneinfo
+
+    return zoneinfo.available_timezones() | {"UTC"}
+
+
+def cron_problem(cron: str) -> str | None:
+    """What is wrong with a cron expression (a field out of range, a wrong field count), or
+    None for a valid one."""
+    text = cron.strip().lower()
+    if text.startswith("@"):
+        return None if text in CRON_ALIASES else f"unknown cron alias {cron!r}"
+    fields = text.split()
+    if len(fields) != len(CRON_FIELDS):
+        return f"cron {cron!r} has {len(fields)} fields; expected 5 (minute hour day month weekday)"
+    for value, (name, low, high, names) in zip(fields, CRON_FIELDS, strict=True):
+        for part in value.split(","):
+            if not _cron_part_ok(part, low, high, names):
+                return f"cron {cron!r}: {name} {part!r} is not a value in {low}-{high}"
+    return None
+
+
+def _cron_part_ok(part: str, low: int, high: int, names: Sequence[str]) -> bool:
+    """One comma-separated part of a cron field: *, N, N-M, each optionally /STEP."""
+    span, _, step = part.partition("/")
+    if step and not (step.isdigit() and int(step) >= 1):
+        return False
+    if span == "*":
+        return True
+
+    def number(token: str) -> int | None:
+        if token in names:
+            return names.index(token) + low
+        return int(token) if token.isdigit() else None
+
+    ends = [number(token) for token in span.split("-")]
+    if not 1 <= len(ends) <= 2 or any(end is None or not low <= end <= high for end in ends):
+        return False
+    return len(ends) == 1 or ends[0] <= ends[1]  # type: ignore[operator]
 
 
 class DeploymentSpec(BaseModel):

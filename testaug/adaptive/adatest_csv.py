@@ -91,6 +91,7 @@ def read_adatest_csv(
     has_id = header[0] not in FORMATS[form]
     problems: list[Problem] = []
     out: list[TreeTest] = []
+    lines: list[int] = []
     skipped: list[SkippedRow] = []
     for line, values in rows:
         if len(values) > len(header):
@@ -112,10 +113,26 @@ def read_adatest_csv(
             skipped.append(SkippedRow(line=line, reason=made))
         else:
             out.append(made)
+            lines.append(line)
     if problems:
         raise InputError(problems)
     tree = map_labels(TestTree(rows=tuple(out)), label_map or {})
+    if problems := _repeated_ids(tree.rows, lines, path):  # the same test twice, or mapped so
+        raise InputError(problems)
     return AdaTestImport(tree=tree, format=form, skipped=tuple(skipped))
+
+
+def _repeated_ids(rows: Sequence[TreeTest], lines: Sequence[int], path: Path) -> list[Problem]:
+    """A problem for each row whose id an earlier row has (a tree holds each id once)."""
+    seen: dict[str, int] = {}
+    problems = []
+    for row, line in zip(rows, lines, strict=True):
+        if row.id in seen:
+            problems.append(
+                Problem(f"repeats the id of the row on line {seen[row.id]}", path, line, "id")
+            )
+        seen.setdefault(row.id, line)
+    return problems
 
 
 def detect_format(header: Sequence[str], path: Path | str | None = None) -> AdaTestFormat:
@@ -252,7 +269,8 @@ def _tree_row(
 def _scores(row: dict[str, str]) -> dict[str, float]:
     """The "<model> score" columns ("<model>%20score" too) holding numbers: the highest of
     "|"-joined parts. Scores are a cache AdaTest recomputes, so other values (placeholders
-    such as "__TOEVAL__") are left out rather than refused."""
+    such as "__TOEVAL__") are left out rather than refused; a number that is not finite
+    (nan, inf, 1e999) is refused, as no tree file could hold it."""
     scores = {}
     for column, value in row.items():
         name = unquote(column)
@@ -262,7 +280,8 @@ def _scores(row: dict[str, str]) -> dict[str, float]:
             parts = [float(part) for part in value.split("|") if part.strip()]
         except ValueError:
             continue
-        parts = [part for part in parts if not math.isnan(part)]
+        if not all(math.isfinite(part) for part in parts):
+            raise _RowError(f"score {value.strip()!r} is not a finite number", column)
         if parts:
             scores[name[: -len(SCORE_SUFFIX)]] = max(parts)
     return scores

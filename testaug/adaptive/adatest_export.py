@@ -9,7 +9,8 @@ without a verdict is written with AdaTest's label "Unknown" (the "type" columns
 cannot hold it). Topics are URL-encoded as AdaTest writes them (a space as "%20", "%"
 as "%25"), so they read back as they were. The "type" columns have no tolerance (AdaTest has none) and no "no less than": that
 test is written as the other input "should not be more L than" this one, which
-reads back as the equivalent "should be no more than" test.
+reads back as the equivalent "should be no more than" test. A tree with tests of which the
+format can hold none is an error that leaves an earlier CSV as it was.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from testaug.adaptive.adatest_csv import (
     AdaTestFormat,
 )
 from testaug.adaptive.tree import ROOT, TestTree, TreeTest
+from testaug.core.errors import InputError, Problem
 from testaug.core.records import Record
 from testaug.core.runs import write_text_atomic
 
@@ -45,6 +47,7 @@ class AdaTestExport(Record):
 
     format: AdaTestFormat
     rows: int
+    tests: int = 0  # the rows that are tests (not topic markers)
     notes: tuple[ExportNote, ...] = ()
 
     @property
@@ -60,8 +63,21 @@ def write_adatest_csv(
     format: AdaTestFormat = "label",
     labels: Sequence[str] | None = None,
 ) -> AdaTestExport:
-    """Write the tree as an AdaTest CSV, atomically; reports what the format could not hold."""
+    """Write the tree as an AdaTest CSV, atomically; reports what the format could not hold.
+    A tree with tests none of which the format holds is an InputError, and `path` is left
+    as it was."""
     text, result = adatest_csv_text(tree, format=format, labels=labels)
+    if result.tests == 0 and any(row.kind != "topic" for row in tree.rows):
+        reasons = sorted({note.reason for note in result.left_out})
+        shown = "; ".join(reasons[:3]) + ("; ..." if len(reasons) > 3 else "")
+        raise InputError(
+            Problem(
+                f"no test of the tree fits AdaTest's {format} columns ({len(result.left_out)} "
+                f"left out: {shown}); the file was left as it was",
+                file=path,
+                field="--format",
+            )
+        )
     write_text_atomic(Path(path), text)
     return result
 
@@ -84,7 +100,7 @@ def adatest_csv_text(
     extra = ["author"] if authors else []
     writer.writerow(["", *FORMATS[format], *extra, *(name + SCORE_SUFFIX for name in models)])
     notes: list[ExportNote] = []
-    count = 0
+    count = tests = 0
     for original in tree.rows:
         split, split_note = _one_label_each(original, labels)
         if split_note is not None:
@@ -103,7 +119,9 @@ def adatest_csv_text(
             scores = [repr(row.scores[name]) if name in row.scores else "" for name in models]
             writer.writerow([*cells, *([row.author] if authors else []), *scores])
             count += 1
-    return buffer.getvalue(), AdaTestExport(format=format, rows=count, notes=tuple(notes))
+            tests += row.kind != "topic"
+    result = AdaTestExport(format=format, rows=count, tests=tests, notes=tuple(notes))
+    return buffer.getvalue(), result
 
 
 def _topic_cell(topic: str, format: AdaTestFormat) -> str:

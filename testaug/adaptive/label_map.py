@@ -18,6 +18,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from testaug.adaptive.tree import TestTree, TreeTest
+from testaug.adaptive.tree_lines import row_lines
 from testaug.core.errors import InputError, Problem
 from testaug.evaluation.expectations import is_binary_sentiment
 
@@ -63,13 +64,18 @@ def resolve_labels(
 ) -> TestTree:
     """The tree with `mapping` applied and every other label a test names that `labels` lack
     resolved by default (see the module); InputError naming the first test of each label
-    that stays unknown, with the `--label-map` that would map it."""
+    that stays unknown (and its line, when `tree_file` is the file the tree was read from),
+    with the `--label-map` that would map it."""
+    lines = row_lines(tree, tree_file)
+    line_of_row = [lines.get(row.id) for row in tree.rows]  # rows keep their order when mapped
     tree = map_labels(tree, mapping or {})
     known = set(labels) | ({"neutral"} if is_binary_sentiment(labels) else set())
     by_fold = {label.casefold(): label for label in labels}
     defaults: dict[str, str] = {}
     problems = []
-    for test in tree.tests:
+    for position, test in enumerate(tree.rows):
+        if test.kind != "test":
+            continue
         for label in tested_labels(test):
             if label in known or label in defaults:
                 continue
@@ -84,6 +90,7 @@ def resolve_labels(
                     f"test {test.id} in {test.topic}: label {label!r} is not one of the "
                     f"model's labels ({listed}); map it with {FLAG} {label}=LABEL",
                     file=tree_file,
+                    line=line_of_row[position],
                     field="watched" if label == test.watched else "output",
                 )
             )

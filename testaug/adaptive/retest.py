@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Literal
+from typing import Annotated, Literal
 
 from pydantic import Field
 
@@ -31,6 +31,7 @@ DEFAULT_THRESHOLD = 5.0  # percentage points
 EXAMPLES = 3
 TREE_REPORT_FILE = "tree_report.json"
 ChangeKind = Literal["newly failing", "worse"]
+Rate = Annotated[float, Field(ge=0.0, le=100.0, allow_inf_nan=False)]  # percent
 
 
 class TopicResult(Record):
@@ -40,10 +41,10 @@ class TopicResult(Record):
     tests: int
     failing: int
     filtered: int = 0
-    failure_rate: float | None  # None when no test counts
+    failure_rate: Rate | None  # None when no test counts
     direct_tests: int
     direct_failing: int
-    direct_failure_rate: float | None
+    direct_failure_rate: Rate | None
     examples: tuple[str, ...] = ()  # inputs of its most failing tests, worst first
 
 
@@ -52,8 +53,8 @@ class TopicChange(Record):
 
     topic: str
     kind: ChangeKind
-    before: float
-    after: float
+    before: Rate
+    after: Rate
 
 
 class TreeReport(Record):
@@ -66,7 +67,7 @@ class TreeReport(Record):
     topics: tuple[TopicResult, ...]
     previous_model: str | None = None
     previous_created_at: datetime | None = None
-    threshold: float = DEFAULT_THRESHOLD
+    threshold: float = Field(default=DEFAULT_THRESHOLD, ge=0.0, allow_inf_nan=False)
     changes: tuple[TopicChange, ...] = Field(default_factory=tuple)
 
     @property

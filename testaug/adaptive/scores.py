@@ -51,6 +51,16 @@ THREE_WAY = ("negative", "neutral", "positive")
 Input = tuple[str, str | None]
 
 
+class TestApplyError(TestAugError):
+    """A test that cannot be applied to a model; `test_id` names it."""
+
+    __test__ = False
+
+    def __init__(self, message: str, *, test_id: str) -> None:
+        super().__init__(message)
+        self.test_id = test_id
+
+
 class TestOutcome(Record):
     """One test applied to one model: the failure score, the model's output and the verdict."""
 
@@ -178,7 +188,9 @@ def _apply(
             else:
                 margin, outcome = _direction_test(labels, own, other, test)
     except ValueError as exc:
-        raise TestAugError(f"test {test.id} in {test.topic} on {model.name}: {exc}") from exc
+        raise TestApplyError(
+            f"test {test.id} in {test.topic} on {model.name}: {exc}", test_id=test.id
+        ) from exc
     return TestOutcome(
         test_id=test.id,
         model=model.name,

@@ -27,7 +27,8 @@ class Suggestion(Record):
     focus_topic: str
     target_model: str  # the model whose failures steered the prompts
     outputs: dict[str, str] = Field(default_factory=dict)  # model name -> predicted label
-    p_valid: float | None = None  # from the ranker ensemble; None when not triaged
+    # From the ranker ensemble, a probability; None when not triaged.
+    p_valid: float | None = Field(default=None, ge=0.0, le=1.0, allow_inf_nan=False)
     round: int = 0
     prompt_index: int = 0  # which of the round's prompts produced it
 

@@ -55,7 +55,12 @@ from testaug.generation.backends import Backend, Completion
 from testaug.generation.cache import ResponseCache
 from testaug.generation.parsing import BracketFormat, comparison_key
 from testaug.generation.prompts import PromptTemplate
-from testaug.generation.sampling import GenerationConfig, GenerationStats, sample_prompts
+from testaug.generation.sampling import (
+    GenerationConfig,
+    GenerationStats,
+    kept_reply,
+    sample_prompts,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -199,7 +204,7 @@ def suggestion_round(
                     DroppedCompletion(
                         prompt_index=p,
                         sample_index=s,
-                        text=completion.text,
+                        text=kept_reply(completion.text),
                         reason=why[0],
                         detail=why[1],
                     )

@@ -19,7 +19,7 @@ and the output seen for it, kept in the tree but neither scored nor re-tested.
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Sequence
-from typing import Literal
+from typing import Annotated, Literal
 
 from pydantic import Field, model_validator
 
@@ -39,6 +39,7 @@ INPUT_COMPARATORS: tuple[Comparator, ...] = (
     "should be no more than",
 )
 RowKind = Literal["test", "topic", "unlabelled"]
+Score = Annotated[float, Field(allow_inf_nan=False)]  # a failure score: a finite number
 ROOT = "/"
 
 
@@ -86,7 +87,7 @@ class TreeTest(Record):
     author: str = ""  # who wrote the test, where told apart from its labeler (AdaTest)
     description: str = ""
     source: str = ""  # where it came from: "suite", "adatest", "suggestion", ...
-    scores: dict[str, float] = Field(default_factory=dict)  # failure score per model name
+    scores: dict[str, Score] = Field(default_factory=dict)  # failure score per model name
 
     @model_validator(mode="after")
     def _check(self) -> TreeTest:

@@ -5,7 +5,8 @@ A tree's labels are resolved to the models' (`label_map.resolve_labels`) before 
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from datetime import datetime
 from difflib import SequenceMatcher
 from pathlib import Path
@@ -18,9 +19,10 @@ from testaug.adaptive.retest import (
     retest_tree,
     write_tree_report,
 )
-from testaug.adaptive.scores import score_tree
+from testaug.adaptive.scores import TestApplyError, score_tree
 from testaug.adaptive.tree import ROOT, TestTree, normalize_topic
 from testaug.adaptive.tree_files import read_tree, write_tree
+from testaug.adaptive.tree_lines import row_lines
 from testaug.core.bundled import bundled_suites
 from testaug.core.errors import InputError, Problem
 from testaug.evaluation.models import ModelUnderTest, check_model_specs, load_model
@@ -128,9 +130,11 @@ def score_file(
     tree = read_tree_with_tests(tree_path)
     models = load_models(specs, task=task, labels=labels)
     tree = map_labels(tree, label_map or {})
+    lines = row_lines(tree, tree_path)
     for model in models:
         tree = resolve_labels(tree, model.labels, tree_file=tree_path)
-    scored = score_tree(tree, models, batch_size=batch_size)
+    with _located(tree, lines, tree_path):
+        scored = score_tree(tree, models, batch_size=batch_size)
     write_tree(out, scored)
     return scored
 
@@ -154,19 +158,34 @@ def retest_file(
     `out` (and the tree with the model's scores to `scored_tree`)."""
     check_model_specs([spec])
     tree = read_tree_with_tests(tree_path)
+    lines = row_lines(tree, tree_path)
     earlier = read_tree_report(previous) if previous is not None else None
     (model,) = load_models([spec], task=task, labels=labels)
     tree = resolve_labels(tree, model.labels, mapping=label_map, tree_file=tree_path)
-    scored, report = retest_tree(
-        tree,
-        model,
-        tree_file=tree_path,
-        previous=earlier,
-        threshold=threshold,
-        when=when,
-        batch_size=batch_size,
-    )
+    with _located(tree, lines, tree_path):
+        scored, report = retest_tree(
+            tree,
+            model,
+            tree_file=tree_path,
+            previous=earlier,
+            threshold=threshold,
+            when=when,
+            batch_size=batch_size,
+        )
     write_tree_report(out, report)
     if scored_tree is not None:
         write_tree(scored_tree, scored)
     return report
+
+
+@contextmanager
+def _located(tree: TestTree, lines: Mapping[str, int], tree_path: Path | str) -> Iterator[None]:
+    """A test that cannot be applied, as an InputError naming the tree file and its line
+    (`lines`: the line of each row as read, by id; rows keep their order when mapped)."""
+    try:
+        yield
+    except TestApplyError as exc:
+        by_position = list(lines.values())
+        position = next((i for i, row in enumerate(tree.rows) if row.id == exc.test_id), None)
+        line = by_position[position] if position is not None and by_position else None
+        raise InputError(Problem(str(exc), file=tree_path, line=line)) from exc

@@ -53,6 +53,12 @@ def adapt_command(
         "as AdaTest does) or random (for comparison).",
     ),
     round_number: int = typer.Option(0, "--round", min=0, help="The round's number, recorded."),
+    allow_empty: bool = typer.Option(
+        False,
+        "--allow-empty",
+        help="Write the suggestions file even when no suggestion was kept (by default such a "
+        "round fails and leaves an earlier file as it was).",
+    ),
     show: int = typer.Option(20, min=0, help="Rows of the table printed."),
     backend: str = typer.Option("local", help=f"LLM backend: {' or '.join(BACKENDS)}."),
     base_url: str | None = BASE_URL,
@@ -123,6 +129,7 @@ def adapt_command(
             round=round_number,
             on_prompt_done=lambda: bar.advance(ticks),
             new_topic=new_topic,
+            allow_empty=allow_empty,
         )
     _print_round(done, show)
 

@@ -53,9 +53,9 @@ def serve_command(names: list[str] | None = NAMES, file: Path | None = FILE) -> 
     runs started from the Prefect UI or `prefect deployment run` run here too."""
     from flows.deployments import serve
 
+    specs = _specs(file, names)  # checked before anything else
     _require_server()
     quiet_expected_faults()
-    specs = _specs(file, names)
     err_console.print(f"serving {', '.join(s.name for s in specs)}; Ctrl-C stops", highlight=False)
     serve(specs)
 
@@ -73,8 +73,8 @@ def deploy_command(
     with `prefect worker start --pool POOL` where testaug is installed."""
     from flows.deployments import deploy
 
+    specs = _specs(file, names)  # a bad schedule is refused before the server is asked
     _require_server()
-    specs = _specs(file, names)
     ids = deploy(specs, pool, working_dir=working_dir)
     table = Table(title=f"deployed to work pool {pool!r}", title_justify="left")
     table.add_column("deployment")

@@ -4,6 +4,11 @@ Each `{mask}` becomes the model's mask token; the pipeline's top tokens per mask
 combined (best joint score first, scores are the sum of the tokens' log-probabilities,
 each mask predicted independently as the pipeline does). `{a:mask}` is given the
 article "a" while predicting, and the right one in the filled sentence.
+
+Only safetensors weights are loaded: a folder holding pickled weights
+(`pytorch_model.bin`) and no `model.safetensors` is refused before anything is read (a
+pickle can run code), and a damaged weights file is an error naming it. A sentence
+longer than the model reads is an error naming its length and the model's maximum.
 """
 
 from __future__ import annotations
@@ -12,6 +17,7 @@ import itertools
 import logging
 import math
 from functools import lru_cache
+from pathlib import Path
 from typing import Any
 
 from testaug.core.errors import TestAugError
@@ -31,16 +37,75 @@ def mlm_name(spec: str) -> str:
     return spec[len(PREFIX) :]
 
 
+PICKLED_WEIGHTS = ("pytorch_model.bin", "pytorch_model.bin.index.json", "tf_model.h5")
+
+
 @lru_cache(maxsize=2)
 def load_fill_mask(name: str) -> Any:
-    """transformers' fill-mask pipeline for a masked LM name or folder (loaded once)."""
+    """transformers' fill-mask pipeline for a masked LM name or folder (loaded once), from
+    safetensors weights only."""
+    folder = Path(name)
+    if folder.is_dir():
+        check_weights(folder)
     with IMPORT_LOCK:
         from transformers import pipeline
 
     try:
-        return pipeline("fill-mask", model=name, tokenizer=name, device=-1)
-    except (OSError, ValueError) as exc:
-        raise TestAugError(f"cannot load the masked LM {name!r}: {exc}") from exc
+        return pipeline(
+            "fill-mask",
+            model=name,
+            tokenizer=name,
+            device=-1,
+            model_kwargs={"use_safetensors": True},
+        )
+    except Exception as exc:  # a damaged file fails in many ways, none of them a bug here
+        reason = " ".join(str(exc).split())[:300] or type(exc).__name__
+        raise TestAugError(f"cannot load the masked LM {name!r}: {reason}") from exc
+
+
+def check_weights(folder: Path) -> None:
+    """A TestAugError unless the folder's weights are safetensors files whose header reads:
+    pickled weights are refused unread, a truncated file is named."""
+    safe = sorted(folder.glob("*.safetensors"))
+    if not safe:
+        pickled = [name for name in PICKLED_WEIGHTS if (folder / name).exists()]
+        found = f" (it has {', '.join(pickled)}, pickled weights, which are never loaded)"
+        raise TestAugError(
+            f"the masked LM folder {folder} has no model.safetensors{found if pickled else ''}; "
+            "save the model with safetensors (save_pretrained does by default)"
+        )
+    for path in safe:
+        problem = safetensors_problem(path)
+        if problem:
+            raise TestAugError(f"cannot load the masked LM weights {path}: {problem}")
+
+
+def safetensors_problem(path: Path) -> str | None:
+    """Why a safetensors file cannot be read (a header that does not parse, tensors that run
+    past the end of the file), or None. Reads the header only."""
+    import json
+
+    size = path.stat().st_size
+    with path.open("rb") as handle:
+        head = handle.read(8)
+        if len(head) < 8:
+            return f"{size} bytes: too short for a safetensors header"
+        length = int.from_bytes(head, "little")
+        if length > size - 8:
+            return f"the header says {length:,} bytes but the file has {size:,} (truncated?)"
+        try:
+            header = json.loads(handle.read(length))
+        except (UnicodeDecodeError, ValueError):
+            return "the header is not JSON (not a safetensors file, or damaged)"
+    ends = [
+        info["data_offsets"][1]
+        for key, info in header.items()
+        if key != "__metadata__" and isinstance(info, dict) and "data_offsets" in info
+    ]
+    data = size - 8 - length
+    if ends and max(ends) > data:
+        return f"the tensors need {max(ends):,} bytes but the file holds {data:,} (truncated?)"
+    return None
 
 
 def mlm_suggest(
@@ -53,6 +118,7 @@ def mlm_suggest(
         article = {"a": "a ", "A": "A "}.get(masked.options[i] or "", "")
         parts += [article + token, masked.literals[i + 1]]
     text = "".join(parts)
+    _check_length(text, fill_mask, masked.text)
     per_mask = fill_mask(text, top_k=max(n, 10))
     if masked.n_masks == 1:
         per_mask = [per_mask]
@@ -88,3 +154,22 @@ def mlm_suggest(
         if len(out) >= n:
             break
     return out
+
+
+def _check_length(text: str, fill_mask: Any, shown: str) -> None:
+    """A TestAugError when the sentence has more tokens than the model reads."""
+    tokenizer = fill_mask.tokenizer
+    limits = [getattr(tokenizer, "model_max_length", None)]
+    config = getattr(getattr(fill_mask, "model", None), "config", None)
+    limits.append(getattr(config, "max_position_embeddings", None))
+    known = [limit for limit in limits if isinstance(limit, int) and 0 < limit < 1_000_000]
+    if not known:
+        return
+    limit = min(known)
+    tokens = len(tokenizer(text)["input_ids"])
+    if tokens > limit:
+        start = shown if len(shown) <= 60 else shown[:57] + "..."
+        raise TestAugError(
+            f"the masked sentence {start!r} is {tokens:,} tokens, more than the masked LM "
+            f"reads ({limit:,}); shorten it"
+        )

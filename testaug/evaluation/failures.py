@@ -20,6 +20,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
+from pydantic import Field
 
 from testaug.core.errors import TestAugError
 from testaug.core.records import Record, Source, TestCase, TestType, label_options
@@ -75,7 +76,7 @@ class FailureRate(Record):
     n: int
     failed: int
     filtered: int = 0
-    rate: float | None  # None when no case counts
+    rate: float | None = Field(ge=0.0, le=100.0, allow_inf_nan=False)  # None: no case counts
     examples: tuple[CaseResult, ...] = ()
 
 

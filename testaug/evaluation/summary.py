@@ -10,6 +10,7 @@ from __future__ import annotations
 import logging
 from collections import Counter
 from collections.abc import Sequence
+from typing import Annotated
 
 from pydantic import Field
 
@@ -18,6 +19,8 @@ from testaug.evaluation.failures import CaseResult, FailureRate, ModelEvaluation
 from testaug.suites.provenance import Evidence, is_verified
 
 logger = logging.getLogger(__name__)
+
+Percent = Annotated[float, Field(ge=0.0, le=100.0, allow_inf_nan=False)]
 
 
 class Headline(Record):
@@ -96,8 +99,8 @@ class ModelSummary(Record):
     the rates by provenance (empty)."""
 
     model: str
-    error_rate: float | None
-    error_rate_by_capability: dict[str, float | None]
+    error_rate: Percent | None
+    error_rate_by_capability: dict[str, Percent | None]
     headline_evidence: Evidence | None = None
     headline_left_out: int | None = None
     headline: Headline | None = None

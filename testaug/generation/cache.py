@@ -4,7 +4,9 @@ The key is a hash of the backend, its scope (the server), the model, the prompt,
 the sampling parameters and the sample index: sample 3 of a prompt is the same
 completion however many samples a request asked for, and a repeated or resumed
 run gets the same candidates without a request. The first answer stored for a key
-stays the answer, also when concurrent runs against a varying server race.
+stays the answer, also when concurrent runs against a varying server race. A completion
+longer than `MAX_COMPLETION_CHARS` is stored cut to that length and marked as cut off
+("length"), as `max_tokens` would have cut it, so a runaway reply never fills the file.
 """
 
 from __future__ import annotations
@@ -52,6 +54,8 @@ def cache_key(
     payload = json.dumps(fields, sort_keys=True, ensure_ascii=False)
     return hashlib.sha256(payload.encode("utf-8")).hexdigest()
 
+
+MAX_COMPLETION_CHARS = 100_000
 
 _INIT_LOCK = threading.Lock()
 _INIT_ATTEMPTS = 100
@@ -138,7 +142,7 @@ class ResponseCache:
                     "INSERT INTO completions (key, backend, model, text, finish_reason, logprobs) "
                     "VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (key) DO NOTHING",
                     [
-                        (k, backend, model, c.text, c.finish_reason, _logprobs_json(c))
+                        (k, backend, model, *_capped(c), _logprobs_json(c))
                         for k, c in completions.items()
                     ],
                 )
@@ -156,6 +160,13 @@ class ResponseCache:
     def close(self) -> None:
         with self._lock:
             self._db.close()
+
+
+def _capped(completion: Completion) -> tuple[str, str]:
+    """A completion's text and finish reason as stored: cut to `MAX_COMPLETION_CHARS`."""
+    if len(completion.text) <= MAX_COMPLETION_CHARS:
+        return completion.text, completion.finish_reason
+    return completion.text[:MAX_COMPLETION_CHARS], "length"
 
 
 def _logprobs_json(completion: Completion) -> str | None:

@@ -31,6 +31,17 @@ from testaug.generation.rate_limit import RateLimiter
 logger = logging.getLogger(__name__)
 
 
+KEPT_REPLY_CHARS = 2_000
+
+
+def kept_reply(text: str) -> str:
+    """A reply as a reject or a dropped completion keeps it: whole, or its start and its
+    length when it is longer than `KEPT_REPLY_CHARS`."""
+    if len(text) <= KEPT_REPLY_CHARS:
+        return text
+    return f"{text[:KEPT_REPLY_CHARS]}... ({len(text):,} characters in all)"
+
+
 class GenerationConfig(Record):
     """Sampling and pacing of a generation run."""
 
@@ -257,7 +268,7 @@ def screen_replies(
                 rejects.append(
                     Reject(
                         **common,
-                        reply=completion.text,
+                        reply=kept_reply(completion.text),
                         reason=verdict.reason,
                         detail=verdict.detail,
                         text=verdict.text,

@@ -10,12 +10,14 @@ latest plan's) or else manifest.json.
 
 from __future__ import annotations
 
+import json
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from testaug.core.jsonl import parse_json, read_jsonl
+from testaug.core.errors import InputError, Problem
+from testaug.core.jsonl import parse_json, read_input_text, read_jsonl
 from testaug.core.records import Annotation, Calibration, RankedCandidate
 from testaug.core.run_folder import RunFolder
 from testaug.reports.blocks import Block, Heading, Table, Text
@@ -113,20 +115,25 @@ def _fraction(value: object) -> bool:
 
 
 def _json_object(path: Path) -> dict[str, object]:
-    """A JSON object from a file; empty when the file is missing or not one."""
+    """A JSON object from a run file; empty when the file is missing. A file that is there
+    but is no JSON object (not UTF-8, not JSON, another value) is an InputError naming it."""
     if not path.exists():
         return {}
-    try:
-        data = parse_json(path.read_text(encoding="utf-8"))
-    except UnicodeDecodeError:
-        return {}
-    return data if isinstance(data, dict) else {}
+    data = parse_json(read_input_text(path))
+    if isinstance(data, json.JSONDecodeError):
+        raise InputError(Problem(f"not valid JSON ({data.msg})", path, data.lineno))
+    if not isinstance(data, dict):
+        raise InputError(Problem(f"expected a JSON object, found {type(data).__name__}", path))
+    return data
 
 
 def _manifest_argument(run_dir: Path, name: str) -> object:
     """An argument of the run's manifest.json (`testaug run` writes one); None without it."""
-    arguments = _json_object(RunFolder(run_dir).manifest).get("arguments")
-    return arguments.get(name) if isinstance(arguments, dict) else None
+    path = RunFolder(run_dir).manifest
+    arguments = _json_object(path).get("arguments", {})
+    if not isinstance(arguments, dict):
+        raise InputError(Problem("expected an object", path, None, "arguments"))
+    return arguments.get(name)
 
 
 def auto_mode_notice(found: RunAcceptance, verdicts: Mapping[str, Verdict]) -> Text | None:

@@ -1,7 +1,9 @@
 """Report content as blocks (headings, text, tables, images), rendered to Markdown with image
 files beside it, or to one self-contained HTML page with the images inlined. A table row can
 carry a mark (a warning such as "unverified: ..."): a badge and a distinct style in HTML,
-the same words in Markdown."""
+the same words in Markdown. Every text in report.md is escaped so that text copied from
+data cannot add HTML (`<` and `&` as entities, which is all a tag, an autolink or an
+entity needs) or break a table (pipes escaped, line breaks as spaces)."""
 
 from __future__ import annotations
 
@@ -10,6 +12,7 @@ import html
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from urllib.parse import quote
 
 
 @dataclass(frozen=True)
@@ -82,16 +85,17 @@ class Report:
 
 def render_markdown(report: Report, path: Path, images_dir: Path) -> list[Path]:
     """Write report.md and its images (into `images_dir`); returns the image paths."""
-    lines = [f"# {report.title}", ""]
+    lines = [f"# {_md_line(report.title)}", ""]
     written = []
     for block in _markdown_blocks(report.blocks):
         if isinstance(block, Heading):
-            lines += [f"{'#' * block.level} {block.text}", ""]
+            lines += [f"{'#' * block.level} {_md_line(block.text)}", ""]
         elif isinstance(block, Text):
-            lines += [f"> **Note:** {block.text}" if block.notice else block.text, ""]
+            text = _md_text(block.text)
+            lines += [f"> **Note:** {_md_line(block.text)}" if block.notice else text, ""]
         elif isinstance(block, Table):
             if block.caption:
-                lines += [f"*{block.caption}*", ""]
+                lines += [f"*{_md_line(block.caption)}*", ""]
             lines.append("| " + " | ".join(_md(c) for c in block.columns) + " |")
             lines.append("|" + "|".join("---" for _ in block.columns) + "|")
             for index, row in enumerate(block.rows):
@@ -107,7 +111,8 @@ def render_markdown(report: Report, path: Path, images_dir: Path) -> list[Path]:
             image_path.write_bytes(block.png)
             written.append(image_path)
             relative = image_path.relative_to(path.parent).as_posix()
-            lines += [f"![{block.alt}]({relative})", ""]
+            alt = _md_line(block.alt).replace("[", "\\[").replace("]", "\\]")
+            lines += [f"![{alt}]({quote(relative)})", ""]
     path.write_text("\n".join(lines), encoding="utf-8")
     return written
 
@@ -200,5 +205,19 @@ def _colour(tone: str | None) -> str:
     return f' style="color: {html.escape(tone)}; font-weight: bold"' if tone else ""
 
 
+def _md_text(text: object) -> str:
+    """Text for report.md: `&` and `<` as HTML entities, so no tag, autolink or entity
+    copied from data reaches a renderer that allows HTML (`>` alone opens nothing, and
+    stays readable in arrows such as "IID->T")."""
+    return str(text).replace("&", "&amp;").replace("<", "&lt;")
+
+
+def _md_line(text: object) -> str:
+    """Text for one line of report.md (a heading, a note, a caption): escaped, its line
+    breaks as spaces."""
+    return " ".join(_md_text(text).splitlines())
+
+
 def _md(cell: object) -> str:
-    return str(cell).replace("|", "\\|").replace("\n", " ")
+    """A table cell of report.md: escaped, on one line, its pipes escaped."""
+    return _md_line(cell).replace("|", "\\|")

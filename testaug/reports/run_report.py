@@ -13,6 +13,8 @@ round-NNN/ folder).
 
 from __future__ import annotations
 
+import json
+import math
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TypeVar
@@ -20,7 +22,7 @@ from typing import TypeVar
 from pydantic import BaseModel
 
 from testaug.adaptive.retest import TREE_REPORT_FILE, TreeReport
-from testaug.core.errors import InputError, Problem
+from testaug.core.errors import InputError, Problem, format_path
 from testaug.core.jsonl import open_input, read_json, read_jsonl
 from testaug.core.records import Annotation
 from testaug.core.run_folder import RunFolder
@@ -154,8 +156,29 @@ def write_report(run_dir: Path, output_dir: Path | None = None) -> WrittenReport
 
 
 def read_summary(path: Path, model: type[SummaryT]) -> SummaryT | None:
-    """A JSON summary file as its record, or None when the run does not have it."""
-    return read_json(path, model) if path.exists() else None
+    """A JSON summary file as its record, or None when the run does not have it; a number
+    that is not finite (NaN, Infinity, 1e999) is an InputError naming the file and field."""
+    if not path.exists():
+        return None
+    summary = read_json(path, model)
+    _check_finite(path)
+    return summary
+
+
+def _check_finite(path: Path) -> None:
+    """InputError naming the first field of a JSON file whose number is not finite."""
+    with open_input(path) as handle:
+        data = json.load(handle)
+    stack: list[tuple[tuple[int | str, ...], object]] = [((), data)]
+    while stack:
+        where, value = stack.pop()
+        if isinstance(value, float) and not math.isfinite(value):
+            field = format_path(where) or None
+            raise InputError(Problem(f"{value} is not a finite number", path, None, field))
+        if isinstance(value, dict):
+            stack.extend(((*where, key), item) for key, item in reversed(value.items()))
+        elif isinstance(value, list):
+            stack.extend(((*where, i), item) for i, item in reversed(list(enumerate(value))))
 
 
 def _count_lines(path: Path) -> int:

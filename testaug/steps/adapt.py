@@ -9,7 +9,9 @@ sets each suggestion's P(valid) from it (the tree topic plays the test-case
 description). It writes the suggestions (one `Suggestion` a line, sorted by the
 targeted model's failure score), the completions it dropped with their reasons
 (`<out>.dropped.jsonl`), the prompts (`<out>.prompts.jsonl`) and a summary
-(`<out>.summary.json`).
+(`<out>.summary.json`). A round that kept no suggestion is an error that leaves earlier
+suggestions and summary as they were (the dropped completions are still written, with
+their reasons), unless `allow_empty`.
 """
 
 from __future__ import annotations
@@ -31,6 +33,7 @@ from testaug.adaptive.suggestions import (
 )
 from testaug.adaptive.tree import INPUT_COMPARATORS, TestTree, normalize_topic
 from testaug.adaptive.tree_jobs import check_topic, load_models, read_tree_with_tests
+from testaug.core.errors import TestAugError
 from testaug.core.jsonl import write_jsonl
 from testaug.core.records import Candidate, Record, content_id, description_id
 from testaug.core.runs import sibling, write_text_atomic
@@ -46,6 +49,10 @@ EMBEDDING_MODEL = "minilm"  # the bundled all-MiniLM-L6-v2
 
 # The public functions that are not steps (see tests/steps/test_step_contract.py).
 HELPERS = frozenset({"as_candidate", "check_round", "minilm_embedder", "suite_topics", "triage"})
+
+
+class EmptyRoundError(TestAugError):
+    """A round kept no suggestion; earlier suggestions were left as they were."""
 
 
 class AdaptSummary(StepSummary):
@@ -144,11 +151,13 @@ def adapt_round(
     round: int = 0,
     on_prompt_done: Callable[[], None] | None = None,
     new_topic: bool = False,
+    allow_empty: bool = False,
 ) -> StepOutput:
     """One round of suggestions for `topic` of the tree file, steered by the first model's
     failures and scored on all of them; see the module docstring. `rankers` is a trained
     ensemble folder; without it P(valid) stays unset. A topic the tree does not have is an
-    error unless `new_topic`."""
+    error unless `new_topic`; a round that keeps no suggestion is an error (EmptyRoundError)
+    unless `allow_empty`."""
     tree = check_round(tree_path, topic, model_specs, new_topic=new_topic)
     target, *others = load_models(model_specs, task=task, labels=labels)
     cache = ResponseCache(cache_path)
@@ -197,6 +206,8 @@ def adapt_round(
     }
     write_jsonl(files["dropped"], result.dropped)
     write_jsonl(files["prompts"], result.prompts)
+    if not suggestions and not allow_empty:
+        raise EmptyRoundError(_empty_round_message(result.counts, out, files["dropped"]))
     write_jsonl(out, suggestions)
     write_text_atomic(files["summary"], summary.model_dump_json(indent=1) + "\n")
     logger.info(
@@ -208,6 +219,20 @@ def adapt_round(
         out,
     )
     return step_output("adapt", out, len(suggestions), files=files, summary=summary)
+
+
+def _empty_round_message(counts: RoundCounts, out: Path, dropped: Path) -> str:
+    """Why a round kept no suggestion: its completions and what dropped them."""
+    reasons = dict(counts.malformed)
+    for name in ("duplicates", "in_tree", "in_subtopic"):
+        if value := getattr(counts, name):
+            reasons[name] = value
+    why = ", ".join(f"{n} {reason}" for reason, n in sorted(reasons.items())) or "none dropped"
+    return (
+        f"no suggestion kept from {counts.completions} completions ({why}); the dropped "
+        f"completions and their reasons are in {dropped}; {out} left as it was "
+        "(allow an empty round, --allow-empty, to write it empty)"
+    )
 
 
 def as_candidate(

@@ -41,6 +41,8 @@ class Answer:
     """Send only this many bytes of the body (the full length is declared), then hang up."""
     hang_up: bool = False
     """Close the connection without sending anything."""
+    trickle: tuple[int, float] | None = None
+    """Send the body `chunk` bytes at a time, waiting `interval` seconds between chunks."""
 
 
 class JsonHandler(BaseHTTPRequestHandler):
@@ -110,12 +112,25 @@ class JsonHandler(BaseHTTPRequestHandler):
             if self.close_connection:
                 self.send_header("Connection", "close")
             self.end_headers()
+            if answer.trickle is not None:
+                self._trickle(data, *answer.trickle)
+                return
             self.wfile.write(data if answer.cut is None else data[: answer.cut])
             if answer.cut is not None:
                 self.wfile.flush()
                 self.connection.shutdown(socket.SHUT_RDWR)
         except OSError:  # the client gave up (e.g. its timeout fired)
             self.close_connection = True
+
+    def _trickle(self, data: bytes, chunk: int, interval: float) -> None:
+        """Write `data` a chunk at a time; stop (and hang up) when the server stops."""
+        self.wfile.flush()
+        for start in range(0, len(data), chunk):
+            if start and self.server.owner.wait(interval):
+                self.close_connection = True
+                return
+            self.wfile.write(data[start : start + chunk])
+            self.wfile.flush()
 
 
 class JsonHTTPServer(ThreadingHTTPServer):

@@ -4,7 +4,8 @@
 without the `/v1` prefix) with replies produced by a script, a function of the prompt text and
 the sample index. It applies `n`, `stop` and `max_tokens` itself (the wire format lives in
 `openai_wire`; tokens are whitespace-separated words), records every request, and can inject
-faults (error statuses with `Retry-After`, extra latency, garbled 200 answers) so that retry, timeout and
+faults (error statuses with `Retry-After`, extra latency, garbled 200 answers, answers
+trickled a few bytes at a time) so that retry, timeout and
 concurrency code can be tested against the real `openai` client::
 
     with ScriptedOpenAIServer(lambda prompt, i: f"answer {i} to {prompt}") as server:
@@ -100,6 +101,13 @@ class _Slowdown:
     remaining: int
 
 
+@dataclass
+class _Trickle:
+    chunk: int
+    interval: float
+    remaining: int
+
+
 class ScriptedOpenAIServer:
     """An OpenAI-compatible server whose replies come from a script; see the module docstring.
 
@@ -124,6 +132,7 @@ class ScriptedOpenAIServer:
         self._faults: deque[_Fault] = deque()
         self._slowdowns: deque[_Slowdown] = deque()
         self._garbles: deque[_Garble] = deque()
+        self._trickles: deque[_Trickle] = deque()
         self._ids = itertools.count(1)
         self._stopping = threading.Event()
         self._thread: threading.Thread | None = None
@@ -210,6 +219,7 @@ class ScriptedOpenAIServer:
             self._faults.clear()
             self._slowdowns.clear()
             self._garbles.clear()
+            self._trickles.clear()
 
     def fail_next(
         self,
@@ -249,6 +259,15 @@ class ScriptedOpenAIServer:
         with self._lock:
             self._garbles.append(_Garble(kind, count))
 
+    def trickle_next(self, count: int, *, chunk: int = 4, interval: float = 0.5) -> None:
+        """Send the next `count` successful answers `chunk` bytes at a time, `interval` seconds
+        apart (headers at once, then the body slowly), as a server that keeps a connection
+        busy without ever finishing in time."""
+        if count < 1 or chunk < 1 or interval < 0:
+            raise ValueError("count and chunk must be >= 1 and interval >= 0")
+        with self._lock:
+            self._trickles.append(_Trickle(chunk, interval, count))
+
     # -- answering -----------------------------------------------------------------------------
 
     def wait(self, seconds: float) -> bool:
@@ -270,6 +289,7 @@ class ScriptedOpenAIServer:
                     self._faults.popleft()
             slowdown = _take(self._slowdowns)
             garbled = _take(self._garbles) if fault is None else None
+            trickled = _take(self._trickles) if fault is None else None
 
         path, body, body_error = parse_request(raw_path, raw)
         extra_headers = {"x-request-id": f"req_scripted_{request_id}"}
@@ -301,6 +321,9 @@ class ScriptedOpenAIServer:
                 return Answer(status, payload, extra_headers, delay, hang_up=True)
             payload, raw, cut = garble(garbled.kind, payload)
             return Answer(status, payload, extra_headers, delay, body=raw, cut=cut)
+        if trickled is not None and status == 200:
+            trickle = (trickled.chunk, trickled.interval)
+            return Answer(status, payload, extra_headers, delay, trickle=trickle)
         return Answer(status, payload, extra_headers, delay)
 
     def _samples(

@@ -80,10 +80,12 @@ def test_import_and_export_go_through_adatest_csv(tmp_path):
 def test_export_lists_the_tests_the_format_cannot_hold(tmp_path):
     tree_path = tmp_path / "tree.jsonl"
     same = TreeTest(topic="/Inv", input="a", comparator="should be the same as for", output="b")
-    write_tree(tree_path, [same])
+    label = TreeTest(topic="/Inv", input="c", comparator="should be", output="positive")
+    write_tree(tree_path, [same, label])
     result = run_testaug(tmp_path, "tree", "export", str(tree_path), "-o", str(tmp_path / "t.csv"))
     assert result.returncode == 0
     assert "left out" in result.stderr and same.id in result.stderr
+    assert label.id in (tmp_path / "t.csv").read_text()
 
 
 def test_score_fills_each_models_column(tmp_path):

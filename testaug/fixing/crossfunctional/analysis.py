@@ -154,6 +154,16 @@ class _Analysis:
             val_fraction=self.val_fraction,
         )
         self.train_ids, self.val_ids, self.test_ids = split.train, split.val, split.test
+        empty = [
+            name for name, ids in (("T_train", split.train), ("T_test", split.test)) if not ids
+        ]
+        if empty:
+            raise TestAugError(
+                f"the suite split of {len(self.items)} tests leaves {' and '.join(empty)} "
+                f"empty (test fraction {self.test_fraction:g}): the analysis needs tests on "
+                "both sides; give more cases (at least two of a description) or another "
+                "test fraction"
+            )
         self.test_order = [item.id for item in self.items if item.id in self.test_ids]
         self.test_groups = [functionality_id(i) for i in self.items if i.id in self.test_ids]
 

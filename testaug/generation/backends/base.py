@@ -108,7 +108,8 @@ class BackendOptions(Record):
     base_url: str | None = None
     api_key: str | None = Field(default=None, repr=False)
     endpoint: Endpoint = "completions"
-    timeout: float = 60.0
+    timeout: float = 60.0  # seconds for a whole request
+    max_reply_bytes: int = Field(default=4 * 1024 * 1024, ge=1)  # a longer answer is an error
     cache_dir: Path
 
 

@@ -3,9 +3,18 @@
 Completion endpoints continue the prompt's open bracket; chat endpoints get the
 prompt as the user message and answer with a whole item. The client's own
 retries are off: the generation stage retries, with its cache and rate limit.
+
+An answer is read in pieces under two bounds: `timeout` bounds the whole request (a
+server that trickles its answer times out like one that says nothing), and
+`max_reply_bytes` bounds its size (a server that ignores `max_tokens` is an error
+quoting the answer's start, and nothing of it is kept).
 """
 
 from __future__ import annotations
+
+import sys
+import time
+from types import ModuleType
 
 from testaug.generation.backends.base import (
     BACKEND_KINDS,
@@ -20,6 +29,7 @@ from testaug.generation.backends.base import (
 )
 from testaug.generation.backends.openai_replies import excerpt, parse_answer, redact
 
+DEFAULT_MAX_REPLY_BYTES = 4 * 1024 * 1024
 DEFAULT_OPENAI_MODELS = {"completions": "gpt-3.5-turbo-instruct", "chat": "gpt-4o-mini"}
 OPENAI_URL = "https://api.openai.com/v1"
 CHAT_SYSTEM_PROMPT = (
@@ -40,6 +50,7 @@ class OpenAIBackend:
         endpoint: Endpoint = "completions",
         timeout: float = 60.0,
         system_prompt: str = CHAT_SYSTEM_PROMPT,
+        max_reply_bytes: int = DEFAULT_MAX_REPLY_BYTES,
     ) -> None:
         import openai
 
@@ -55,6 +66,8 @@ class OpenAIBackend:
         # Which server answers: part of the cache key, so two servers never share replies.
         self.cache_scope = (base_url or OPENAI_URL).rstrip("/")
         self.system_prompt = system_prompt
+        self.timeout = timeout
+        self.max_reply_bytes = max_reply_bytes
         self._where = redact(self.cache_scope)
         self._client = openai.OpenAI(
             api_key=api_key or "no-key", base_url=base_url, max_retries=0, timeout=timeout
@@ -65,19 +78,25 @@ class OpenAIBackend:
         (see `openai_replies` for garbled answers)."""
         import openai
 
+        http = _http_library(self._client)
+        deadline = time.monotonic() + self.timeout
         try:
-            raw = self._send(request)
+            with self._send(request) as raw:
+                status, host = raw.status_code, raw.http_request.url.host
+                content = self._read(raw, deadline, status=status, host=host)
         except openai.APIStatusError as exc:
             raise _status_error(exc) from None
-        except openai.APITimeoutError:
+        except (openai.APITimeoutError, http.TimeoutException):
             raise TransientBackendError(f"{self._where}: request timed out") from None
         except openai.APIConnectionError as exc:
             raise _connection_error(self._where, exc) from None
+        except http.TransportError as exc:
+            raise TransientBackendError(
+                f"{self._where}: the server closed the connection before a complete answer "
+                f"({excerpt(str(exc) or type(exc).__name__)})"
+            ) from None
         texts, usage = parse_answer(
-            raw.content,
-            status=raw.status_code,
-            host=raw.http_request.url.host,
-            chat=not self.continues_prompt,
+            content, status=status, host=host, chat=not self.continues_prompt
         )
         if len(texts) != request.n:
             raise BackendError(
@@ -91,8 +110,30 @@ class OpenAIBackend:
             usage=usage,
         )
 
+    def _read(self, raw, deadline: float, *, status: int, host: str) -> bytes:
+        """The answer's body, read in pieces until it is whole, the deadline passes (a
+        transient timeout) or it grows past `max_reply_bytes` (an error quoting its start)."""
+        cap = self.max_reply_bytes
+        declared = raw.headers.get("content-length", "")
+        body = bytearray()
+        for piece in raw.iter_bytes():
+            body += piece
+            if len(body) > cap or (declared.isdigit() and int(declared) > cap):
+                raise BackendError(
+                    f"HTTP {status} from {host}: the answer is over the cap of {cap:,} bytes on "
+                    "a reply (does the server ignore max_tokens?); it starts: "
+                    f"{excerpt(bytes(body[:1000]))}"
+                )
+            if time.monotonic() > deadline:
+                raise TransientBackendError(
+                    f"{self._where}: request timed out ({self.timeout:g} s for the whole "
+                    f"request; {len(body):,} bytes of the answer had come)"
+                )
+        return bytes(body)
+
     def _send(self, request: CompletionRequest):
-        """Send the request; the raw answer (status, body), which the openai client does not parse."""
+        """Send the request; a context manager of the raw, streamed answer, which the openai
+        client does not parse."""
         stop = list(request.stop) or None
         if self.endpoint == "chat":
             messages = [{"role": "user", "content": request.prompt}]
@@ -101,7 +142,7 @@ class OpenAIBackend:
             logprobs = (
                 {"logprobs": True, "top_logprobs": request.logprobs} if request.logprobs else {}
             )
-            return self._client.chat.completions.with_raw_response.create(
+            return self._client.chat.completions.with_streaming_response.create(
                 model=self.model,
                 messages=messages,  # type: ignore[arg-type]
                 n=request.n,
@@ -110,7 +151,7 @@ class OpenAIBackend:
                 stop=stop,
                 **logprobs,  # type: ignore[arg-type]
             )
-        return self._client.completions.with_raw_response.create(
+        return self._client.completions.with_streaming_response.create(
             model=self.model,
             prompt=request.prompt,
             n=request.n,
@@ -119,6 +160,17 @@ class OpenAIBackend:
             stop=stop,
             **({"logprobs": request.logprobs} if request.logprobs else {}),
         )
+
+
+def _http_library(client) -> ModuleType:
+    """The HTTP library (httpx, or the fork some openai versions ship) of the client, whose
+    errors a streamed answer raises as it is read."""
+    library = next(
+        kind.__module__
+        for kind in type(client._client).__mro__
+        if kind.__module__ != "openai" and not kind.__module__.startswith("openai.")
+    )
+    return sys.modules[library.partition(".")[0]]
 
 
 def _finish(reason: str | None) -> FinishReason:
@@ -184,4 +236,5 @@ def openai_backend(options: BackendOptions) -> OpenAIBackend:
         base_url=options.base_url,
         endpoint=options.endpoint,
         timeout=options.timeout,
+        max_reply_bytes=options.max_reply_bytes,
     )
