@@ -23,7 +23,38 @@ from testaug.core.errors import InputError, Problem
 from testaug.core.jsonl import read_json
 from testaug.core.records import Candidate, LabelledCandidate, TestCase
 
-SCORE_CHUNK = 512  # candidates per dense feature matrix when scoring
+SCORE_CHUNK = 512  # candidates per feature matrix when scoring
+
+
+class SparseRows:
+    """A matrix stored as its non-zero entries (row, column, value), with the two products
+    logistic regression needs; numpy only. Dense TF-IDF matrices of a few thousand
+    candidates over tens of thousands of features are most of a gigabyte and slow to
+    multiply; this holds only the few dozen entries a candidate has."""
+
+    def __init__(
+        self, rows: np.ndarray, columns: np.ndarray, values: np.ndarray, shape: tuple[int, int]
+    ) -> None:
+        self.rows, self.columns, self.values, self.shape = rows, columns, values, shape
+
+    @classmethod
+    def unit(
+        cls, rows: np.ndarray, columns: np.ndarray, values: np.ndarray, shape: tuple[int, int]
+    ) -> SparseRows:
+        """The matrix with every non-zero row scaled to unit length."""
+        norms = np.sqrt(np.bincount(rows, weights=values * values, minlength=shape[0]))
+        scale = np.where(norms == 0, 1.0, norms)
+        return cls(rows, columns, values / scale[rows], shape)
+
+    def dot(self, vector: np.ndarray) -> np.ndarray:
+        """The matrix times `vector` (one value per row)."""
+        products = self.values * vector[self.columns]
+        return np.bincount(self.rows, weights=products, minlength=self.shape[0])
+
+    def transposed_dot(self, vector: np.ndarray) -> np.ndarray:
+        """The transposed matrix times `vector` (one value per column)."""
+        products = self.values * vector[self.rows]
+        return np.bincount(self.columns, weights=products, minlength=self.shape[1])
 
 
 class LexicalConfig(BaseModel):
@@ -72,16 +103,25 @@ class LexicalRanker:
         self.weights = weights
         self.bias = bias
 
-    def _matrix(self, candidates: Sequence[Candidate]) -> np.ndarray:
-        matrix = np.zeros((len(candidates), len(self.vocabulary)), dtype=np.float64)
+    def _matrix(self, candidates: Sequence[Candidate]) -> SparseRows:
+        """The candidates' TF-IDF rows, each of unit length (only the non-zero entries)."""
+        rows: list[int] = []
+        columns: list[int] = []
+        values: list[float] = []
         for row, candidate in enumerate(candidates):
             for feature, count in features(candidate, self.feature_set).items():
                 column = self.vocabulary.get(feature)
                 if column is not None:
-                    matrix[row, column] = 1.0 + math.log(count)
-        matrix *= self.idf
-        norms = np.linalg.norm(matrix, axis=1, keepdims=True)
-        return matrix / np.where(norms == 0, 1.0, norms)
+                    rows.append(row)
+                    columns.append(column)
+                    values.append(1.0 + math.log(count))
+        kept = np.asarray(columns, dtype=np.int64)
+        return SparseRows.unit(
+            np.asarray(rows, dtype=np.int64),
+            kept,
+            np.asarray(values, dtype=np.float64) * self.idf[kept],
+            (len(candidates), len(self.vocabulary)),
+        )
 
     def score(
         self,
@@ -98,7 +138,7 @@ class LexicalRanker:
         if not candidates:
             return np.zeros(0, dtype=np.float64)
         chunks = [
-            self._matrix(candidates[start : start + SCORE_CHUNK]) @ self.weights
+            self._matrix(candidates[start : start + SCORE_CHUNK]).dot(self.weights)
             for start in range(0, len(candidates), SCORE_CHUNK)
         ]
         return np.concatenate(chunks) + self.bias
@@ -167,9 +207,10 @@ def train_lexical(
         balance = balance * given / given.mean()
     weights, bias = np.zeros(x.shape[1]), 0.0
     for _ in range(config.iterations):
-        p = 1.0 / (1.0 + np.exp(-(x @ weights + bias)))
+        p = 1.0 / (1.0 + np.exp(-(x.dot(weights) + bias)))
         error = (p - y) * balance
-        weights -= config.learning_rate * (x.T @ error / len(y) + config.l2 * weights / len(y))
+        gradient = x.transposed_dot(error) / len(y) + config.l2 * weights / len(y)
+        weights -= config.learning_rate * gradient
         bias -= config.learning_rate * error.mean()
     ranker.weights, ranker.bias = weights, float(bias)
     return ranker
