@@ -8,6 +8,7 @@ the client: errors name the server by its redacted URL and never carry headers.
 from __future__ import annotations
 
 import json
+import logging
 import random
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -32,6 +33,7 @@ from testaug.review.label_studio_tasks import (
 from testaug.review.plans import GUIDELINES, INVALID_REASONS, ReviewPlan, invalidity_score
 
 T = TypeVar("T")
+logger = logging.getLogger(__name__)
 
 VALIDITY = "validity"
 REASON = "reason"
@@ -206,7 +208,10 @@ class LabelStudio:
             from label_studio_sdk.client import LabelStudio as Client
 
             client = Client(
-                base_url=url.rstrip("/"), api_key=api_key.get_secret_value(), timeout=timeout
+                base_url=url.rstrip("/"),
+                api_key=api_key.get_secret_value(),
+                timeout=timeout,
+                max_retries=0,  # testaug retries, and reads what a lost write did first
             )
         self._client = client
         self._retries = retries
@@ -231,6 +236,11 @@ class LabelStudio:
             return send()
         except ApiError as exc:
             raise self._api_error(what, exc) from None
+        except httpx.RemoteProtocolError as exc:
+            raise TransientLabelStudioError(
+                f"{what}: Label Studio at {self.url} closed the connection without an answer "
+                f"({type(exc).__name__}: {exc})"
+            ) from None
         except (httpx.TimeoutException, httpx.NetworkError) as exc:
             raise TransientLabelStudioError(
                 f"cannot reach Label Studio at {self.url} ({type(exc).__name__}: {exc}); "
@@ -258,9 +268,17 @@ class LabelStudio:
         return {u.id: u.email or u.username or f"user {u.id}" for u in people}
 
     def find_project(self, name: str) -> int | None:
-        """The id of the project with exactly this title (the oldest if several)."""
+        """The id of the project with exactly this title; None when there is none, and an
+        error naming them when several have it (testaug cannot tell which one is meant)."""
         found = self.call("find project", lambda: list(self._client.projects.list(title=name)))
-        ids = sorted(p.id for p in found if p.title == name)
+        ids = sorted(int(p.id) for p in found if p.title == name)
+        if len(ids) > 1:
+            listed = ", ".join(str(i) for i in ids[:-1]) + f" and {ids[-1]}"
+            each = "both" if len(ids) == 2 else "all"
+            raise LabelStudioError(
+                f"Label Studio projects {listed} at {self.url} are {each} titled {name!r}; "
+                "rename or delete all but one (testaug cannot tell which one is meant)"
+            )
         return ids[0] if ids else None
 
     def project(self, name: str) -> int:
@@ -282,19 +300,41 @@ class LabelStudio:
         instructions: str | None = None,
     ) -> int:
         """A new project with testaug's labeling interface and guidelines, or with the
-        interface and guidelines given (other kinds of review, such as suggestions)."""
-        project = self.call(
-            "create project",
-            lambda: self._client.projects.create(
+        interface and guidelines given (other kinds of review, such as suggestions).
+
+        After a failed attempt the projects are listed again before another: a server may
+        have created the project and lost its answer, and it is not created twice."""
+
+        def create() -> int:
+            project = self._client.projects.create(
                 title=name,
                 description=description or DESCRIPTION,
                 label_config=label_config or labeling_config(labels),
                 expert_instruction=instructions or instructions_html(),
                 show_instruction=True,
                 show_skip_button=True,
-            ),
-        )
-        return int(project.id)
+            )
+            return int(project.id)
+
+        return self.write("create project", create, lambda: self.find_project(name))
+
+    def write(self, what: str, send: Callable[[], T], settled: Callable[[], T | None]) -> T:
+        """Run a request that changes the server, with retries; before each retry
+        `settled` reads what the server holds and gives the result when the failed attempt
+        took effect after all (its answer lost), or None to send the request again."""
+        attempts = 0
+
+        def attempt() -> T:
+            nonlocal attempts
+            attempts += 1
+            if attempts > 1 and (done := settled()) is not None:
+                logger.info("%s: the server had done it; its answer was lost", what)
+                return done
+            return self._translated(what, send)
+
+        return call_with_retries(
+            attempt, self._retries, self._rng, what=what, notices=self._notices
+        )[0]
 
     def export(self, project_id: int) -> list[dict[str, Any]]:
         """Every task of the project with its annotations (JSON export)."""
@@ -316,15 +356,41 @@ class LabelStudio:
             raise LabelStudioError(f"the export of project {project_id} is not a list of tasks")
         return tasks
 
-    def import_tasks(self, project_id: int, tasks: Sequence[Mapping[str, Any]]) -> int:
-        """Import tasks (with predictions); returns how many the server created."""
-        if not tasks:
-            return 0
-        response = self.call(
-            "import tasks",
-            lambda: self._client.projects.import_tasks(id=project_id, request=list(tasks)),
-        )
-        return int(response.task_count or 0)
+    def task_keys(self, project_id: int, key: str) -> set[Any]:
+        """The `data[key]` of every task the project holds."""
+        return {(task.get("data") or {}).get(key) for task in self.export(project_id)}
+
+    def import_new(
+        self, project_id: int, tasks: Sequence[Mapping[str, Any]], key: str
+    ) -> tuple[int, int]:
+        """Import the tasks whose `data[key]` the project lacks; returns how many were new
+        to it and how many it had already.
+
+        After a failed attempt the project is read again and only what it still lacks is
+        sent: an import stored by the server but whose answer was lost (a gateway's 502 or
+        504, a dropped connection, a timeout) is not imported twice."""
+        present = self.task_keys(project_id, key)
+        before = present
+        sent: list[Mapping[str, Any]] = []
+
+        def send() -> int:
+            sent[:] = [task for task in tasks if task["data"][key] not in present]
+            if not sent:
+                return 0
+            request = [dict(task) for task in sent]
+            response = self._client.projects.import_tasks(id=project_id, request=request)
+            return int(response.task_count or 0)
+
+        def settled() -> int | None:
+            nonlocal present
+            present = self.task_keys(project_id, key)
+            if all(task["data"][key] in present for task in sent):
+                return 0
+            return None
+
+        self.write("import tasks", send, settled)
+        already = sum(task["data"][key] in before for task in tasks)
+        return len(tasks) - already, already
 
 
 @dataclass(frozen=True)

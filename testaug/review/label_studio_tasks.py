@@ -42,7 +42,8 @@ def push_tasks(
     instructions: str | None = None,
 ) -> TaskPush:
     """Import tasks into a project (created with the interface given, if needed), skipping
-    those whose `data[key]` it already has: pushing twice imports nothing twice."""
+    those whose `data[key]` it already has: pushing twice imports nothing twice, and an
+    import or a creation whose answer was lost is not repeated (see `LabelStudio.write`)."""
     project_id = studio.find_project(project)
     created = project_id is None
     if project_id is None:
@@ -53,10 +54,8 @@ def push_tasks(
             description=description,
             instructions=instructions,
         )
-    present = {(task.get("data") or {}).get(key) for task in studio.export(project_id)}
-    new = [task for task in tasks if task["data"][key] not in present]
-    imported = studio.import_tasks(project_id, new)
-    return TaskPush(project_id, created, imported, len(tasks) - len(new))
+    imported, already_present = studio.import_new(project_id, tasks, key)
+    return TaskPush(project_id, created, imported, already_present)
 
 
 def pull_export(

@@ -3,17 +3,23 @@ memory, answers typed by the test, and HTTP or network faults on demand.
 
 It answers the calls testaug.review.label_studio makes of `label_studio_sdk.client.
 LabelStudio` (2.x) as the server does, down to the project list filtering titles by
-"contains". The live server (tests/review/test_label_studio.py) stays for the integration
-tests; the fixtures are in the conftest of tests/review and tests/steps."""
+"contains". `FakeLabelStudioServer` serves the same over HTTP on 127.0.0.1, so the real
+SDK client (and a fault proxy in front) can talk to it. The live server
+(tests/review/test_label_studio.py) stays for the integration tests; the fixtures are in the
+conftest of tests/review and tests/steps."""
 
 from __future__ import annotations
 
 import json
 import random
+import re
+import threading
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from types import SimpleNamespace
 from typing import Any
+from urllib.parse import parse_qs, urlsplit
 
 from pydantic import SecretStr
 
@@ -138,3 +144,91 @@ def connect(client: FakeLabelStudioClient, url: str = URL) -> LabelStudio:
         retries=RetryPolicy(max_attempts=3, base_delay=0.0, max_delay=0.0),
         rng=random.Random(0),
     )
+
+
+class FakeLabelStudioServer:
+    """The fake client's projects, tasks and users served over HTTP on 127.0.0.1, on the
+    paths label-studio-sdk 2.x calls; the client's `faults` apply (HTTP statuses only)."""
+
+    def __init__(self, client: FakeLabelStudioClient) -> None:
+        self.client = client
+        self._server = ThreadingHTTPServer(("127.0.0.1", 0), _handler_for(client))
+        self._server.daemon_threads = True
+        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self._server.server_address[1]}"
+
+    def __enter__(self) -> FakeLabelStudioServer:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._server.shutdown()
+        self._server.server_close()
+        self._thread.join()
+
+
+def _handler_for(client: FakeLabelStudioClient) -> type[BaseHTTPRequestHandler]:
+    from label_studio_sdk.core.api_error import ApiError
+
+    class Handler(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+
+        def log_message(self, format: str, *args: Any) -> None:
+            """Quiet."""
+
+        def do_GET(self) -> None:
+            self._answer()
+
+        def do_POST(self) -> None:
+            self._answer()
+
+        def _answer(self) -> None:
+            length = int(self.headers.get("Content-Length") or 0)
+            body = json.loads(self.rfile.read(length)) if length else None
+            try:
+                status, payload = 200, self._route(body)
+            except ApiError as exc:
+                status, payload = exc.status_code or 500, json.dumps(exc.body).encode()
+            except (KeyError, StopIteration):
+                status, payload = 404, b'{"detail": "Not found."}'
+            self.send_response(status)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(payload)))
+            self.end_headers()
+            self.wfile.write(payload)
+
+        def _route(self, body: Any) -> bytes:
+            url = urlsplit(self.path)
+            query = {k: v[0] for k, v in parse_qs(url.query).items()}
+            route = (self.command, url.path.rstrip("/"))
+            if route == ("GET", "/api/users"):
+                found = [vars(user) for user in client.users.list()]
+                return json.dumps(found).encode()
+            if route == ("GET", "/api/projects"):
+                page = int(query.get("page", "1"))
+                found = [vars(p) for p in client.projects.list(title=query.get("title"))]
+                results = found if page == 1 else []
+                return json.dumps({"count": len(found), "results": results}).encode()
+            if route == ("POST", "/api/projects"):
+                made = client.projects.create(**body)
+                return json.dumps({"id": made.id, "title": body["title"]}).encode()
+            if self.command == "POST" and (
+                match := re.fullmatch(r"/api/projects/(\d+)/import", url.path)
+            ):
+                done = client.projects.import_tasks(int(match[1]), request=body)
+                return json.dumps({"task_count": done.task_count}).encode()
+            if self.command == "GET" and (
+                match := re.fullmatch(r"/api/projects/(\d+)/export", url.path)
+            ):
+                chunks = client.projects.exports.download_sync(
+                    int(match[1]),
+                    export_type=query.get("export_type"),
+                    download_all_tasks=query.get("download_all_tasks") == "true",
+                )
+                return b"".join(chunks)
+            raise KeyError(url.path)
+
+    return Handler

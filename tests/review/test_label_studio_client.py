@@ -89,10 +89,13 @@ def test_a_project_whose_title_only_contains_the_name_is_not_taken_for_it(
     assert fake_client.store[other.id].tasks == []
 
 
-def test_of_two_projects_with_the_same_title_the_oldest_is_used(studio, fake_client):
+def test_two_projects_with_the_same_title_are_an_error_naming_both(studio, fake_client):
     first = fake_client.projects.create(title=PROJECT, label_config="<View/>")
-    fake_client.projects.create(title=PROJECT, label_config="<View/>")
-    assert studio.find_project(PROJECT) == studio.project(PROJECT) == first.id
+    second = fake_client.projects.create(title=PROJECT, label_config="<View/>")
+    with pytest.raises(LabelStudioError, match=f"projects {first.id} and {second.id} at"):
+        studio.find_project(PROJECT)
+    with pytest.raises(LabelStudioError, match=f"both titled {PROJECT!r}"):
+        studio.project(PROJECT)
 
 
 def test_a_new_project_asks_for_validity_a_reason_and_a_corrected_label_among_the_labels(
@@ -223,7 +226,8 @@ def test_a_passing_fault_is_retried_and_the_call_goes_through(studio, fake_clien
 def test_a_push_through_a_flaky_server_creates_one_project_and_imports_each_task_once(
     studio, fake_client, ranked, seeds
 ):
-    fake_client.faults = [502, None, 503, 429, None, 500]  # list, create twice, export
+    # list; create, re-list (twice), create; the third create goes through
+    fake_client.faults = [502, None, 503, 429, None, 500]
     done = push(studio, ranked, seeds, budget=3)
     assert (done.created, done.imported) == (True, 3)
     assert len(fake_client.store) == 1 and len(task_ids(fake_client)) == 3
