@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.cli_runner import CliResult, run_testaug
+from tests.cli_runner import HANG_TIMEOUT, CliResult, run_testaug
 
 
 def cli(*args: str, cwd: Path | None = None) -> CliResult:
@@ -42,7 +42,7 @@ def test_help_and_the_library_never_try_to_import_heavy_packages():
         "print('SEEN_YAML', 'yaml' in tried)\n"
     )
     result = subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, timeout=60
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=HANG_TIMEOUT
     )
     assert "SEEN_YAML True" in result.stdout, result.stderr  # the spy does see imports
     assert "TRIED []" in result.stdout

@@ -124,7 +124,7 @@ def test_server_on_a_used_data_directory_without_its_key_is_a_clear_error(run_di
         run_dir,
         *("review", "server", "--data-dir", str(data_dir)),
         without_env=("LABEL_STUDIO_API_KEY", "TESTAUG_LABEL_STUDIO_API_KEY"),
-        timeout=60,
+        timeout=HANG_TIMEOUT,
     )
     assert done.returncode == 1
     assert "already has users: set LABEL_STUDIO_API_KEY" in done.stderr

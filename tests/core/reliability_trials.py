@@ -6,7 +6,9 @@ A *damage* turns the file's bytes into bad ones (`DAMAGES` for the fixed trial t
 tests/core/test_reader_fuzz.py draws them at random). `run_trial` copies the workspace, damages the file, runs the
 command in process and returns what broke the property (nothing when it held):
 
-- exit 0 (the damage was harmless, e.g. a BOM), or
+- exit 0 (the damage was harmless, e.g. a BOM) with the reader's outputs written and
+  readable (a success says what it did: its last line matches the reader's `says`, and a
+  count it states is the count of records in the file it names), or
 - exit 1 with one line on stderr starting with "error:", the last, that names the damaged
   file or the file it is read through (the suite for its lexicons: a renamed lexicon is
   an unknown slot of the suite; the accepted cases for induce's seed cases: seed fills
@@ -19,9 +21,12 @@ command in process and returns what broke the property (nothing when it held):
 
 from __future__ import annotations
 
+import csv
 import functools
+import io
 import json
 import random
+import re
 import shutil
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -43,7 +48,12 @@ BAD = ["i hate the crew .", "awful flight !", "the food was bad ."]
 @dataclass(frozen=True)
 class Reader:
     """A command and the input file it reads that a trial damages (paths relative to the
-    workspace); `outputs` are earlier outputs placed in the workspace before the run."""
+    workspace); `outputs` are earlier outputs placed in the workspace before the run.
+
+    A success must write every file of `writes` (by default the `outputs`; an earlier
+    output rewritten) readable in its format, and say what it did: `says` is a pattern
+    its output (stdout and stderr, white space as single spaces) must match, and each
+    named group of it listed in `counted` is the number of records of that file."""
 
     name: str
     target: str
@@ -53,6 +63,19 @@ class Reader:
     drop: tuple[str, ...] = ()  # files of the workspace this run goes without (for speed)
     input: str | None = None  # what is typed on stdin
     read_through: str | None = None  # the file the target is read through, named instead
+    says: str = ""
+    counted: tuple[tuple[str, str], ...] = ()  # (group of `says`, file it counts)
+    writes: tuple[str, ...] | None = None
+    stdout_json: bool = False  # the stdout is one JSON object (`--json`)
+
+    @property
+    def written(self) -> tuple[str, ...]:
+        """The files a success must write."""
+        return self.outputs if self.writes is None else self.writes
+
+
+TRAINED = r"trained ensemble '[^']+' version \w+ on [\d,]+ candidates .*into trained"
+WROTE_EXPANDED = r"wrote (?P<n>[\d,]+) cases? to expanded\.jsonl"
 
 
 def _words(command: str) -> tuple[str, ...]:
@@ -66,6 +89,8 @@ def _rank(target: str) -> Reader:
         target,
         (*args, "-o", "ranked.out.jsonl"),
         ("ranked.out.jsonl", "ranked.out.calibration.json"),
+        says=r"ranked (?P<n>[\d,]+) candidates with ensemble \w+ into ranked\.out\.jsonl",
+        counted=(("n", "ranked.out.jsonl"),),
     )
 
 
@@ -78,6 +103,11 @@ def _merge(target: str) -> Reader:
             "--suite review/cases.jsonl"
         ),
         ("review/verdicts.jsonl", "review/accepted.jsonl", "review/suite.jsonl"),
+        says=(
+            r"accepted (?P<a>[\d,]+) cases \(source llm\) into review/accepted\.jsonl; "
+            r"suite of (?P<s>[\d,]+) cases"
+        ),
+        counted=(("a", "review/accepted.jsonl"), ("s", "review/suite.jsonl")),
     )
 
 
@@ -87,6 +117,8 @@ def _terminal(target: str) -> Reader:
         target,
         _words("annotate terminal review/ranked.jsonl --top 0.5 --annotator ann"),
         input="\nnq",
+        says=r"annotated \(\d+ valid, \d+ invalid\), \d+ skipped, \d+ left; saved to review/",
+        writes=("review/annotations.jsonl",),
     )
 
 
@@ -98,6 +130,7 @@ def _report(target: str) -> Reader:
         ("report", "run", "-o", "report"),
         ("report/report.md", "report/report.html"),
         drop=tuple(sorted(plotted)),
+        says=r"wrote report/report\.html and report/report\.md \(sections: Run\b",
     )
 
 
@@ -116,6 +149,7 @@ def _induce(target: str) -> Reader:
         ),
         # Seed fills naming slots the suite lacks: the accepted cases get no template.
         read_through="induce/accepted.jsonl",
+        says=r"induced [\d,]+ templates? from [\d,]+ cases? into induce/templates\.yaml",
     )
 
 
@@ -126,6 +160,8 @@ def _expand(target: str, *extra: str) -> Reader:
         ("expand", "suite/suite.yaml", "-o", "expanded.jsonl", *extra),
         ("expanded.jsonl",),
         read_through="suite/suite.yaml",
+        says=WROTE_EXPANDED,
+        counted=(("n", "expanded.jsonl"),),
     )
 
 
@@ -136,6 +172,7 @@ def _validate(target: str) -> Reader:
         ("suite", "validate", "suite/suite.yaml"),
         lists_problems=True,
         read_through="suite/suite.yaml",
+        says=r"ok suite/suite\.yaml: .*\b[\d,]+ cases",
     )
 
 
@@ -145,6 +182,9 @@ def _import(target: str) -> Reader:
         target,
         ("suite", "import", target, "-o", "imported.jsonl", "--task", "sentiment"),
         ("imported.jsonl", "imported.rejects.jsonl"),
+        says=r"imported (?P<n>[\d,]+) cases? to imported\.jsonl",
+        counted=(("n", "imported.jsonl"),),
+        writes=("imported.jsonl",),  # the rejects only when there are some
     )
 
 
@@ -155,35 +195,49 @@ READERS: tuple[Reader, ...] = (
     _expand("suite/lexicons.yaml"),
     _import("table.csv"),
     _import("table.jsonl"),
-    Reader("suite stats: cases.jsonl", "cases.jsonl", ("suite", "stats", "cases.jsonl")),
+    Reader(
+        "suite stats: cases.jsonl",
+        "cases.jsonl",
+        ("suite", "stats", "cases.jsonl"),
+        says=r"[\d,]+ capabilit(y|ies) │ [\d,]+ descriptions?",
+    ),
     Reader(
         "suite export: cases.jsonl",
         "cases.jsonl",
         ("suite", "export", "cases.jsonl", "-o", "exported.csv"),
         ("exported.csv",),
+        says=r"exported (?P<n>[\d,]+) cases? to exported\.csv \(csv\)",
+        counted=(("n", "exported.csv"),),
     ),
     Reader(
         "expand --exclude: cases.jsonl",
         "cases.jsonl",
         ("expand", "suite/suite.yaml", "-o", "expanded.jsonl", "--exclude", "cases.jsonl"),
         ("expanded.jsonl",),
+        says=WROTE_EXPANDED,
+        counted=(("n", "expanded.jsonl"),),
     ),
     Reader(
         "generate from cases: cases.jsonl",
         "cases.jsonl",
         ("generate", "cases.jsonl", "-o", "generated.jsonl", "--dry-run"),
         ("generated.jsonl",),
+        says=r"dry run: [\d,]+ prompts? x \d+ samples would go to the \w+ backend; nothing sent",
+        writes=(),  # a dry run writes nothing (its earlier output stays as it was)
     ),
     Reader(
         "evaluate: cases.jsonl",
         "cases.jsonl",
         _words(f"evaluate cases.jsonl --model {MODEL} --perturb 0 -o evaluation.out.json"),
         ("evaluation.out.json",),
+        says=r"error rate [\d.]+ \(\d+/\d+\).* wrote evaluation\.out\.json",
     ),
     Reader(
         "diversity: cases.jsonl",
         "cases.jsonl",
         ("diversity", "cases.jsonl", "--by", "", "--json"),
+        says=r'"n_cases": [1-9]',
+        stdout_json=True,
     ),
     _rank("candidates.jsonl"),
     _rank("cases.jsonl"),
@@ -194,12 +248,14 @@ READERS: tuple[Reader, ...] = (
         "labelled.jsonl",
         ("rankers", "train", "labelled.jsonl", "--config", "lexical.yaml", "-o", "trained"),
         ("trained/ensemble.json",),
+        says=TRAINED,
     ),
     Reader(
         "rankers train: lexical.yaml",
         "lexical.yaml",
         ("rankers", "train", "labelled.jsonl", "--config", "lexical.yaml", "-o", "trained"),
         ("trained/ensemble.json",),
+        says=TRAINED,
     ),
     _merge("review/annotations.jsonl"),
     _merge("review/ranked.jsonl"),
@@ -616,13 +672,28 @@ def prepare(workspace: Path, folder: Path, reader: Reader, damage: Damage) -> Pa
     return folder
 
 
+@dataclass(frozen=True)
+class Outcome:
+    """How a trial ended ("succeeded": exit 0, "rejected": any other exit) and what broke
+    the property (nothing when it held)."""
+
+    kind: str
+    broken: list[str]
+
+
 def run_trial(workspace: Path, folder: Path, reader: Reader, damage: Damage) -> list[str]:
     """Run `reader`'s command on a copy of `workspace` (in `folder`) with its target
     damaged; returns what broke the property (empty when it held)."""
+    return trial_outcome(workspace, folder, reader, damage).broken
+
+
+def trial_outcome(workspace: Path, folder: Path, reader: Reader, damage: Damage) -> Outcome:
+    """As `run_trial`, saying also whether the command succeeded or rejected the input."""
     copy = prepare(workspace, folder, reader, damage)
     before = snapshot(copy)
     result = run_testaug(copy, *reader.args, input=reader.input)
-    return check_outcome(result, reader, before, snapshot(copy))
+    broken = check_outcome(result, reader, before, snapshot(copy))
+    return Outcome("succeeded" if result.returncode == 0 else "rejected", broken)
 
 
 def check_outcome(
@@ -633,7 +704,7 @@ def check_outcome(
     if "Traceback" in result.stderr or "Traceback" in result.stdout:
         broken.append("traceback: " + result.stderr[-600:])
     if result.returncode == 0:
-        return broken
+        return broken + check_success(result, reader, after)
     if result.returncode != 1:
         broken.append(f"exit {result.returncode}")
     lines = [line for line in result.stderr.splitlines() if line.strip()]
@@ -655,3 +726,63 @@ def check_outcome(
     if added:
         broken.append(f"left behind: {', '.join(added)}")
     return broken
+
+
+def check_success(result: CliResult, reader: Reader, after: dict[str, bytes]) -> list[str]:
+    """What a success lacks: a file it must write (rewritten where an earlier output
+    stood, readable in its format), the line saying what it did, or a count in that line
+    that is not the count of records in the file it names."""
+    broken = []
+    counts: dict[str, int] = {}
+    for name in reader.written:
+        if name not in after or (name in reader.outputs and after[name] == EARLIER):
+            broken.append(f"{name} not written")
+            continue
+        try:
+            counts[name] = len(records(name, after[name]))
+        except ValueError as exc:
+            broken.append(f"{name} unreadable: {exc}")
+    said = " ".join(f"{result.stdout}\n{result.stderr}".split())
+    found = re.search(reader.says, said)
+    if found is None:
+        broken.append(f"no line says what it did ({reader.says!r}): {said[-400:]!r}")
+    else:
+        for group, name in reader.counted:
+            stated = int(found.group(group).replace(",", ""))
+            if name in counts and stated != counts[name]:
+                broken.append(f"says {stated} for {name}, which holds {counts[name]}")
+    if reader.stdout_json:
+        try:
+            json.loads(result.stdout)
+        except ValueError as exc:
+            broken.append(f"stdout is not JSON: {exc}")
+    return broken
+
+
+def records(name: str, data: bytes) -> list[object]:
+    """The records of an output file by its suffix (a JSONL line, a CSV row under the
+    header, a YAML or JSON document as one); ValueError when it does not read as that."""
+    text = data.decode("utf-8-sig")
+    suffix = Path(name).suffix
+    if suffix == ".jsonl":
+        return [json.loads(line) for line in text.splitlines() if line.strip()]
+    if suffix == ".csv":
+        rows = list(csv.reader(io.StringIO(text)))
+        if not rows:
+            raise ValueError("no header row")
+        return rows[1:]
+    if suffix == ".yaml":
+        import yaml
+
+        try:
+            document = yaml.safe_load(text)
+        except yaml.YAMLError as exc:
+            raise ValueError(str(exc)) from exc
+        if document is None:
+            raise ValueError("an empty YAML document")
+        return [document]
+    if suffix == ".json":
+        return [json.loads(text)]
+    if not text.strip():
+        raise ValueError("empty")
+    return [text]

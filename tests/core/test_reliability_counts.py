@@ -15,7 +15,16 @@ from pathlib import Path
 import pytest
 
 from tests.cli_runner import HANG_TIMEOUT, run_testaug
-from tests.core.reliability_trials import DAMAGES, READERS, build_workspace, prepare, run_trial
+from tests.core.reliability_trials import (
+    DAMAGES,
+    READERS,
+    Outcome,
+    build_workspace,
+    check_success,
+    prepare,
+    snapshot,
+    trial_outcome,
+)
 
 ROOT = Path(__file__).parent.parent.parent
 SECRET_TESTS = {
@@ -34,18 +43,19 @@ def test_each_reader_succeeds_on_its_valid_input(workspace, tmp_path, reader):
     copy = prepare(workspace, tmp_path / "copy", reader, lambda data, suffix: data)
     result = run_testaug(copy, *reader.args, input=reader.input)
     assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-2000:]
+    assert check_success(result, reader, snapshot(copy)) == []
 
 
 @pytest.fixture(scope="module")
-def outcomes(workspace, tmp_path_factory) -> dict[str, list[str]]:
-    """What broke in each trial ("reader / damage"), nothing where the property held."""
+def outcomes(workspace, tmp_path_factory) -> dict[str, Outcome]:
+    """How each trial ("reader / damage") ended, and what broke where the property failed."""
     scratch = tmp_path_factory.mktemp("trials")
     found = {}
     for number, (reader, (name, damage)) in enumerate(
         (reader, item) for reader in READERS for item in DAMAGES.items()
     ):
         folder = scratch / f"t{number}"
-        found[f"{reader.name} / {name}"] = run_trial(workspace, folder, reader, damage)
+        found[f"{reader.name} / {name}"] = trial_outcome(workspace, folder, reader, damage)
         shutil.rmtree(folder, ignore_errors=True)
     return found
 
@@ -65,16 +75,19 @@ def sentence(text: str) -> str:
 
 
 def test_every_bad_input_trial_succeeds_or_fails_cleanly(outcomes):
-    failed = {trial: broken for trial, broken in outcomes.items() if broken}
+    failed = {trial: outcome.broken for trial, outcome in outcomes.items() if outcome.broken}
     assert not failed, "\n".join(f"{t}: {'; '.join(b)}" for t, b in failed.items())
 
 
 def test_the_reliability_page_states_the_bad_input_trial_counts(outcomes):
-    tried = len(outcomes)
-    passed = sum(not broken for broken in outcomes.values())
+    held = [outcome for outcome in outcomes.values() if not outcome.broken]
+    rejected = sum(outcome.kind == "rejected" for outcome in held)
+    succeeded = sum(outcome.kind == "succeeded" for outcome in held)
     expected = (
-        f"Bad-input trials: {tried:,} tried, {passed:,} passed ({len(READERS)} readers "
-        f"x {len(DAMAGES)} damages, tests/core/test_reliability_counts.py)"
+        f"Bad-input trials: {len(outcomes):,} tried, {len(held):,} passed: {rejected:,} "
+        f"rejected with one error line naming the file, {succeeded:,} succeeded and wrote "
+        f"what they said ({len(READERS)} readers x {len(DAMAGES)} damages, "
+        "tests/core/test_reliability_counts.py)"
     )
     assert expected in sentence(reliability_section()), (
         f"docs/how-to/reliability.md should say: {expected}"

@@ -11,6 +11,7 @@ import pytest
 
 from testaug.core.errors import InputError
 from testaug.core.yaml_source import load_yaml
+from tests.cli_runner import HANG_TIMEOUT
 
 
 def _laughs(levels: int = 9) -> str:
@@ -50,7 +51,7 @@ def test_alias_bomb_stays_within_a_memory_cap_in_a_process_of_its_own(tmp_path):
         """
     )
     done = subprocess.run(
-        [sys.executable, "-c", script], capture_output=True, text=True, timeout=60
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=HANG_TIMEOUT
     )
     assert done.returncode == 1, done.stderr
     assert "Traceback" not in done.stderr and "MemoryError" not in done.stderr

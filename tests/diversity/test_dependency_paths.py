@@ -101,7 +101,7 @@ def test_a_daemon_process_which_may_not_fork_parses_in_one_process(nlp) -> None:
     daemon = context.Process(target=_paths_in_a_daemon, args=(queue, SENTENCES, nlp), daemon=True)
     daemon.start()
     found = queue.get(timeout=HANG_TIMEOUT)
-    daemon.join(timeout=30)
+    daemon.join(timeout=HANG_TIMEOUT)
     assert found == paths_per_text(SENTENCES, nlp, n_process=1)
 
 

@@ -52,7 +52,7 @@ def prefect_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     )
     url = f"http://127.0.0.1:{port}/api"
     try:
-        deadline = time.monotonic() + 180
+        deadline = time.monotonic() + HANG_TIMEOUT
         while True:
             try:
                 with urllib.request.urlopen(f"{url}/health", timeout=2) as response:
@@ -66,7 +66,7 @@ def prefect_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         yield url
     finally:
         os.killpg(process.pid, signal.SIGTERM)
-        process.wait(timeout=30)
+        process.wait(timeout=HANG_TIMEOUT)
 
 
 def scheduled_runs(url: str, deployment_name: str) -> list:
@@ -104,7 +104,7 @@ def test_deploy_registers_a_cron_schedule_and_the_server_schedules_its_runs(
     assert done.returncode == 0, done.stderr
     assert "hourly-collect" in done.stdout and "test-pool" in done.stdout
 
-    deadline = time.monotonic() + 90
+    deadline = time.monotonic() + HANG_TIMEOUT
     runs = scheduled_runs(prefect_server, "hourly-collect")
     while not runs and time.monotonic() < deadline:
         time.sleep(1)
@@ -215,7 +215,7 @@ def test_a_served_run_that_fails_on_bad_input_logs_one_line_and_no_traceback(
             start_new_session=True,
         )
     try:
-        deadline = time.monotonic() + 120
+        deadline = time.monotonic() + HANG_TIMEOUT
         with (
             temporary_settings({PREFECT_API_URL: prefect_server}),
             get_client(sync_client=True) as client,
@@ -238,7 +238,7 @@ def test_a_served_run_that_fails_on_bad_input_logs_one_line_and_no_traceback(
                 time.sleep(0.2)
     finally:
         os.killpg(serving.pid, signal.SIGTERM)
-        serving.wait(timeout=30)
+        serving.wait(timeout=HANG_TIMEOUT)
     output = log.read_text()
     assert "no-such-suite" in output, output[-3000:]
     assert "Traceback" not in output, output[-3000:]

