@@ -69,6 +69,15 @@ def prefect_harness():
 
 
 @pytest.fixture(scope="session")
+def lexical_rankers(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The flow tests' lexical ensemble, trained once per session; a test that runs the
+    pipeline passes this folder as its rankers unless training is what it checks."""
+    from tests.flow_helpers import trained_lexical_rankers
+
+    return trained_lexical_rankers(tmp_path_factory.mktemp("lexical-rankers"))
+
+
+@pytest.fixture(scope="session")
 def label_studio_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[object]:
     """One real Label Studio server on 127.0.0.1 for the whole session (tests that use it
     are marked `label_studio`); skipped, or failed in CI, when it is not installed."""

@@ -1,5 +1,6 @@
 """What the flow tests share: an LLM reply script that echoes a seed case, a one-member
-lexical ranker config (trains in a second), and the environment of a Prefect subprocess."""
+lexical ranker config and its trained ensemble, and the environment of a Prefect
+subprocess."""
 
 from __future__ import annotations
 
@@ -36,6 +37,19 @@ def lexical_config(folder: Path) -> Path:
     path = folder / "lexical.yaml"
     path.write_text(LEXICAL_CONFIG, encoding="utf-8")
     return path
+
+
+def trained_lexical_rankers(folder: Path) -> Path:
+    """The ensemble of the lexical config trained on the shipped labelled candidates, in
+    `folder`: what the pipeline trains at first use, so a run given this folder skips it."""
+    from rankers.ensemble import load_config
+    from rankers.ensemble_training import trained_ensemble
+    from testaug.core.jsonl import read_jsonl
+    from testaug.core.records import LabelledCandidate
+    from testaug.steps.rankers import default_training
+
+    labelled = list(read_jsonl(default_training(), LabelledCandidate))
+    return trained_ensemble(load_config(str(lexical_config(folder))), labelled, folder / "rankers")
 
 
 def prefect_env(home: Path, cache: Path) -> dict[str, str]:

@@ -80,7 +80,7 @@ def test_run_rejects_an_unknown_size(tmp_path):
 
 
 @pytest.mark.slow
-def test_run_in_terminal_mode_asks_a_person_about_the_top_of_the_ranking(tmp_path):
+def test_run_in_terminal_mode_asks_a_person_about_the_top_of_the_ranking(tmp_path, lexical_rankers):
     from testaug.core.records import Annotation
     from testaug.review.label_studio_server import free_port
     from testaug.review.verdicts import Verdict
@@ -102,7 +102,7 @@ def test_run_in_terminal_mode_asks_a_person_about_the_top_of_the_ranking(tmp_pat
             "--llm",
             "scripted",
             "--rankers",
-            str(lexical_config(tmp_path)),
+            str(lexical_rankers),
             "--capability",
             "Negation",
             "--model",

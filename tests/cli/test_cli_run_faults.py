@@ -9,14 +9,14 @@ import time
 import pytest
 
 from tests.cli_runner import HANG_TIMEOUT, spawn_testaug
-from tests.flow_helpers import PREFECT_ENV, lexical_config
+from tests.flow_helpers import PREFECT_ENV
 
 # A stale temporary file of the atomic writers, as a kill in the middle of a write leaves it.
 STALE = ".candidates.jsonl.0123456789abcdef0123456789abcdef.tmp"
 
 
 @pytest.fixture(scope="module")
-def failed_run(tmp_path_factory):
+def failed_run(tmp_path_factory, lexical_rankers):
     """`testaug run` against a server that answers every request with 500, in a run folder
     holding an hour-old temporary file of an interrupted write and a fresh one."""
     from testaug.review.label_studio_server import free_port
@@ -52,7 +52,7 @@ def failed_run(tmp_path_factory):
             "--generator-model",
             "scripted",
             "--rankers",
-            str(lexical_config(folder)),
+            str(lexical_rankers),
             "--capability",
             "Negation",
             "--model",

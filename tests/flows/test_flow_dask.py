@@ -8,12 +8,14 @@ from testaug.review.label_studio_server import free_port
 from testaug.steps.augment import BackendConfig
 from testaug.steps.config import RunConfig
 from testaug.testing.openai_server import ScriptedOpenAIServer
-from tests.flow_helpers import echo_seed_reply, lexical_config
+from tests.flow_helpers import echo_seed_reply
 
 pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("prefect_harness")]
 
 
-def test_augment_generates_and_ranks_on_a_local_dask_cluster(tmp_path, monkeypatch):
+def test_augment_generates_and_ranks_on_a_local_dask_cluster(
+    tmp_path, monkeypatch, lexical_rankers
+):
     from prefect_dask import DaskTaskRunner
 
     from flows.augment import augment
@@ -29,7 +31,7 @@ def test_augment_generates_and_ranks_on_a_local_dask_cluster(tmp_path, monkeypat
                 run_dir=tmp_path / "run",
                 size="small",
                 generator=BackendConfig(kind="openai", base_url=server.base_url, model="scripted"),
-                rankers=str(lexical_config(tmp_path)),
+                rankers=str(lexical_rankers),
                 capabilities=("Negation", "Temporal", "Vocabulary"),
             )
         )

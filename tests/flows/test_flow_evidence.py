@@ -15,7 +15,7 @@ from testaug.core.records import TestCase
 from testaug.review.label_studio_server import free_port
 from testaug.suites.provenance import case_provenance
 from testaug.testing.openai_server import ScriptedOpenAIServer
-from tests.flow_helpers import echo_seed_reply, lexical_config, run_pipeline
+from tests.flow_helpers import echo_seed_reply, run_pipeline
 
 pytestmark = pytest.mark.usefixtures("prefect_harness")
 
@@ -39,8 +39,10 @@ def cache_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 ACCEPT_ALL = 0.05
 
 
-def test_auto_mode_headlines_rest_on_verified_evidence_unless_all_is_asked_for(server, tmp_path):
-    run_dir, rankers = tmp_path / "run", lexical_config(tmp_path)
+def test_auto_mode_headlines_rest_on_verified_evidence_unless_all_is_asked_for(
+    server, tmp_path, lexical_rankers
+):
+    run_dir, rankers = tmp_path / "run", lexical_rankers
     result = run_pipeline(server, run_dir, rankers, accept_precision=ACCEPT_ALL, pooled_rule=True)
 
     suite = list(read_jsonl(run_dir / "suite.jsonl", TestCase))

@@ -19,7 +19,7 @@ from testaug.core.records import Candidate, Prompt
 from testaug.review.label_studio_server import free_port
 from testaug.testing.openai_server import ScriptedOpenAIServer
 from tests.cli_runner import HANG_TIMEOUT
-from tests.flow_helpers import echo_seed_reply, lexical_config, prefect_env
+from tests.flow_helpers import echo_seed_reply, prefect_env
 
 pytestmark = pytest.mark.slow
 
@@ -61,8 +61,7 @@ class StallAfter:
         return echo_seed_reply(prompt, index)
 
 
-def start_augment(tmp_path: Path, base_url: str) -> subprocess.Popen[str]:
-    rankers = lexical_config(tmp_path)
+def start_augment(tmp_path: Path, base_url: str, rankers: Path) -> subprocess.Popen[str]:
     return subprocess.Popen(
         [sys.executable, "-c", AUGMENT, str(tmp_path / "run"), base_url, str(rankers)],
         env=prefect_env(tmp_path / "prefect", tmp_path / "cache"),
@@ -93,10 +92,12 @@ def wait_for_cached(path: Path, count: int, timeout: float = HANG_TIMEOUT) -> No
         time.sleep(0.1)
 
 
-def test_a_flow_killed_during_generation_resumes_without_asking_the_llm_twice(tmp_path):
+def test_a_flow_killed_during_generation_resumes_without_asking_the_llm_twice(
+    tmp_path, lexical_rankers
+):
     script = StallAfter(answer=4)
     with ScriptedOpenAIServer(script, port=free_port()) as server:
-        first = start_augment(tmp_path, server.base_url)
+        first = start_augment(tmp_path, server.base_url, lexical_rankers)
         assert script.stalled.wait(timeout=HANG_TIMEOUT), first.communicate()[0][-3000:]
         answered = set(script.answered)
         samples = sum(
@@ -106,14 +107,14 @@ def test_a_flow_killed_during_generation_resumes_without_asking_the_llm_twice(tm
         )
         wait_for_cached(tmp_path / "cache" / "responses.sqlite", samples)  # all of them stored
         os.killpg(first.pid, signal.SIGKILL)
-        first.wait(timeout=30)
+        first.wait(timeout=HANG_TIMEOUT)
         answered_before = list(script.answered)
         requests_before = server.request_count
         script.stalling = False
         script.release.set()
         assert not (tmp_path / "run" / "candidates.jsonl").exists()
 
-        second = start_augment(tmp_path, server.base_url)
+        second = start_augment(tmp_path, server.base_url, lexical_rankers)
         output, _ = second.communicate(timeout=HANG_TIMEOUT)
         assert second.returncode == 0, output[-3000:]
 

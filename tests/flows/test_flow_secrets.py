@@ -11,7 +11,7 @@ import pytest
 
 from testaug.testing.openai_server import ScriptedOpenAIServer
 from tests.cli_runner import HANG_TIMEOUT, spawn_testaug
-from tests.flow_helpers import PREFECT_ENV, echo_seed_reply, lexical_config
+from tests.flow_helpers import PREFECT_ENV, echo_seed_reply
 from tests.tiny_models import VOUCHED_CURVE, make_calibration, write_ranked_run
 
 PASSWORD = "pw-Hunter2-q7Zr"
@@ -105,7 +105,9 @@ def test_a_retried_error_that_echoes_a_key_is_warned_about_redacted(
 
 
 @pytest.mark.slow
-def test_a_pipeline_run_stores_no_credential_prefect_database_included(tmp_path, server):
+def test_a_pipeline_run_stores_no_credential_prefect_database_included(
+    tmp_path, server, lexical_rankers
+):
     done = spawn_testaug(
         tmp_path,
         "run",
@@ -118,7 +120,7 @@ def test_a_pipeline_run_stores_no_credential_prefect_database_included(tmp_path,
         "--generator-model",
         "scripted",
         "--rankers",
-        str(lexical_config(tmp_path)),
+        str(lexical_rankers),
         "--model",
         "vader",
         "--capability",

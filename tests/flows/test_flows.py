@@ -42,7 +42,7 @@ class FinishedRun:
 
 
 @pytest.fixture(scope="module")
-def auto_run(prefect_harness, tmp_path_factory) -> FinishedRun:
+def auto_run(prefect_harness, tmp_path_factory, lexical_rankers) -> FinishedRun:
     folder = tmp_path_factory.mktemp("auto-run")
     with (
         pytest.MonkeyPatch.context() as patch,
@@ -50,7 +50,7 @@ def auto_run(prefect_harness, tmp_path_factory) -> FinishedRun:
     ):
         patch.setenv("TESTAUG_CACHE_DIR", str(folder / "cache"))
         patch.setenv("OPENAI_API_KEY", "test-key")
-        result = run_pipeline(server, folder / "run", lexical_config(folder))
+        result = run_pipeline(server, folder / "run", lexical_rankers)
         return FinishedRun(folder / "run", result, server.request_count)
 
 
@@ -147,9 +147,9 @@ def test_each_flow_run_publishes_a_summary_table_and_a_link_to_the_report(auto_r
 
 
 def test_a_second_run_takes_every_step_from_the_cache_and_asks_the_llm_nothing(
-    server, cache_dir, tmp_path
+    server, cache_dir, tmp_path, lexical_rankers
 ):
-    run_dir, rankers = tmp_path / "run", lexical_config(tmp_path)
+    run_dir, rankers = tmp_path / "run", lexical_rankers
     run_pipeline(server, run_dir, rankers)
     asked = server.request_count
     suite_before = (run_dir / "suite.jsonl").read_bytes()
@@ -166,9 +166,9 @@ def test_a_second_run_takes_every_step_from_the_cache_and_asks_the_llm_nothing(
 
 
 def test_a_cached_step_whose_file_was_deleted_runs_again_from_the_response_cache(
-    server, cache_dir, tmp_path
+    server, cache_dir, tmp_path, lexical_rankers
 ):
-    run_dir, rankers = tmp_path / "run", lexical_config(tmp_path)
+    run_dir, rankers = tmp_path / "run", lexical_rankers
     run_pipeline(server, run_dir, rankers)
     asked = server.request_count
     (run_dir / "candidates.jsonl").unlink()

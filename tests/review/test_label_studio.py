@@ -247,7 +247,7 @@ def test_the_api_key_reaches_no_file_of_the_run_and_no_output(server, run_dir):
 
 @pytest.mark.usefixtures("prefect_harness")
 def test_the_pipeline_sends_the_doubtful_to_people_and_collect_brings_their_verdicts(
-    server, tmp_path, monkeypatch
+    server, tmp_path, monkeypatch, lexical_rankers
 ):
     from flows.collect import collect
     from flows.pipeline import pipeline
@@ -256,7 +256,7 @@ def test_the_pipeline_sends_the_doubtful_to_people_and_collect_brings_their_verd
     from testaug.steps.augment import BackendConfig
     from testaug.steps.config import RunConfig
     from testaug.testing.openai_server import ScriptedOpenAIServer
-    from tests.flow_helpers import echo_seed_reply, lexical_config
+    from tests.flow_helpers import echo_seed_reply
 
     for name, value in {
         "LABEL_STUDIO_URL": server.url,
@@ -272,7 +272,7 @@ def test_the_pipeline_sends_the_doubtful_to_people_and_collect_brings_their_verd
                 run_dir=run_dir,
                 size="small",
                 generator=BackendConfig(kind="openai", base_url=llm.base_url, model="scripted"),
-                rankers=str(lexical_config(tmp_path)),
+                rankers=str(lexical_rankers),
                 annotation="label-studio",
                 project=project,
                 models=("vader",),
