@@ -19,8 +19,6 @@ suggesting, so two runs at once on one work folder write two rounds, never one t
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from contextlib import ExitStack, contextmanager
 from pathlib import Path
 
 from prefect import flow, get_run_logger, task
@@ -30,7 +28,6 @@ from pydantic import BaseModel, ConfigDict
 
 from flows.tasks import LABEL_STUDIO_RETRIES, retry_delays, transient_fault
 from testaug.adaptive.verdicts import read_verdicts
-from testaug.core.file_lock import FileBusy, locked
 from testaug.core.settings import Settings
 from testaug.steps import review
 from testaug.steps.adapt import AdaptConfig, adapt_round
@@ -42,9 +39,9 @@ from testaug.steps.suggestion_review import (
     gather_rounds,
     pull_rounds,
     push_suggestions_file,
+    reserved_round,
     round_folder,
     round_folders,
-    round_number,
 )
 
 
@@ -173,29 +170,6 @@ def adapt(config: AdaptConfig) -> AdaptRun:
     )
     _publish(config, run)
     return run
-
-
-@contextmanager
-def reserved_round(work_dir: Path) -> Iterator[int]:
-    """The number of the next round, reserved for the `with` block: its folder is made and
-    its suggestions file's lock held, so a run at the same time takes the number after. A
-    round folder left without suggestions by a run that stopped is taken again."""
-    work_dir.mkdir(parents=True, exist_ok=True)
-    rounds = round_folders(work_dir)
-    number = round_number(rounds[-1]) + 1 if rounds else 1
-    while True:
-        folder = round_folder(work_dir, number)
-        folder.mkdir(exist_ok=True)
-        with ExitStack() as held:
-            try:
-                held.enter_context(locked(folder / SUGGESTIONS_FILE, timeout=0))
-            except FileBusy:  # another run holds this round
-                pass
-            else:
-                if not (folder / SUGGESTIONS_FILE).exists():
-                    yield number
-                    return
-        number += 1
 
 
 def _unread(gathered: RoundsSummary) -> bool:

@@ -21,6 +21,12 @@ from rankers.inputs import document_text, query_text, ranker_input
 from rankers.losses import lce_groups, localized_contrastive_loss
 from testaug.core.errors import TestAugError
 from testaug.core.heavy_imports import IMPORT_LOCK
+from testaug.core.model_files import (
+    LOAD_SAFETENSORS,
+    ModelFileError,
+    check_model_source,
+    load_failure,
+)
 from testaug.core.records import Candidate, LabelledCandidate, TestCase
 
 logger = logging.getLogger(__name__)
@@ -79,9 +85,19 @@ class CrossEncoderRanker:
         transformers_logging.set_verbosity_error()  # no LOAD REPORT table for the new head
         source = resolve_model(str(model))
         try:
-            encoder = CrossEncoder(source, num_labels=1, max_length=max_length, device="cpu")
-        except (OSError, ValueError) as exc:
-            raise RankerError(f"cannot load ranker {name!r} from {source}: {exc}") from exc
+            check_model_source(source, f"ranker {name!r}")
+        except ModelFileError as exc:
+            raise RankerError(str(exc)) from exc
+        try:
+            encoder = CrossEncoder(
+                source,
+                num_labels=1,
+                max_length=max_length,
+                device="cpu",
+                model_kwargs=dict(LOAD_SAFETENSORS),
+            )
+        except Exception as exc:  # a damaged file fails in many ways, none of them a bug here
+            raise RankerError(load_failure(f"ranker {name!r} from", source, exc)) from exc
         return cls(name, encoder)
 
     def score(

@@ -13,6 +13,7 @@ from testaug.adaptive.tree import TestTree
 from testaug.adaptive.tree_files import read_tree, write_tree
 from testaug.core.file_lock import locked
 from testaug.core.jsonl import read_jsonl, write_jsonl
+from testaug.core.runs import remove_stale_temporaries
 
 
 def read_verdicts(path: Path) -> list[SuggestionVerdict]:
@@ -54,10 +55,11 @@ def merge_verdicts(
 
 def save_verdicts(path: Path, incoming: Iterable[SuggestionVerdict]) -> VerdictUpdate:
     """Merge verdicts into the file at `path` (see `merge_verdicts`), rewriting it atomically
-    while holding its write lock."""
+    while holding its write lock (and removing what killed writes left in its folder)."""
     incoming = list(incoming)
     path.parent.mkdir(parents=True, exist_ok=True)
     with locked(path):
+        remove_stale_temporaries(path.parent)
         update = merge_verdicts(read_verdicts(path), incoming)
         write_jsonl(path, update.verdicts)
     return update
@@ -95,8 +97,10 @@ def add_accepted_to_file(
     tree_path: Path, suggestions: Sequence[Suggestion], verdicts: Sequence[SuggestionVerdict]
 ) -> TreeAddition:
     """`add_accepted` on the tree file at `tree_path`, read and rewritten (only when something
-    is new) while holding its write lock."""
+    is new) while holding its write lock (and removing what killed writes left in its
+    folder)."""
     with locked(tree_path):
+        remove_stale_temporaries(tree_path.parent)
         addition = add_accepted(read_tree(tree_path), suggestions, verdicts)
         if addition.added:
             write_tree(tree_path, addition.tree)

@@ -4,7 +4,8 @@ changes and replaces the file, so that two testaug processes never lose each oth
 The lock is a hidden file `.<name>.lock` next to the file, locked with `flock` where the
 system has it (the lock dies with its process) and created exclusively elsewhere. It is
 removed when let go. A second writer waits; past the timeout it fails with a `FileBusy`
-that names the file.
+that names the file. A killed writer leaves its empty lock file behind:
+`remove_abandoned_lock` removes one that no process holds.
 """
 
 from __future__ import annotations
@@ -123,5 +124,42 @@ def _try_lock(lock: Path) -> int | None:
 def _release(lock: Path, fd: int) -> None:
     try:
         lock.unlink(missing_ok=True)
+    finally:
+        os.close(fd)
+
+
+def remove_abandoned_lock(lock: Path) -> bool:
+    """Remove a lock file that a killed writer left: empty and (where `flock` tells) held by
+    no process. True when removed. Without `flock` nothing tells whether a process holds
+    it, so the caller's rule (its age) decides alone."""
+    if fcntl is None:
+        try:
+            if lock.stat().st_size:
+                return False
+            lock.unlink()
+        except OSError:
+            return False
+        return True
+    try:
+        fd = os.open(lock, os.O_RDWR)
+    except OSError:  # gone already, or not this user's
+        return False
+    try:
+        if os.fstat(fd).st_size:
+            return False  # not a lock file of testaug's
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:  # a writer holds it
+            return False
+        try:
+            mine, there = os.fstat(fd), os.stat(lock)
+        except FileNotFoundError:
+            return False
+        if (mine.st_dev, mine.st_ino) != (there.st_dev, there.st_ino):
+            return False  # let go and made again since it was opened
+        lock.unlink()
+        return True
+    except OSError:
+        return False
     finally:
         os.close(fd)

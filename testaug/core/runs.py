@@ -14,6 +14,7 @@ from typing import Any
 import yaml
 
 from testaug import __version__
+from testaug.core.file_lock import remove_abandoned_lock
 from testaug.core.records import RunManifest
 
 
@@ -63,23 +64,31 @@ STALE_AFTER_SECONDS = 3600.0
 def remove_stale_temporaries(
     folder: Path, *, older_than: float = STALE_AFTER_SECONDS, recursive: bool = False
 ) -> tuple[int, int]:
-    """Remove the atomic writers' temporary files in `folder` (and below, if `recursive`)
-    untouched for `older_than` seconds, as a killed write leaves them: (files, bytes) removed.
-    A write in progress keeps its file fresh, so it is left alone."""
+    """Remove what killed writes leave in `folder` (and below, if `recursive`) once untouched
+    for `older_than` seconds: the atomic writers' temporary files, and empty lock files that
+    no process holds (`core.file_lock`). (files, bytes) removed. A write in progress keeps
+    its temporary file fresh and holds its lock, so it is left alone."""
     if not folder.is_dir():
         return 0, 0
     cutoff = time.time() - older_than
     files = removed = 0
-    for path in folder.rglob(".*.tmp") if recursive else folder.glob(".*.tmp"):
-        try:
-            stat = path.stat()
-            if not (TEMPORARY.match(path.name) and path.is_file() and stat.st_mtime < cutoff):
+    for pattern in (".*.tmp", ".*.lock"):
+        for path in folder.rglob(pattern) if recursive else folder.glob(pattern):
+            try:
+                stat = path.stat()
+                if not (path.is_file() and stat.st_mtime < cutoff):
+                    continue
+                if pattern == ".*.lock":
+                    if not remove_abandoned_lock(path):
+                        continue
+                elif TEMPORARY.match(path.name):
+                    path.unlink()
+                else:
+                    continue
+            except OSError:  # gone meanwhile, or not this user's to remove
                 continue
-            path.unlink()
-        except FileNotFoundError:
-            continue
-        files += 1
-        removed += stat.st_size
+            files += 1
+            removed += stat.st_size
     return files, removed
 
 

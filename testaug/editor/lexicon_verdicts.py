@@ -23,6 +23,7 @@ from testaug.core.errors import InputError, Problem
 from testaug.core.file_lock import locked
 from testaug.core.jsonl import read_jsonl, read_numbered_jsonl, write_jsonl
 from testaug.core.records import Record
+from testaug.core.runs import remove_stale_temporaries
 from testaug.editor.suggestion import WordSuggestion
 from testaug.suites.lexicons import LEXICON_NAME
 
@@ -160,10 +161,11 @@ def _same(a: LexiconVerdict, b: LexiconVerdict) -> bool:
 def save_verdicts(path: Path, incoming: Iterable[LexiconVerdict]) -> VerdictUpdate:
     """Merge verdicts into the file at `path`, one per word and annotator (an incoming one
     replaces that person's earlier verdict), rewriting it atomically while holding its
-    write lock."""
+    write lock (and removing what killed writes left in its folder)."""
     incoming = list(incoming)
     path.parent.mkdir(parents=True, exist_ok=True)
     with locked(path):
+        remove_stale_temporaries(path.parent)
         merged = {(v.word, v.annotator): v for v in read_verdicts(path)}
         fresh = []
         for verdict in incoming:

@@ -25,6 +25,7 @@ import yaml
 
 from testaug.core.errors import InputError, Problem, TestAugError
 from testaug.core.file_lock import locked
+from testaug.core.runs import remove_stale_temporaries
 from testaug.core.yaml_source import YamlDocument, load_yaml
 from testaug.editor.lexicon_verdicts import one_line
 from testaug.suites.builtin_lexicons import builtin_lexicon
@@ -157,9 +158,10 @@ class FileUpdate:
 def add_words(path: Path, additions: Sequence[Addition]) -> FileUpdate:
     """Add the words of `additions` to the lexicon file at `path` (see the module notes);
     the file is read and rewritten atomically, under its write lock, and only when a word is
-    new to it."""
+    new to it. What killed writes left in its folder is removed."""
     _check_words(path, additions)
     with locked(path):
+        remove_stale_temporaries(path.parent)
         return _add_words(path, additions)
 
 

@@ -17,11 +17,11 @@ import itertools
 import logging
 import math
 from functools import lru_cache
-from pathlib import Path
 from typing import Any
 
 from testaug.core.errors import TestAugError
 from testaug.core.heavy_imports import IMPORT_LOCK
+from testaug.core.model_files import LOAD_SAFETENSORS, check_model_source, load_failure
 from testaug.editor.masks import MaskedText
 from testaug.editor.suggestion import WordSuggestion
 
@@ -37,16 +37,14 @@ def mlm_name(spec: str) -> str:
     return spec[len(PREFIX) :]
 
 
-PICKLED_WEIGHTS = ("pytorch_model.bin", "pytorch_model.bin.index.json", "tf_model.h5")
+WHAT = "the masked LM"
 
 
 @lru_cache(maxsize=2)
 def load_fill_mask(name: str) -> Any:
     """transformers' fill-mask pipeline for a masked LM name or folder (loaded once), from
-    safetensors weights only."""
-    folder = Path(name)
-    if folder.is_dir():
-        check_weights(folder)
+    safetensors weights only (`core.model_files`)."""
+    check_model_source(name, WHAT)
     with IMPORT_LOCK:
         from transformers import pipeline
 
@@ -56,56 +54,10 @@ def load_fill_mask(name: str) -> Any:
             model=name,
             tokenizer=name,
             device=-1,
-            model_kwargs={"use_safetensors": True},
+            model_kwargs=dict(LOAD_SAFETENSORS),
         )
     except Exception as exc:  # a damaged file fails in many ways, none of them a bug here
-        reason = " ".join(str(exc).split())[:300] or type(exc).__name__
-        raise TestAugError(f"cannot load the masked LM {name!r}: {reason}") from exc
-
-
-def check_weights(folder: Path) -> None:
-    """A TestAugError unless the folder's weights are safetensors files whose header reads:
-    pickled weights are refused unread, a truncated file is named."""
-    safe = sorted(folder.glob("*.safetensors"))
-    if not safe:
-        pickled = [name for name in PICKLED_WEIGHTS if (folder / name).exists()]
-        found = f" (it has {', '.join(pickled)}, pickled weights, which are never loaded)"
-        raise TestAugError(
-            f"the masked LM folder {folder} has no model.safetensors{found if pickled else ''}; "
-            "save the model with safetensors (save_pretrained does by default)"
-        )
-    for path in safe:
-        problem = safetensors_problem(path)
-        if problem:
-            raise TestAugError(f"cannot load the masked LM weights {path}: {problem}")
-
-
-def safetensors_problem(path: Path) -> str | None:
-    """Why a safetensors file cannot be read (a header that does not parse, tensors that run
-    past the end of the file), or None. Reads the header only."""
-    import json
-
-    size = path.stat().st_size
-    with path.open("rb") as handle:
-        head = handle.read(8)
-        if len(head) < 8:
-            return f"{size} bytes: too short for a safetensors header"
-        length = int.from_bytes(head, "little")
-        if length > size - 8:
-            return f"the header says {length:,} bytes but the file has {size:,} (truncated?)"
-        try:
-            header = json.loads(handle.read(length))
-        except (UnicodeDecodeError, ValueError):
-            return "the header is not JSON (not a safetensors file, or damaged)"
-    ends = [
-        info["data_offsets"][1]
-        for key, info in header.items()
-        if key != "__metadata__" and isinstance(info, dict) and "data_offsets" in info
-    ]
-    data = size - 8 - length
-    if ends and max(ends) > data:
-        return f"the tensors need {max(ends):,} bytes but the file holds {data:,} (truncated?)"
-    return None
+        raise TestAugError(load_failure(WHAT, name, exc)) from exc
 
 
 def mlm_suggest(

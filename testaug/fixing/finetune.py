@@ -23,6 +23,7 @@ from pydantic import Field
 
 from testaug.core.errors import TestAugError
 from testaug.core.heavy_imports import IMPORT_LOCK
+from testaug.core.model_files import LOAD_SAFETENSORS, check_model_source, load_failure
 from testaug.core.records import Label, Record, label_options
 
 if TYPE_CHECKING:
@@ -31,6 +32,7 @@ if TYPE_CHECKING:
 logger = logging.getLogger(__name__)
 
 _GENERIC_LABEL = re.compile(r"^LABEL_\d+$")
+WHAT = "model"
 
 
 class LabelledInput(Protocol):
@@ -117,19 +119,21 @@ def load_classifier(
         from transformers import AutoConfig, AutoModelForSequenceClassification, AutoTokenizer
 
     source = str(model_path_or_id)
+    check_model_source(source, WHAT)
     try:
         config = AutoConfig.from_pretrained(source)
         tokenizer = AutoTokenizer.from_pretrained(source)
-    except (OSError, ValueError) as exc:
-        raise TestAugError(f"cannot load model {source!r}: {exc}") from exc
+    except Exception as exc:  # a damaged file fails in many ways, none of them a bug here
+        raise TestAugError(load_failure(WHAT, source, exc)) from exc
     names = output_labels(config.id2label, labels, model_labels)
     keep = covers_task(names, labels) if train else names is not None
     if keep:
-        model = AutoModelForSequenceClassification.from_pretrained(source)
+        model = _from_pretrained(AutoModelForSequenceClassification, source)
         assert names is not None
         return Classifier(model.to(device), tokenizer, names, head_replaced=False)
     task_labels = tuple(labels)
-    model = AutoModelForSequenceClassification.from_pretrained(
+    model = _from_pretrained(
+        AutoModelForSequenceClassification,
         source,
         num_labels=len(task_labels),
         id2label=dict(enumerate(task_labels)),
@@ -139,6 +143,14 @@ def load_classifier(
     reset_head(model, seed)
     logger.info("%s: new %d-label head (seed %d)", source, len(task_labels), seed)
     return Classifier(model.to(device), tokenizer, task_labels, head_replaced=True)
+
+
+def _from_pretrained(auto: Any, source: str, **options: Any) -> Any:
+    """`auto.from_pretrained` from safetensors weights only; a failure is one line."""
+    try:
+        return auto.from_pretrained(source, **LOAD_SAFETENSORS, **options)
+    except Exception as exc:  # a damaged file fails in many ways, none of them a bug here
+        raise TestAugError(load_failure(WHAT, source, exc)) from exc
 
 
 def reset_head(model: Any, seed: int) -> None:

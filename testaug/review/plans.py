@@ -9,9 +9,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from testaug.core.errors import InputError, Problem
+from testaug.core.file_lock import locked
 from testaug.core.jsonl import read_jsonl, write_jsonl
 from testaug.core.records import Annotation, Calibration, InvalidReason, RankedCandidate
-from testaug.core.runs import sibling, write_json
+from testaug.core.runs import remove_stale_temporaries, sibling, write_json
 from testaug.review.acceptance import (
     DEFAULT_CONFIDENCE,
     DEFAULT_TARGET,
@@ -208,11 +209,17 @@ def save_annotations(path: Path, annotations: Sequence[Annotation]) -> None:
 def add_annotations(
     path: Path, incoming: Iterable[Annotation], *, withdraw_ranker_for: Iterable[str] = ()
 ) -> AnnotationUpdate:
-    """Merge records into the annotations file at `path` (see `merge_annotations`)."""
-    update = merge_annotations(
-        read_annotations(path), incoming, withdraw_ranker_for=withdraw_ranker_for
-    )
-    save_annotations(path, update.annotations)
+    """Merge records into the annotations file at `path` (see `merge_annotations`), read
+    and rewritten while holding its write lock, so that concurrent reviewers lose nothing;
+    what killed writes left in its folder is removed."""
+    incoming = list(incoming)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with locked(path):
+        remove_stale_temporaries(path.parent)
+        update = merge_annotations(
+            read_annotations(path), incoming, withdraw_ranker_for=withdraw_ranker_for
+        )
+        save_annotations(path, update.annotations)
     return update
 
 

@@ -18,6 +18,7 @@ from typing import Literal
 
 from pydantic import Field
 
+from testaug.core.file_lock import locked
 from testaug.core.jsonl import read_jsonl, write_jsonl
 from testaug.core.records import Calibration, Candidate, RankedCandidate, Record, content_id
 from testaug.core.runs import sibling
@@ -59,11 +60,15 @@ def read_draws(path: Path) -> dict[str, Draw]:
 
 def record_draws(path: Path, draws: Iterable[Draw]) -> int:
     """Add draws of candidates not drawn before (the first draw of a candidate stands);
-    returns how many were added."""
-    existing = read_draws(path)
-    new = [d for d in draws if d.candidate_id not in existing]
-    if new:
-        write_jsonl(path, [*existing.values(), *new])
+    returns how many were added. The file is read and rewritten while holding its write
+    lock."""
+    draws = list(draws)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with locked(path):
+        existing = read_draws(path)
+        new = [d for d in draws if d.candidate_id not in existing]
+        if new:
+            write_jsonl(path, [*existing.values(), *new])
     return len(new)
 
 

@@ -36,7 +36,7 @@ from testaug.adaptive.tree_jobs import check_topic, load_models, read_tree_with_
 from testaug.core.errors import TestAugError
 from testaug.core.jsonl import write_jsonl
 from testaug.core.records import Candidate, Record, content_id, description_id
-from testaug.core.runs import sibling, write_text_atomic
+from testaug.core.runs import remove_stale_temporaries, sibling, write_text_atomic
 from testaug.evaluation.models import check_model_specs
 from testaug.generation.backends import Backend
 from testaug.generation.cache import ResponseCache
@@ -204,6 +204,7 @@ def adapt_round(
         "prompts": sibling(out, "prompts"),
         "summary": sibling(out, "summary", ".json"),
     }
+    remove_stale_temporaries(out.parent)  # what killed rounds left there
     write_jsonl(files["dropped"], result.dropped)
     write_jsonl(files["prompts"], result.prompts)
     if not suggestions and not allow_empty:

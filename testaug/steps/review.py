@@ -9,12 +9,14 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable, Mapping
+from contextlib import nullcontext
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
 from pydantic import SecretStr
 
 from testaug.core.errors import InputError, Problem
+from testaug.core.file_lock import locked
 from testaug.core.jsonl import read_jsonl, write_jsonl
 from testaug.core.records import Candidate, RankedCandidate, TestCase
 from testaug.core.run_folder import RunFolder
@@ -350,18 +352,21 @@ def _merge(
     known = dict(candidates or {})
     if ranked is not None:
         known.update({item.candidate.id: item.candidate for item in read_ranked(ranked)})
-    suite = list(read_jsonl(config.suite, TestCase)) if config.suite is not None else []
-    annotations = read_annotations(annotations_path)
-    check_corrections(annotations, known, file=annotations_path)
-    merge = merge_verdicts(annotations, known, suite)
     written = RunFolder(out_dir)
     files = {"verdicts": written.verdicts}
     accepted_path = written.accepted
-    write_jsonl(files["verdicts"], merge.verdicts.values())
-    write_jsonl(accepted_path, merge.accepted)
-    if config.suite is not None:
-        files["suite"] = written.suite
-        write_jsonl(files["suite"], merge.suite)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    # The suite read may be the one written (a run's suite merged into again): one at a time.
+    with locked(written.suite) if config.suite is not None else nullcontext():
+        suite = list(read_jsonl(config.suite, TestCase)) if config.suite is not None else []
+        annotations = read_annotations(annotations_path)
+        check_corrections(annotations, known, file=annotations_path)
+        merge = merge_verdicts(annotations, known, suite)
+        write_jsonl(files["verdicts"], merge.verdicts.values())
+        write_jsonl(accepted_path, merge.accepted)
+        if config.suite is not None:
+            files["suite"] = written.suite
+            write_jsonl(files["suite"], merge.suite)
     counts = status_counts(merge.verdicts)
     logger.info("accepted %d of %d candidates", len(merge.accepted), len(known))
     summary = MergeSummary(

@@ -6,7 +6,8 @@ the tree as its main file; the push names the suggestions file it sent."""
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import ExitStack, contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
@@ -21,7 +22,9 @@ from testaug.adaptive.verdicts import (
     read_verdicts,
     save_verdicts,
 )
+from testaug.core.file_lock import FileBusy, locked
 from testaug.core.records import Record
+from testaug.core.runs import remove_stale_temporaries
 from testaug.steps.contract import StepOutput, StepSummary, step_output
 
 logger = logging.getLogger(__name__)
@@ -35,6 +38,7 @@ HELPERS = frozenset(
         "round_folder",
         "round_folders",
         "round_number",
+        "reserved_round",
     }
 )
 
@@ -242,6 +246,31 @@ def round_folder(work_dir: Path, number: int) -> Path:
 def round_number(folder: Path) -> int:
     """The number of a round folder."""
     return int(folder.name[len(ROUND_PREFIX) :])
+
+
+@contextmanager
+def reserved_round(work_dir: Path) -> Iterator[int]:
+    """The number of the next round, reserved for the `with` block: its folder is made and
+    its suggestions file's lock held, so a run at the same time takes the number after. A
+    round folder left without suggestions by a run that stopped is taken again, and what
+    killed writes left in the work folder's rounds is removed."""
+    work_dir.mkdir(parents=True, exist_ok=True)
+    rounds = round_folders(work_dir)
+    number = round_number(rounds[-1]) + 1 if rounds else 1
+    while True:
+        folder = round_folder(work_dir, number)
+        folder.mkdir(exist_ok=True)
+        with ExitStack() as held:
+            try:
+                held.enter_context(locked(folder / SUGGESTIONS_FILE, timeout=0))
+            except FileBusy:  # another run holds this round
+                pass
+            else:
+                if not (folder / SUGGESTIONS_FILE).exists():
+                    remove_stale_temporaries(work_dir, recursive=True)
+                    yield number
+                    return
+        number += 1
 
 
 class RoundsSummary(StepSummary):

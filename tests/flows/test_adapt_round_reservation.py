@@ -3,8 +3,12 @@ on one work folder get two numbers, and a round left without suggestions is take
 
 from __future__ import annotations
 
-from flows.adapt import reserved_round
-from testaug.steps.suggestion_review import SUGGESTIONS_FILE, round_folder, round_folders
+from testaug.steps.suggestion_review import (
+    SUGGESTIONS_FILE,
+    reserved_round,
+    round_folder,
+    round_folders,
+)
 from tests.cli_runner import HANG_TIMEOUT
 from tests.core.concurrent_processes import CONTEXT, run_together
 

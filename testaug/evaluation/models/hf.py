@@ -28,6 +28,12 @@ import numpy as np
 
 from testaug.core.errors import close_names, did_you_mean
 from testaug.core.heavy_imports import IMPORT_LOCK
+from testaug.core.model_files import (
+    LOAD_SAFETENSORS,
+    ModelFileError,
+    check_model_source,
+    load_failure,
+)
 from testaug.evaluation.models.base import (
     Inputs,
     ModelError,
@@ -40,6 +46,7 @@ from testaug.evaluation.models.labels import map_labels
 
 DEFAULT_MAX_LENGTH = 512
 HF_OPTIONS = ("labels", "max_length")
+WHAT = "Hugging Face classifier"
 # What a hub id can be: NAME or ORG/NAME of letters, digits, `-`, `_` and `.`.
 HUB_ID = re.compile(r"^[\w.-]+(/[\w.-]+)?$")
 # How close a folder's name must be to a missing one's to be taken as what was meant.
@@ -171,21 +178,24 @@ class HFModel:
         max_length: int | None = None,
         device: str = "cpu",
     ) -> HFModel:
-        """Load tokenizer and classifier from a hub id or path; `ModelError` when either fails."""
+        """Load tokenizer and classifier from a hub id or path, from safetensors weights only
+        (`core.model_files`); `ModelError` when either fails."""
         try:
             with IMPORT_LOCK:
                 from transformers import AutoModelForSequenceClassification, AutoTokenizer
         except ImportError as exc:
             raise ModelError('hf: models need `pip install -e ".[rank]"` (transformers)') from exc
         try:
+            check_model_source(source, WHAT)
+        except ModelFileError as exc:
+            raise ModelError(str(exc)) from exc
+        try:
             tokenizer = AutoTokenizer.from_pretrained(source)
-            model = AutoModelForSequenceClassification.from_pretrained(source)
-        except (OSError, ValueError, KeyError) as exc:
+            model = AutoModelForSequenceClassification.from_pretrained(source, **LOAD_SAFETENSORS)
+        except Exception as exc:  # a damaged file fails in many ways, none of them a bug here
             local = "" if Path(source).exists() else f"; no local folder {source!r} exists either"
-            reason = str(exc).rstrip(". ") if local else exc
-            raise ModelError(
-                f"cannot load Hugging Face classifier {source!r}: {reason}{local}"
-            ) from exc
+            reason = load_failure(WHAT, source, exc).rstrip(". ")
+            raise ModelError(f"{reason}{local}") from exc
         try:
             model = model.to(device)
         except (RuntimeError, AssertionError) as exc:

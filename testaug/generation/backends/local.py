@@ -41,6 +41,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from testaug.core.heavy_imports import IMPORT_LOCK
+from testaug.core.model_files import (
+    LOAD_SAFETENSORS,
+    ModelFileError,
+    check_model_source,
+    load_failure,
+)
 from testaug.generation.backends.base import (
     BACKEND_KINDS,
     BackendError,
@@ -176,10 +182,16 @@ class LocalBackend:
         source = self._convert_if_needed() if self._is_gguf else self._path
         logger.info("loading local model %s from %s", self.model, source)
         try:
+            check_model_source(source, "the local model")
+        except ModelFileError as exc:
+            raise BackendError(str(exc)) from exc
+        try:
             tokenizer = AutoTokenizer.from_pretrained(source)
-            model = AutoModelForCausalLM.from_pretrained(source, dtype=torch.float32)
-        except (OSError, ValueError) as exc:
-            raise BackendError(f"cannot load local model from {source}: {exc}") from exc
+            model = AutoModelForCausalLM.from_pretrained(
+                source, dtype=torch.float32, **LOAD_SAFETENSORS
+            )
+        except Exception as exc:  # a damaged file fails in many ways, none of them a bug here
+            raise BackendError(load_failure("the local model", source, exc)) from exc
         model.eval()
         eos_ids = self._eos_ids(model, tokenizer)
         self.load_seconds = time.perf_counter() - start
