@@ -115,11 +115,14 @@ class LexicalRanker:
                     rows.append(row)
                     columns.append(column)
                     values.append(1.0 + math.log(count))
-        kept = np.asarray(columns, dtype=np.int64)
+        # In column order within each row: the sums then do not depend on the order a
+        # candidate's features come in (set order changes with the process's hash seed).
+        order = np.lexsort((np.asarray(columns, dtype=np.int64), np.asarray(rows, dtype=np.int64)))
+        kept = np.asarray(columns, dtype=np.int64)[order]
         return SparseRows.unit(
-            np.asarray(rows, dtype=np.int64),
+            np.asarray(rows, dtype=np.int64)[order],
             kept,
-            np.asarray(values, dtype=np.float64) * self.idf[kept],
+            np.asarray(values, dtype=np.float64)[order] * self.idf[kept],
             (len(candidates), len(self.vocabulary)),
         )
 

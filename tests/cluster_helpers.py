@@ -17,7 +17,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from testaug.steps.contract import file_sha256
-from tests.flow_helpers import lexical_config
 
 # What a manifest says about the run itself rather than its work: two runs of the same work
 # (in folders of the same name) must agree on everything else they wrote, byte for byte.
@@ -104,33 +103,28 @@ def http_ok(url: str) -> bool:
         return False
 
 
-def trained_rankers(folder: Path, every: int = 10) -> Path:
-    """A lexical ranker ensemble trained on every `every`-th shipped labelled candidate, in
-    a few seconds (on all of them it takes about a minute of CPU): the folder, which runs
-    take as it is (`rankers: FOLDER`), so that no run trains anything."""
-    from rankers.ensemble import load_config
-    from rankers.ensemble_training import trained_ensemble
-    from testaug.core.jsonl import read_jsonl
-    from testaug.core.records import LabelledCandidate
-    from testaug.steps.rankers import default_training
-
-    labelled = list(read_jsonl(default_training(), LabelledCandidate))[::every]
-    config = load_config(str(lexical_config(folder)))
-    return trained_ensemble(config, labelled, folder / "rankers")
+# Files whose records carry the time they were written (a verdict's `created_at`).
+TIMESTAMPED = frozenset({"annotations.jsonl"})
 
 
 def run_outputs(run_dir: Path) -> dict[str, object]:
     """Every file a run wrote, by name relative to the run folder: a manifest as its JSON
-    less RUN_IDENTITY, any other file as its SHA-256."""
-    return {
-        path.relative_to(run_dir).as_posix(): (
-            _without_identity(json.loads(path.read_text(encoding="utf-8")))
-            if path.name.endswith("manifest.json")
-            else file_sha256(path)
-        )
-        for path in sorted(run_dir.rglob("*"))
-        if path.is_file()
-    }
+    less RUN_IDENTITY, a timestamped file as its records less `created_at`, any other
+    file as its SHA-256."""
+    return {path.relative_to(run_dir).as_posix(): _output(path) for path in _files(run_dir)}
+
+
+def _files(run_dir: Path) -> list[Path]:
+    return [path for path in sorted(run_dir.rglob("*")) if path.is_file()]
+
+
+def _output(path: Path) -> object:
+    if path.name.endswith("manifest.json"):
+        return _without_identity(json.loads(path.read_text(encoding="utf-8")))
+    if path.name in TIMESTAMPED:
+        lines = path.read_text(encoding="utf-8").splitlines()
+        return [{k: v for k, v in json.loads(line).items() if k != "created_at"} for line in lines]
+    return file_sha256(path)
 
 
 def _without_identity(value: object) -> object:

@@ -78,6 +78,17 @@ def lexical_rankers(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.fixture(scope="session")
+def calibrated_rankers(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The lexical ensemble trained with a random calibration sample of the scripted
+    generator on the flow tests' capabilities: its rule at 90% precision accepts some of
+    that generator's candidates, so the tests see an acceptance happen."""
+    from tests.flow_helpers import calibrated_lexical_rankers
+
+    folder = tmp_path_factory.mktemp("calibrated-rankers")
+    return calibrated_lexical_rankers(folder, ("Negation", "Vocabulary"))
+
+
+@pytest.fixture(scope="session")
 def label_studio_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[object]:
     """One real Label Studio server on 127.0.0.1 for the whole session (tests that use it
     are marked `label_studio`); skipped, or failed in CI, when it is not installed."""

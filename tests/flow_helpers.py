@@ -52,6 +52,61 @@ def trained_lexical_rankers(folder: Path) -> Path:
     return trained_ensemble(load_config(str(lexical_config(folder))), labelled, folder / "rankers")
 
 
+def scripted_calibration_sample(capabilities: tuple[str, ...]) -> list:
+    """What people would label in a random calibration sample of the scripted generator
+    (`echo_seed_reply` at the small run's temperature) on the shipped sentiment suite:
+    its echoes of seed cases are valid, replies that talk about the task are not. The
+    texts are not ones a run generates (more '!'), so a run in this process embeds its
+    candidates as a fresh process does, and local and remote runs write the same files."""
+    from testaug.core.bundled import resolve_suite
+    from testaug.core.records import Candidate, LabelledCandidate
+    from testaug.suites.cases import expand_suite
+    from testaug.suites.load import load_suite
+
+    suite = load_suite(resolve_suite("sentiment"))
+    seeds = [c for c in expand_suite(suite, per_template=4, seed=7) if c.capability in capabilities]
+    sample = []
+    for index, case in enumerate(seeds[:120]):
+        valid = index % 3 != 2
+        text = (
+            f"{case.text} I mean it{'!' * (index % 4 + 3)}"
+            if valid
+            else f"Sure, here are more {case.label} examples like {case.text!r}"
+        )
+        fields = case.model_dump(include={"task", "capability", "description_id", "description"})
+        candidate = Candidate(
+            **fields,
+            text=text,
+            label=case.label,
+            prompt_id=f"calibration-{index // 4}",
+            seed_case_ids=(case.id,),
+            backend="openai",
+            model="scripted",
+            temperature=0.2,
+        )
+        reason = None if valid else "malformed"
+        sample.append(
+            LabelledCandidate(candidate=candidate, valid=valid, reason=reason, sampled="random")
+        )
+    return sample
+
+
+def calibrated_lexical_rankers(folder: Path, capabilities: tuple[str, ...]) -> Path:
+    """The lexical ensemble trained on the shipped candidates and a random calibration
+    sample of the scripted generator, so its own labels vouch for some of its candidates."""
+    from rankers.ensemble import load_config
+    from rankers.ensemble_training import trained_ensemble
+    from testaug.core.jsonl import read_jsonl
+    from testaug.core.records import LabelledCandidate
+    from testaug.steps.rankers import default_training
+
+    labelled = [
+        *read_jsonl(default_training(), LabelledCandidate),
+        *scripted_calibration_sample(capabilities),
+    ]
+    return trained_ensemble(load_config(str(lexical_config(folder))), labelled, folder / "rankers")
+
+
 def prefect_env(home: Path, cache: Path) -> dict[str, str]:
     """The environment of a subprocess that runs flows on its own temporary Prefect API."""
     base = {k: v for k, v in os.environ.items() if not k.startswith("PREFECT_")}

@@ -21,7 +21,6 @@ from tests.cluster_helpers import (
     port_open,
     run_outputs,
     start,
-    trained_rankers,
     wait_until,
 )
 from tests.flow_helpers import PREFECT_ENV, echo_seed_reply, run_pipeline
@@ -80,11 +79,14 @@ def task_stream(address: str, since: float) -> list[dict]:
 
 
 def test_the_pipeline_spreads_over_two_dask_worker_processes_and_matches_a_local_run(
-    dask_cluster: DaskCluster, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    dask_cluster: DaskCluster,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    calibrated_rankers: Path,
 ):
     monkeypatch.setenv("TESTAUG_CACHE_DIR", str(tmp_path / "local-cache"))
     monkeypatch.setenv("OPENAI_API_KEY", "test-key")
-    rankers = trained_rankers(tmp_path)
+    rankers = calibrated_rankers
     task_stream(dask_cluster.address, time.time())  # the scheduler records from now on
     with ScriptedOpenAIServer(echo_seed_reply, port=free_port()) as server:
         local = run_pipeline(server, tmp_path / "local" / "run", rankers)
@@ -112,3 +114,4 @@ def test_the_pipeline_spreads_over_two_dask_worker_processes_and_matches_a_local
     )
     assert clustered.augmented.candidates.records == local.augmented.candidates.records > 0
     assert clustered.collected.suite.sha256 == local.collected.suite.sha256
+    assert local.augmented.annotations.summary.acceptance.accepted_by_ranker > 0

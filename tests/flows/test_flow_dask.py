@@ -14,7 +14,7 @@ pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("prefect_harness")]
 
 
 def test_augment_generates_and_ranks_on_a_local_dask_cluster(
-    tmp_path, monkeypatch, lexical_rankers
+    tmp_path, monkeypatch, calibrated_rankers
 ):
     from prefect_dask import DaskTaskRunner
 
@@ -31,7 +31,7 @@ def test_augment_generates_and_ranks_on_a_local_dask_cluster(
                 run_dir=tmp_path / "run",
                 size="small",
                 generator=BackendConfig(kind="openai", base_url=server.base_url, model="scripted"),
-                rankers=str(lexical_rankers),
+                rankers=str(calibrated_rankers),
                 capabilities=("Negation", "Temporal", "Vocabulary"),
             )
         )
@@ -39,3 +39,4 @@ def test_augment_generates_and_ranks_on_a_local_dask_cluster(
     assert result.candidates.records > 0 and asked == result.candidates.summary.prompts
     assert result.ranked.records == result.candidates.records
     assert result.annotations is not None and result.annotations.summary.mode == "auto"
+    assert result.annotations.summary.acceptance.accepted_by_ranker > 0

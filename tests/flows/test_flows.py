@@ -42,7 +42,7 @@ class FinishedRun:
 
 
 @pytest.fixture(scope="module")
-def auto_run(prefect_harness, tmp_path_factory, lexical_rankers) -> FinishedRun:
+def auto_run(prefect_harness, tmp_path_factory, calibrated_rankers) -> FinishedRun:
     folder = tmp_path_factory.mktemp("auto-run")
     with (
         pytest.MonkeyPatch.context() as patch,
@@ -50,7 +50,7 @@ def auto_run(prefect_harness, tmp_path_factory, lexical_rankers) -> FinishedRun:
     ):
         patch.setenv("TESTAUG_CACHE_DIR", str(folder / "cache"))
         patch.setenv("OPENAI_API_KEY", "test-key")
-        result = run_pipeline(server, folder / "run", lexical_rankers)
+        result = run_pipeline(server, folder / "run", calibrated_rankers)
         return FinishedRun(folder / "run", result, server.request_count)
 
 
@@ -103,6 +103,7 @@ def test_pipeline_in_auto_mode_writes_every_stage_and_marks_the_ranker_verdicts(
     assert auto_run.requests == augmented.candidates.summary.prompts
     # The ranker only accepts, under its rule for 90% precision; the rest waits for people.
     annotations = list(read_jsonl(run_dir / "annotations.jsonl", Annotation))
+    assert annotations  # the generator's own calibration sample vouches for some
     assert all(
         a.origin == "ranker" and a.valid and AUTO_NOTE in (a.rule or "") for a in annotations
     )

@@ -28,7 +28,6 @@ from tests.cluster_helpers import (
     http_ok,
     run_outputs,
     start,
-    trained_rankers,
     wait_until,
 )
 from tests.flow_helpers import PREFECT_ENV, echo_seed_reply, run_pipeline
@@ -195,7 +194,10 @@ def wait_for_run(url: str, run_id: Any, worker: Background, timeout: float) -> A
 
 
 def test_a_deployment_runs_on_a_process_worker_with_prefect_on_postgres_like_a_local_run(
-    prefect_on_postgres: PrefectOnPostgres, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    prefect_on_postgres: PrefectOnPostgres,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    calibrated_rankers: Path,
 ):
     from prefect.client.orchestration import get_client
 
@@ -203,7 +205,7 @@ def test_a_deployment_runs_on_a_process_worker_with_prefect_on_postgres_like_a_l
     local_cache, worker_cache = tmp_path / "local-cache", tmp_path / "worker-cache"
     monkeypatch.setenv("TESTAUG_CACHE_DIR", str(local_cache))
     monkeypatch.setenv("OPENAI_API_KEY", "test-key")
-    rankers = trained_rankers(tmp_path)
+    rankers = calibrated_rankers
 
     with ScriptedOpenAIServer(echo_seed_reply, port=free_port()) as server:
         deployed_dir = tmp_path / "deployed"
@@ -268,6 +270,9 @@ def test_a_deployment_runs_on_a_process_worker_with_prefect_on_postgres_like_a_l
     # The worker's run asked the LLM for everything too (a response cache of its own).
     assert requests == 2 * local.augmented.candidates.summary.prompts > 0
     assert run_outputs(deployed_dir / "run") == run_outputs(tmp_path / "local" / "run")
+    assert (
+        local.augmented.annotations.summary.acceptance.accepted_by_ranker > 0
+    )  # compared, not empty
     # Both runs, and the deployment, live in PostgreSQL.
     completed = prefect_on_postgres.sql(
         "SELECT f.name FROM flow_run r JOIN flow f ON f.id = r.flow_id "

@@ -97,3 +97,37 @@ def test_scores_in_small_chunks_equal_scores_in_one(monkeypatch):
     whole = ranker.score(candidates)
     monkeypatch.setattr("rankers.lexical.SCORE_CHUNK", 5)
     assert np.allclose(ranker.score(candidates), whole)
+
+
+TRAIN_AND_SCORE = """
+import json
+from rankers.lexical import LexicalConfig, train_lexical
+from testaug.core.jsonl import read_jsonl
+from testaug.core.records import LabelledCandidate
+from testaug.steps.rankers import default_training
+
+items = list(read_jsonl(default_training(), LabelledCandidate))[:300]
+ranker = train_lexical(items, LexicalConfig(name="x", min_count=1, iterations=50))
+print(json.dumps([ranker.bias, *ranker.score([i.candidate for i in items[:20]]).tolist()]))
+"""
+
+
+def test_training_and_scores_are_the_same_bits_whatever_the_hash_seed():
+    import os
+    import subprocess
+    import sys
+
+    from tests.cli_runner import HANG_TIMEOUT
+
+    outputs = []
+    for seed in ("1", "2"):
+        done = subprocess.run(
+            [sys.executable, "-c", TRAIN_AND_SCORE],
+            capture_output=True,
+            text=True,
+            env={**os.environ, "PYTHONHASHSEED": seed},
+            timeout=HANG_TIMEOUT,
+        )
+        assert done.returncode == 0, done.stderr[-2000:]
+        outputs.append(done.stdout)
+    assert outputs[0] == outputs[1]
