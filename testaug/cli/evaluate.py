@@ -13,12 +13,13 @@ import typer
 from rich.progress import Progress, TaskID
 from rich.table import Table
 
-from testaug.cli.console import console, progress
+from testaug.cli import gate
+from testaug.cli.console import console, err_console, progress
 from testaug.cli.options import build_config
 from testaug.core.jsonl import read_json
 from testaug.core.run_folder import RunFolder
 from testaug.core.runs import sibling
-from testaug.evaluation.failures import FailureRate
+from testaug.evaluation.failures import FailureRate, interval_text
 from testaug.evaluation.summary import EvaluationSummary, ModelSummary
 from testaug.suites.provenance import MEANINGS, PROVENANCES
 
@@ -29,7 +30,7 @@ def evaluate_command(
         ...,
         "--model",
         help="A model under test (repeatable): vader, spacy:NAME, hf:PATH[?labels=..], "
-        "py:MODULE:FUNCTION.",
+        "llm:openai:MODEL[?labels=..&base_url=URL], llm:local, py:MODULE:FUNCTION.",
     ),
     as_json: bool = typer.Option(False, "--json", help="Print one JSON object."),
     output: Path | None = typer.Option(
@@ -52,10 +53,27 @@ def evaluate_command(
         help="What the headline error rates rest on: verified (template seeds, cases accepted "
         "by people, their expansions) or all (ranker-accepted cases too).",
     ),
+    suite: str | None = typer.Option(
+        None, "--suite", help="A suite (file, folder or shipped name) whose gate: section to check."
+    ),
+    gate_file: Path | None = gate.GATE_FILE_OPTION,
+    max_error: list[str] = gate.MAX_ERROR_OPTION,
+    max_unverified: float | None = gate.MAX_UNVERIFIED_OPTION,
+    min_precision: float | None = gate.MIN_PRECISION_OPTION,
+    junit: Path | None = gate.JUNIT_OPTION,
 ) -> None:
     """Error rates of models under test: each model on the cases, and on perturbed copies
-    of them that should keep (or change) its answer."""
+    of them that should keep (or change) its answer. With a gate, exit 1 on a breach."""
     from testaug.steps.measure import EvaluationConfig, evaluate_suite
+
+    config = gate.build_gate(
+        suite=suite,
+        gate_file=gate_file,
+        max_error=max_error,
+        max_unverified=max_unverified,
+        min_precision=min_precision,
+        junit=junit,
+    )
 
     options = build_config(
         EvaluationConfig,
@@ -79,10 +97,18 @@ def evaluate_command(
         summary = read_json(target, EvaluationSummary)
     if as_json:
         typer.echo(json.dumps(summary.model_dump(mode="json")))
-        return
-    _print(summary)
-    if output is not None:
-        console.print(f"[green]wrote[/] {output} and {sibling(output, 'results')}", highlight=False)
+    else:
+        _print(summary)
+        if output is not None:
+            console.print(
+                f"[green]wrote[/] {output} and {sibling(output, 'results')}", highlight=False
+            )
+    if config is not None:
+        from testaug.evaluation.gate import check_gate
+
+        gate.enforce_gate(
+            check_gate(summary, config), junit, out=err_console if as_json else console
+        )
 
 
 def _progress_on(bar: Progress) -> Callable[[str, int, int | None], None]:
@@ -99,7 +125,9 @@ def _progress_on(bar: Progress) -> Callable[[str, int, int | None], None]:
 
 def _print(summary: EvaluationSummary) -> None:
     models = summary.models
-    table = Table(title="error rate (%) per capability and test type", title_justify="left")
+    table = Table(
+        title="error rate per capability and test type (95% interval)", title_justify="left"
+    )
     table.add_column("capability")
     table.add_column("test type")
     for item in models:
@@ -122,14 +150,21 @@ def _print(summary: EvaluationSummary) -> None:
         unverified = head is not None and (head.fallback or head.evidence == "all")
         console.print(
             f"[{'yellow' if unverified else 'bold'}]{item.model}[/]: error rate "
-            f"{_rate(head.overall if head else None)}; {head.note if head else ''}",
+            f"{_rate(head.overall if head else None)}; {head.note if head else ''}"
+            + (f"; {head.interval_note}" if head and head.interval_note and unverified else ""),
             highlight=False,
         )
+        if item.overall.unparsed:
+            console.print(
+                f"[yellow]{item.model}[/]: {item.overall.unparsed:,} unparseable answers "
+                "(no label in them), left out of the error rates",
+                highlight=False,
+            )
 
 
 def _print_provenance(models: Sequence[ModelSummary]) -> None:
     """Error rates by provenance, the unverified rows marked."""
-    table = Table(title="error rate (%) per provenance", title_justify="left")
+    table = Table(title="error rate per provenance (95% interval)", title_justify="left")
     table.add_column("provenance")
     for item in models:
         table.add_column(item.model, justify="right")
@@ -145,6 +180,4 @@ def _print_provenance(models: Sequence[ModelSummary]) -> None:
 
 
 def _rate(cell: FailureRate | None) -> str:
-    if cell is None or cell.rate is None:
-        return "n/a"
-    return f"{cell.rate:.1f} ({cell.failed}/{cell.n})"
+    return interval_text(cell)

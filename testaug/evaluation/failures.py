@@ -32,6 +32,7 @@ from testaug.evaluation.expectations import (
     check_mft,
     predicted_labels,
 )
+from testaug.evaluation.intervals import Interval, wilson
 from testaug.evaluation.models import ModelUnderTest
 from testaug.evaluation.perturbations.cases import PerturbedCase
 from testaug.suites.provenance import Provenance, case_provenance
@@ -57,6 +58,9 @@ class CaseResult(Record):
     text_pair: str | None = None
     passed: bool
     filtered: bool = False  # a DIR case that cannot fail: left out of failure rates
+    # The model's answer held no label (an LLM's unparseable answer): filtered too, so it
+    # is neither a pass nor a failure, and counted apart as `FailureRate.unparsed`.
+    unparsed: bool = False
     predicted: str
     expected: str
     probabilities: dict[str, float]
@@ -70,13 +74,16 @@ class CaseResult(Record):
 
 
 class FailureRate(Record):
-    """A group's failure rate (% of the n counted cases), its counts and failing examples."""
+    """A group's failure rate (% of the n counted cases), its 95% interval (Wilson; None in
+    files written before intervals), its counts and failing examples."""
 
     name: str
     n: int
     failed: int
     filtered: int = 0
+    unparsed: int = 0  # cases whose answer held no label, left out like filtered ones
     rate: float | None = Field(ge=0.0, le=100.0, allow_inf_nan=False)  # None: no case counts
+    interval: Interval | None = None
     examples: tuple[CaseResult, ...] = ()
 
 
@@ -109,7 +116,7 @@ class ModelEvaluation(Record):
 
 
 def failure_rate(name: str, results: Iterable[CaseResult], *, k: int = 3) -> FailureRate:
-    """The failure rate of some results, with the first k failures as examples."""
+    """The failure rate of some results, its Wilson interval, the first k failures as examples."""
     results = list(results)
     counted = [r for r in results if not r.filtered]
     failed = [r for r in counted if not r.passed]
@@ -117,8 +124,10 @@ def failure_rate(name: str, results: Iterable[CaseResult], *, k: int = 3) -> Fai
         name=name,
         n=len(counted),
         failed=len(failed),
-        filtered=len(results) - len(counted),
+        filtered=sum(r.filtered and not r.unparsed for r in results),
+        unparsed=sum(r.unparsed for r in results),
         rate=100 * len(failed) / len(counted) if counted else None,
+        interval=wilson(len(failed), len(counted)),
         examples=tuple(failed[:k]),
     )
 
@@ -231,6 +240,7 @@ def evaluate_model(
         probabilities,
         neutral_band=neutral_band,
         k=k,
+        unparsed=getattr(model, "unparsed", None) or {},
     )
 
 
@@ -243,8 +253,11 @@ def evaluate_from_probabilities(
     *,
     neutral_band: Band = NEUTRAL_BAND,
     k: int = 3,
+    unparsed: Mapping[Inputs, str] | None = None,
 ) -> ModelEvaluation:
-    """Check cases against known probabilities per input (text, text_pair) and aggregate."""
+    """Check cases against known probabilities per input (text, text_pair) and aggregate.
+    A case whose input (or its original's) is in `unparsed` (input -> the model's answer)
+    is marked unparsed: left out of the rates and counted apart."""
     labels = tuple(labels)
     cases, perturbed = list(cases), list(perturbed)
     missing = [i for i in needed_inputs(cases, perturbed) if i not in probabilities]
@@ -252,6 +265,8 @@ def evaluate_from_probabilities(
         raise TestAugError(f"no probabilities for {len(missing)} inputs, e.g. {missing[0]!r}")
     results = _mft_results(model, labels, cases, probabilities, neutral_band)
     results += _perturbed_results(model, labels, perturbed, probabilities, neutral_band)
+    if unparsed:
+        results = [_mark_unparsed(result, unparsed) for result in results]
     rates = error_rates(results, k=k)
     return ModelEvaluation(
         model=model,
@@ -260,6 +275,25 @@ def evaluate_from_probabilities(
         failures=tuple(r for r in results if not r.passed and not r.filtered),
         results=tuple(results),
     )
+
+
+def _mark_unparsed(result: CaseResult, unparsed: Mapping[Inputs, str]) -> CaseResult:
+    """The result marked unparsed (neither passed nor failed) when the model's answer to
+    its input, or to its original's, held no label."""
+    for inputs in (
+        (result.text, result.text_pair),
+        (result.original_text, result.original_text_pair),
+    ):
+        if inputs[0] is not None and inputs in unparsed:
+            return result.model_copy(
+                update={
+                    "unparsed": True,
+                    "filtered": True,
+                    "passed": False,
+                    "reason": f"the answer held no label: {unparsed[inputs]!r}",
+                }
+            )
+    return result
 
 
 def _stack(
@@ -379,3 +413,29 @@ def _result(
         reason=outcome.reason,
         **(fields | overrides),
     )
+
+
+def interval_text(cell: FailureRate | None) -> str:
+    """A failure rate with its 95% interval, `12.5% (8.1–18.6)`; under prediction-powered
+    inference the PPI estimate leads. `n/a` where no case counts."""
+    if cell is None or cell.rate is None:
+        return "n/a"
+    interval = cell.interval
+    if interval is None:
+        return f"{cell.rate:.1f}%"
+    shown = cell.rate if interval.estimate is None else 100 * interval.estimate
+    return f"{shown:.1f}% ({interval.text()})"
+
+
+def interval_sentence(cell: FailureRate | None) -> str:
+    """The 95% interval of a rate in words, `95% interval 8.1–18.6%` (with the PPI
+    estimate, or `on verified cases only`, where it is taken so)."""
+    if cell is None or cell.interval is None or cell.rate is None:
+        return "no interval"
+    interval = cell.interval
+    text = f"95% interval {interval.text()}%"
+    if interval.method == "ppi" and interval.estimate is not None:
+        return f"PPI estimate {100 * interval.estimate:.1f}%, {text}"
+    if interval.method == "wilson-verified":
+        return f"{text} on {interval.n:,} verified cases only"
+    return text

@@ -3,6 +3,12 @@ headline: each model's error rate overall and per capability on verified evidenc
 (template seeds, cases accepted by people, expansions of those; see `testaug.suites.provenance`),
 unless every case is asked for (`evidence="all"`) or no verified case counts. Every
 breakdown over all cases follows, by provenance too.
+
+Every rate carries a 95% interval (`testaug.evaluation.intervals`): Wilson's on verified
+evidence. A headline that rests on unverified cases carries, where people labelled cases
+of their generators (`testaug.evaluation.validity`), the prediction-powered interval and
+estimate of the error rate over valid cases; without such labels, Wilson's on the
+verified cases alone, and its note says so.
 """
 
 from __future__ import annotations
@@ -16,6 +22,8 @@ from pydantic import Field
 
 from testaug.core.records import Record
 from testaug.evaluation.failures import CaseResult, FailureRate, ModelEvaluation, failure_rate
+from testaug.evaluation.intervals import Generated, Interval, ppi_error_rate, wilson
+from testaug.evaluation.validity import ValidityEvidence
 from testaug.suites.provenance import Evidence, is_verified
 
 logger = logging.getLogger(__name__)
@@ -36,11 +44,17 @@ class Headline(Record):
     left_out_by_provenance: dict[str, int]
     unverified: int  # counted unverified cases the rates rest on (evidence `all`)
     note: str
+    interval_note: str = ""  # how the rates' intervals were taken (empty before intervals)
 
 
-def headline(results: Sequence[CaseResult], evidence: Evidence = "verified") -> Headline:
+def headline(
+    results: Sequence[CaseResult],
+    evidence: Evidence = "verified",
+    validity: ValidityEvidence | None = None,
+) -> Headline:
     """The headline rates of one model's results on the evidence asked for; with `verified`
-    and no verified case that counts, on every case, and the note says so."""
+    and no verified case that counts, on every case, and the note says so. Where the rates
+    rest on unverified cases, their intervals come from `validity` (see the module doc)."""
     counted = [r for r in results if not r.filtered]
     verified = [r for r in results if is_verified(r.provenance)]
     fallback = evidence == "verified" and not any(not r.filtered for r in verified)
@@ -50,6 +64,12 @@ def headline(results: Sequence[CaseResult], evidence: Evidence = "verified") -> 
     for result in chosen:
         groups.setdefault(result.capability, []).append(result)
     overall = failure_rate(used, chosen, k=0)
+    by_capability = {c: failure_rate(c, members, k=0) for c, members in groups.items()}
+    interval_note = "95% intervals: Wilson score"
+    if used == "all" and any(not is_verified(r.provenance) for r in chosen if not r.filtered):
+        overall, by_capability, interval_note = _unverified_intervals(
+            results, overall, by_capability, groups, validity
+        )
     unverified = Counter(str(r.provenance) for r in counted if not is_verified(r.provenance))
     left_out = dict(unverified) if used == "verified" else {}
     head = Headline(
@@ -57,15 +77,122 @@ def headline(results: Sequence[CaseResult], evidence: Evidence = "verified") -> 
         evidence=used,
         fallback=fallback,
         overall=overall,
-        by_capability={c: failure_rate(c, members, k=0) for c, members in groups.items()},
+        by_capability=by_capability,
         left_out=sum(left_out.values()),
         left_out_by_provenance=left_out,
         unverified=0 if used == "verified" else sum(unverified.values()),
         note=_note(used, fallback, overall.n, unverified),
+        interval_note=interval_note,
     )
     if fallback and counted:
         logger.warning("no verified case counts: the headline rests on all %d cases", len(counted))
     return head
+
+
+def _unverified_intervals(
+    results: Sequence[CaseResult],
+    overall: FailureRate,
+    by_capability: dict[str, FailureRate],
+    groups: dict[str, list[CaseResult]],
+    validity: ValidityEvidence | None,
+) -> tuple[FailureRate, dict[str, FailureRate], str]:
+    """The headline rates with intervals that carry the uncertainty of the unverified
+    cases' validity (PPI), or, where a generator of theirs has no people's labels, Wilson's
+    on the verified cases alone; and the sentence that says which."""
+    plain = {r.case_id: r for r in results if r.perturbation is None and not r.filtered}
+    counted = [r for r in results if not r.filtered]
+    missing = _unlabelled_generators(counted, validity)
+    if missing:
+        note = (
+            "95% intervals: no people's labels of the generator of "
+            + ", ".join(missing)
+            + ", so the intervals are Wilson's on the verified cases only and leave out "
+            "the uncertainty of the unverified cases' validity"
+        )
+
+        def interval(members: Sequence[CaseResult]) -> Interval:
+            verified = [r for r in members if not r.filtered and is_verified(r.provenance)]
+            failed = sum(not r.passed for r in verified)
+            return wilson(failed, len(verified)).model_copy(update={"method": "wilson-verified"})
+    else:
+        assert validity is not None
+        labelled = sum(len(validity.labels_of(g)) for g in _generators(counted, validity))
+        note = (
+            "95% intervals: prediction-powered inference; the validity of the unverified "
+            f"cases is estimated from the ranker's P(valid) and {labelled:,} people's labels "
+            "of their generators, and the estimate is the error rate over valid cases"
+        )
+
+        def interval(members: Sequence[CaseResult]) -> Interval:
+            return _ppi(members, plain, validity)
+
+    def with_interval(cell: FailureRate, members: Sequence[CaseResult]) -> FailureRate:
+        return cell.model_copy(update={"interval": interval(members)})
+
+    return (
+        with_interval(overall, list(results)),
+        {c: with_interval(cell, groups[c]) for c, cell in by_capability.items()},
+        note,
+    )
+
+
+def _case_key(result: CaseResult) -> str:
+    """The generated case behind a result (a perturbed case's original)."""
+    return result.original_id or result.case_id
+
+
+def _generators(
+    counted: Sequence[CaseResult], validity: ValidityEvidence
+) -> dict[str | None, None]:
+    """The generators of the counted unverified cases (None: not recorded), in order."""
+    return dict.fromkeys(
+        validity.generator.get(_case_key(r)) for r in counted if not is_verified(r.provenance)
+    )
+
+
+def _unlabelled_generators(
+    counted: Sequence[CaseResult], validity: ValidityEvidence | None
+) -> list[str]:
+    """The generators of unverified cases with fewer than two people's labels."""
+    if validity is None:
+        return ["the unverified cases (no ranking or annotations found)"]
+    return [
+        "unrecorded generators" if g is None else g
+        for g in _generators(counted, validity)
+        if len(validity.labels_of(g)) < 2
+    ]
+
+
+def _ppi(
+    members: Sequence[CaseResult], plain: dict[str, CaseResult], validity: ValidityEvidence
+) -> Interval:
+    """The PPI interval of some results' error rate (every generator has labels)."""
+    counted = [r for r in members if not r.filtered]
+    verified = [not r.passed for r in counted if is_verified(r.provenance)]
+    by_generator: dict[str | None, list[CaseResult]] = {}
+    for r in counted:
+        if not is_verified(r.provenance):
+            by_generator.setdefault(validity.generator.get(_case_key(r)), []).append(r)
+    generated = []
+    for generator, cases in by_generator.items():
+        p_valid = [validity.p_valid.get(_case_key(r), 1.0) for r in cases]
+        scored = [validity.p_valid[_case_key(r)] for r in cases if _case_key(r) in validity.p_valid]
+        labels = validity.labels_of(generator)
+        # the labels of the region of P(valid) the ranker accepted these cases from
+        region = [x for x in labels if x.p_valid >= min(scored)] if scored else labels
+        labels = region if len(region) >= 2 else labels
+        generated.append(
+            Generated(
+                failed=[not r.passed for r in cases],
+                p_valid=p_valid,
+                labelled_failed=[
+                    None if x.case_id not in plain else not plain[x.case_id].passed for x in labels
+                ],
+                labelled_p_valid=[x.p_valid for x in labels],
+                labelled_valid=[x.valid for x in labels],
+            )
+        )
+    return ppi_error_rate(verified, generated)
 
 
 def _note(used: Evidence, fallback: bool, n: int, unverified: Counter[str]) -> str:
@@ -104,6 +231,7 @@ class ModelSummary(Record):
     headline_evidence: Evidence | None = None
     headline_left_out: int | None = None
     headline: Headline | None = None
+    error_rate_interval: Interval | None = None  # the headline rate's (None before intervals)
     labels: tuple[str, ...]
     overall: FailureRate
     by_capability: dict[str, FailureRate]
@@ -134,6 +262,7 @@ def _headline_fields(head: Headline) -> dict[str, object]:
         "headline_evidence": head.evidence,
         "headline_left_out": head.left_out,
         "headline": head,
+        "error_rate_interval": head.overall.interval,
     }
 
 
@@ -154,12 +283,13 @@ def evaluation_summary(
     n_cases: int,
     n_perturbed: int,
     evidence: Evidence = "verified",
+    validity: ValidityEvidence | None = None,
 ) -> EvaluationSummary:
     """The summary of an evaluation: per model the headline (error rate overall and per
-    capability on the evidence asked for, what it rests on and leaves out), then every
-    breakdown over all cases with failing examples (not every result)."""
+    capability on the evidence asked for, with intervals, what it rests on and leaves
+    out), then every breakdown over all cases with failing examples (not every result)."""
     models = tuple(
-        model_summary(evaluation, headline(evaluation.results, evidence))
+        model_summary(evaluation, headline(evaluation.results, evidence, validity))
         for evaluation in evaluations
     )
     return EvaluationSummary(

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from testaug.evaluation.failures import FailureRate
+from testaug.evaluation.failures import FailureRate, interval_text
 from testaug.evaluation.summary import EvaluationSummary, Headline, ModelSummary
 from testaug.reports.blocks import Block, Heading, Image, Table, Text
 from testaug.reports.plots import error_rates_png, heatmap_png
@@ -14,11 +14,39 @@ from testaug.suites.provenance import MEANINGS, PROVENANCES, is_verified
 TEST_TYPES = ("MFT", "INV", "DIR")
 
 
+MARKS = {"ppi": " PPI", "wilson-verified": " on verified only"}
+
+
 def rate_text(cell: FailureRate | None) -> str:
-    """A failure rate as the report shows it: `12.5% (3/24)`, or n/a."""
+    """A failure rate as the report shows it, with its 95% interval and counts:
+    `12.5% (8.1–18.6), 3/24` (the PPI estimate and interval marked `PPI`, a Wilson
+    interval on the verified cases alone `on verified only`), or n/a."""
     if cell is None or cell.rate is None:
         return "n/a"
-    return f"{cell.rate:.1f}% ({cell.failed}/{cell.n})"
+    mark = MARKS.get(cell.interval.method, "") if cell.interval is not None else ""
+    return f"{interval_text(cell)}{mark}, {cell.failed}/{cell.n}"
+
+
+def interval_blocks(models: Sequence[ModelSummary]) -> list[Block]:
+    """What the intervals are: Wilson's, and per model how the headline's were taken
+    where they rest on unverified cases."""
+    if not any(m.overall.interval is not None for m in models):
+        return []
+    text = (
+        "Each error rate comes with its 95% interval in brackets (Wilson score interval: "
+        "the range of error rates the counted cases are consistent with)."
+    )
+    notes = [
+        f"{m.model}: {m.headline.interval_note}"
+        for m in models
+        if m.headline is not None
+        and m.headline.interval_note
+        and m.headline.overall.interval is not None
+        and m.headline.overall.interval.method != "wilson"
+    ]
+    if notes:
+        text += " Headline rates resting on unverified cases: " + "; ".join(notes) + "."
+    return [Text(text)]
 
 
 def evaluation_section(summary: EvaluationSummary) -> list[Block]:
@@ -39,6 +67,7 @@ def evaluation_section(summary: EvaluationSummary) -> list[Block]:
     return [
         *blocks,
         _evidence_text({m.model: m.headline for m in models}),
+        *interval_blocks(models),
         _headline_table(models),
         *_capability_blocks(models),
         *_matrix_blocks(models),
@@ -100,6 +129,27 @@ def _source_table(models: Sequence[ModelSummary]) -> Table:
 
 def _rate(cell: FailureRate | None) -> float | None:
     return None if cell is None else cell.rate
+
+
+def _shown(cell: FailureRate) -> float:
+    """The rate a bar shows: the PPI estimate where the interval is one, else the rate."""
+    if cell.interval is not None and cell.interval.estimate is not None:
+        return 100 * cell.interval.estimate
+    return cell.rate or 0.0
+
+
+def _bounds(
+    cells: dict[str, dict[str, FailureRate]],
+) -> dict[str, dict[str, tuple[float, float]]]:
+    """Per model and group, the 95% interval in percent (groups without one left out)."""
+    return {
+        model: {
+            name: (100 * cell.interval.low, 100 * cell.interval.high)
+            for name, cell in groups.items()
+            if cell.interval is not None and cell.rate is not None
+        }
+        for model, groups in cells.items()
+    }
 
 
 def _head_overall(model: ModelSummary) -> FailureRate:
@@ -183,14 +233,17 @@ def _capability_blocks(models: Sequence[ModelSummary]) -> list[Block]:
     ]
     evidence = {_evidence_name(m.headline) for m in models}
     on = evidence.pop() if len(evidence) == 1 else "the evidence stated per model"
+    heads = {m.model: _head_by_capability(m) for m in models}
     rates = {
-        m.model: {c: r.rate for c, r in _head_by_capability(m).items() if r.rate is not None}
-        for m in models
+        name: {c: _shown(r) for c, r in cells.items() if r.rate is not None}
+        for name, cells in heads.items()
     }
     return [
         Table(columns, rows, caption=f"error rate per capability, on {on}"),
         Image(
-            error_rates_png(rates, title=f"Error rate per capability ({on})"),
+            error_rates_png(
+                rates, title=f"Error rate per capability ({on})", intervals=_bounds(heads)
+            ),
             "error_rates.png",
             f"Error rate per capability and model, on {on}",
         ),
@@ -220,9 +273,15 @@ def provenance_blocks(models: Sequence[ModelSummary]) -> list[Block]:
         for m in models
     }
     unverified = [p for p in order if not is_verified(p)]
+    bounds = _bounds({m.model: m.by_provenance for m in models})
     blocks.append(
         Image(
-            error_rates_png(rates, title="Error rate per provenance", unverified=unverified),
+            error_rates_png(
+                rates,
+                title="Error rate per provenance",
+                unverified=unverified,
+                intervals=bounds,
+            ),
             "error_rates_provenance.png",
             "Error rate per provenance and model (hatched: unverified, no person reviewed it)",
         )
@@ -259,7 +318,7 @@ def _failing_examples(models: Sequence[ModelSummary]) -> list[Block]:
                         m.model,
                         f"{example.test_type}: {cell.name}",
                         provenance or "n/a",
-                        f"{cell.rate:.1f}%" if cell.rate is not None else "n/a",
+                        interval_text(cell),
                         text,
                         f"expected {example.expected}, got {example.predicted}",
                     ]

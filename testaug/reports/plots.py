@@ -72,9 +72,12 @@ def error_rates_png(
     *,
     title: str = "",
     unverified: Collection[str] = (),
+    intervals: Mapping[str, Mapping[str, tuple[float, float]]] | None = None,
 ) -> bytes:
     """Grouped horizontal bars: error rate (%) per group (rows: capabilities, or any other
-    grouping), one bar per model. Rows in `unverified` are hatched, pale and labelled so."""
+    grouping), one bar per model, with error bars where `intervals` give a (low, high)
+    95% interval in percent per model and group. Rows in `unverified` are hatched, pale
+    and labelled so."""
     plt = _pyplot()
     capabilities = list(dict.fromkeys(c for per_model in rates.values() for c in per_model))
     models = list(rates)
@@ -87,6 +90,20 @@ def error_rates_png(
         ys = [row + index * height for row in range(len(capabilities))]
         xs = [rates[model].get(c, 0.0) for c in capabilities]
         bars = axes.barh(ys, xs, height=height, label=model)
+        bounds = (intervals or {}).get(model, {})
+        with_bars = [i for i, c in enumerate(capabilities) if c in bounds and c in rates[model]]
+        if with_bars:
+            low = [max(xs[i] - bounds[capabilities[i]][0], 0.0) for i in with_bars]
+            high = [max(bounds[capabilities[i]][1] - xs[i], 0.0) for i in with_bars]
+            axes.errorbar(
+                [xs[i] for i in with_bars],
+                [ys[i] for i in with_bars],
+                xerr=[low, high],
+                fmt="none",
+                ecolor="black",
+                elinewidth=0.9,
+                capsize=3,
+            )
         for bar, name in zip(bars, capabilities, strict=True):
             if name in unverified:
                 bar.set_hatch("///")
@@ -114,6 +131,11 @@ def error_rates_png(
 
         handles.append(Patch(facecolor="white", edgecolor="black", hatch="///"))
         labels.append("unverified evidence (no person reviewed it)")
+    if intervals and any(intervals.values()):
+        from matplotlib.lines import Line2D
+
+        handles.append(Line2D([], [], color="black", linewidth=0.9))
+        labels.append("95% interval")
     axes.legend(handles, labels, fontsize=8, loc="best")
     return _png(figure)
 

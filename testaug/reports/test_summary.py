@@ -16,7 +16,13 @@ from pathlib import Path
 from testaug.core.jsonl import read_jsonl
 from testaug.core.records import Record, TestType
 from testaug.core.runs import sibling
-from testaug.evaluation.failures import TEST_TYPES, CaseResult, FailureRate, failure_rate
+from testaug.evaluation.failures import (
+    TEST_TYPES,
+    CaseResult,
+    FailureRate,
+    failure_rate,
+    interval_text,
+)
 from testaug.evaluation.summary import EvaluationSummary
 
 SECTION = "Per-test summary"
@@ -200,13 +206,15 @@ def _verdict(result: CaseResult) -> ModelVerdict:
 
 
 def rate_cell(stats: Mapping[str, FailureRate], model: str) -> str:
-    """A test's failure rate for a model, `12.5% (3/24)`, with the DIR cases left out
-    (`, 2 filtered`); n/a when not known."""
+    """A test's failure rate for a model with its 95% interval and counts,
+    `12.5% (8.1–18.6), 3/24`, with the DIR cases left out (`, 2 filtered`); n/a when not
+    known."""
     cell = stats.get(model)
     filtered = f", {cell.filtered} filtered" if cell is not None and cell.filtered else ""
     if cell is None or cell.rate is None:
         return "n/a" + filtered
-    return f"{cell.rate:.1f}% ({cell.failed}/{cell.n}){filtered}"
+    shown = f"{cell.rate:.1f}%" if cell.interval is None else interval_text(cell)
+    return f"{shown}, {cell.failed}/{cell.n}{filtered}"
 
 
 def prediction_text(verdict: ModelVerdict) -> str:

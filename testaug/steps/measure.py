@@ -192,13 +192,21 @@ def evaluate_one_model(
 
 
 def combine_evaluations(
-    parts: Sequence[StepOutput], out: Path, *, evidence: Evidence = "verified"
+    parts: Sequence[StepOutput],
+    out: Path,
+    *,
+    evidence: Evidence = "verified",
+    run_folder: Path | None = None,
 ) -> StepOutput:
     """The per-model evaluations as one evaluation.json (what `testaug evaluate -o` writes),
     with every case's result in evaluation.results.jsonl. Each model's headline rates are
-    taken again from its results, on `evidence` (verified cases only, or all)."""
-    from testaug.evaluation.failures import CaseResult
+    taken again from its results, on `evidence` (verified cases only, or all), their
+    intervals from the ranking and people's labels in `run_folder` (default: `out`'s)."""
+    from testaug.evaluation.failures import CaseResult, interval_sentence
     from testaug.evaluation.summary import EvaluationSummary, headline, with_headline
+    from testaug.evaluation.validity import run_validity
+
+    validity = run_validity(run_folder or out.parent) if evidence == "all" else None
 
     summaries = [read_json(part.path, EvaluationSummary) for part in parts]
     if not summaries:
@@ -208,13 +216,13 @@ def combine_evaluations(
     for part, summary in zip(parts, summaries, strict=True):
         results = list(read_jsonl(part.files["results"], CaseResult))
         for model in summary.models:
-            head = headline([r for r in results if r.model == model.model], evidence)
+            head = headline([r for r in results if r.model == model.model], evidence, validity)
             models.append(with_headline(model, head))
             heads[model.model] = HeadlineSummary(
                 evidence=head.evidence,
                 fallback=head.fallback,
                 left_out=head.left_out,
-                note=head.note,
+                note=f"{interval_sentence(head.overall)}; {head.note}",
             )
     combined = EvaluationSummary(
         n_cases=summaries[0].n_cases,
@@ -297,7 +305,7 @@ def evaluate_suite(
                 examples=options.examples,
             )
         )
-    return combine_evaluations(parts, out, evidence=options.evidence)
+    return combine_evaluations(parts, out, evidence=options.evidence, run_folder=cases_path.parent)
 
 
 # The options of PatchingConfig that are the fine-tuning's.

@@ -67,16 +67,16 @@ def test_report_shows_the_evaluation_numbers_of_the_json_with_plots(run_dir):
     reported = run_testaug(run_dir, "report", ".")
     assert reported.returncode == 0, reported.stderr
     markdown = (run_dir / "report.md").read_text()
-    assert f"{model['error_rate']:.1f}% (2/6)" in markdown
-    assert "| Negation | 66.7% (2/3) |" in markdown
-    assert "| llm | 50.0% (1/2) |" in markdown
+    assert f"{model['error_rate']:.1f}% (9.7–70.0), 2/6" in markdown
+    assert "| Negation | 66.7% (20.8–93.9), 2/3 |" in markdown
+    assert "| llm | 50.0% (9.5–90.5), 1/2 |" in markdown
     assert "The crew was not great." in markdown or "I do not hate the food." in markdown
     images = sorted(p.name for p in (run_dir / "report_files").iterdir())
     assert images == ["error_rates.png", "error_rates_provenance.png", "matrix_0.png"]
     html = (run_dir / "report.html").read_text()
     sources = re.findall(r'src="([^"]*)"', html)
     assert len(sources) == 3 and all(s.startswith("data:image/png;base64,") for s in sources)
-    assert "66.7% (2/3)" in html
+    assert "66.7% (20.8–93.9), 2/3" in html
 
 
 RANKER_CASES = [
@@ -113,7 +113,7 @@ def test_the_headline_leaves_out_ranker_accepted_cases_and_the_html_marks_them(t
     html = (tmp_path / "report.html").read_text()
     assert "rest on verified evidence only" in html
     assert "left out: py:tests.models_fixture:predict 1 (1 ranker)" in html
-    assert "20.0% (1/5)" in html
+    assert "20.0% (3.6–62.4), 1/5" in html
     rows = marked_rows(html)
     assert any(
         row.startswith(f'<td>ranker <span class="badge">{RANKER_BADGE}</span></td>') for row in rows
@@ -125,8 +125,8 @@ def test_the_headline_leaves_out_ranker_accepted_cases_and_the_html_marks_them(t
     assert "tr.marked td" in html and ".badge" in html  # styled apart
 
     markdown = (tmp_path / "report.md").read_text()
-    assert f"| ranker **[{RANKER_BADGE}]** | 100.0% (1/1) |" in markdown
-    assert "| template | 25.0% (1/4) | verified: template seed cases |" in markdown
+    assert f"| ranker **[{RANKER_BADGE}]** | 100.0% (20.7–100.0), 1/1 |" in markdown
+    assert "| template | 25.0% (4.6–69.9), 1/4 | verified: template seed cases |" in markdown
     assert "error_rates_provenance.png" in markdown
 
 
@@ -138,7 +138,7 @@ def test_evaluate_with_evidence_all_puts_ranker_accepted_cases_in_the_headline(t
     assert (model["headline_evidence"], model["headline_left_out"]) == ("all", 0)
     html = (tmp_path / "report.html").read_text()
     assert '<p class="notice">The headline error rates rest on all cases, verified or not.' in html
-    [row] = [row for row in marked_rows(html) if "33.3% (2/6)" in row]
+    [row] = [row for row in marked_rows(html) if "33.3% (3.6–62.4) on verified only, 2/6" in row]
     assert "includes unverified evidence: 1 cases no person reviewed" in row
 
 
@@ -173,9 +173,12 @@ def test_an_evaluation_json_written_before_provenance_still_renders(tmp_path):
     written = write_report(tmp_path)
     markdown = written.markdown.read_text()
     assert "does not record the provenance of its cases" in markdown
-    assert "| py:tests.models_fixture:predict | 33.3% (2/6) | all cases (provenance" in markdown
+    assert (
+        "| py:tests.models_fixture:predict | 33.3% (9.7–70.0), 2/6 | all cases (provenance"
+        in markdown
+    )
     assert "Not available: this evaluation.json predates provenance." in markdown
-    assert "| n/a | 66.7% | I do not hate the food." in markdown
+    assert "| n/a | 66.7% (20.8–93.9) | I do not hate the food." in markdown
     assert "badge" not in written.html.read_text().split("<body>")[1]
 
 

@@ -182,7 +182,7 @@ def test_an_evaluation_without_cases_has_a_section_that_says_so():
 def test_a_dir_case_that_cannot_fail_is_counted_as_filtered_in_the_tests_rate():
     summary = summarize_tests(["m"], [r for r in _results_with_filtered() if r.model == "m"])
     [test] = [t for t in summary.tests if t.test_type == "DIR"]
-    assert rate_cell(test.stats, "m") == "0.0% (0/1), 1 filtered"
+    assert rate_cell(test.stats, "m") == "0.0% (0.0–79.3), 0/1, 1 filtered"
 
 
 def _results_with_filtered() -> list[CaseResult]:

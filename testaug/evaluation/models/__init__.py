@@ -10,6 +10,9 @@ probabilities over the task's labels, in the task's label order. Spec strings:
   classifier. `labels` names the model's outputs in order (overriding the
   config's id2label); `max_length` truncates inputs (default: the tokenizer's
   limit, at most 512 tokens).
+- `llm:BACKEND[:MODEL][?labels=a,b&base_url=URL]`: a chat or completion model (any
+  generation backend: `openai` for OpenAI-compatible servers, `local` for the embedded
+  model) asked to classify each case with `prompts/<task>-classify.yaml`; see `llm`.
 - `py:module:function` or `module:function`: a Python callable taking a list of
   (text, text_pair) and returning an (n, k) array over the task labels or a list
   of dicts label -> probability.
@@ -37,7 +40,8 @@ from testaug.core.records import Prediction, TestCase
 
 # isort: off
 # Importing the adapters registers their kinds, in the order messages list them.
-from testaug.evaluation.models import vader, spacy_textcat, hf, callable
+from testaug.evaluation.models import vader, spacy_textcat, hf, llm, callable
+from testaug.evaluation.models import python_object  # noqa: F401  (objects in memory)
 from testaug.evaluation.models.base import (
     MODEL_KINDS,
     Inputs,
@@ -69,6 +73,7 @@ __all__ = [
     "check_spec",
     "check_task_labels",
     "hf",
+    "llm",
     "load_model",
     "model_kind",
     "parse_spec",
