@@ -32,18 +32,19 @@ EXAMPLES = 3
 TREE_REPORT_FILE = "tree_report.json"
 ChangeKind = Literal["newly failing", "worse"]
 Rate = Annotated[float, Field(ge=0.0, le=100.0, allow_inf_nan=False)]  # percent
+Count = Annotated[int, Field(ge=0)]
 
 
 class TopicResult(Record):
     """One topic's counts: with its subtopics, and directly at it; rates in percent."""
 
     topic: str
-    tests: int
-    failing: int
-    filtered: int = 0
+    tests: Count
+    failing: Count
+    filtered: Count = 0
     failure_rate: Rate | None  # None when no test counts
-    direct_tests: int
-    direct_failing: int
+    direct_tests: Count
+    direct_failing: Count
     direct_failure_rate: Rate | None
     examples: tuple[str, ...] = ()  # inputs of its most failing tests, worst first
 

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 import typer
 from rich.table import Table
 
+from testaug.cli import gate
 from testaug.cli.console import console, err_console
 from testaug.cli.options import renamed_option
 from testaug.core.errors import TestAugError
@@ -140,15 +141,29 @@ def run_command(
         help="What the headline error rates rest on: verified (template seeds, cases accepted "
         "by people, their expansions) or all (ranker-accepted cases too).",
     ),
+    gate_file: Path | None = gate.GATE_FILE_OPTION,
+    max_error: list[str] = gate.MAX_ERROR_OPTION,
+    max_unverified: float | None = gate.MAX_UNVERIFIED_OPTION,
+    min_precision: float | None = gate.MIN_PRECISION_OPTION,
+    junit: Path | None = gate.JUNIT_OPTION,
     old_generator_model: str | None = typer.Option(None, "--generator-model", hidden=True),
 ) -> None:
     """Run the whole pipeline as a Prefect flow: seed cases, generation, ranking, annotation,
-    template expansion, diversity, evaluation, and the HTML report."""
+    template expansion, diversity, evaluation, and the HTML report. With a gate (the suite's
+    gate: section, --gate, --max-error, ...), exit 1 when the evaluation breaches it."""
     started = time.perf_counter()
     llm = renamed_option(
         llm, old_generator_model, old="--generator-model", new="--llm", default=None, command="run"
     )
     chosen, task_of_suite = chosen_suite(task, suite)
+    gate_config = gate.build_gate(
+        suite=chosen,
+        gate_file=gate_file,
+        max_error=max_error,
+        max_unverified=max_unverified,
+        min_precision=min_precision,
+        junit=junit,
+    )
     # The URL's user info travels in the environment, which the generate task reads: never
     # in the configuration, which Prefect stores as the flow run's parameters.
     url, userinfo = split_userinfo(base_url or Settings().base_url or "")
@@ -189,6 +204,10 @@ def run_command(
             highlight=False,
         )
     print_summary(run_pipeline(config), time.perf_counter() - started)
+    if gate_config is not None:
+        from testaug.evaluation.gate_runs import check_run_gate
+
+        gate.enforce_gate(check_run_gate(config.run_dir, gate_config), junit)
 
 
 def run_pipeline(config: RunConfig) -> PipelineRun:

@@ -9,6 +9,7 @@ from typing import Literal
 import typer
 from rich.table import Table
 
+from testaug.cli import gate
 from testaug.cli.console import console, err_console
 from testaug.cli.options import choice
 from testaug.core.errors import InputError, Problem
@@ -219,11 +220,30 @@ def retest_command(
     labels: str | None = typer.Option(None, "--labels", help=LABELS_HELP),
     label_map: str | None = typer.Option(None, "--label-map", help=RESOLVE_HELP),
     batch_size: int = typer.Option(32, min=1),
+    fail_on_new_failures: bool = typer.Option(
+        False,
+        "--fail-on-new-failures",
+        help="Exit 1 when a topic newly fails against --previous (a CI gate).",
+    ),
+    gate_file: Path | None = gate.GATE_FILE_OPTION,
+    max_error: list[str] = gate.MAX_ERROR_OPTION,
+    junit: Path | None = gate.JUNIT_OPTION,
 ) -> None:
-    """Apply a tree to a model: failure rates per topic, and the topics that newly fail."""
+    """Apply a tree to a model: failure rates per topic, and the topics that newly fail.
+    A gate's capability is a first-level topic, its description a second-level one."""
     from testaug.adaptive.label_map import parse_label_map
     from testaug.adaptive.tree_jobs import retest_file
 
+    if fail_on_new_failures and previous is None:
+        raise InputError(
+            Problem("needs --previous to compare with", field="--fail-on-new-failures")
+        )
+    config = gate.build_gate(
+        gate_file=gate_file,
+        max_error=max_error,
+        fail_on_new_failures=fail_on_new_failures,
+        junit=junit,
+    )
     report = retest_file(
         tree_path,
         model,
@@ -276,3 +296,7 @@ def retest_command(
             highlight=False,
         )
     console.print(f"[green]wrote[/] {output}", highlight=False)
+    if config is not None:
+        from testaug.adaptive.tree_gate import check_tree_gate
+
+        gate.enforce_gate(check_tree_gate(report, config), junit)

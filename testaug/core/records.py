@@ -101,6 +101,7 @@ class Suite(Record):
     capabilities: tuple[Capability, ...]
     lexicons: dict[str, Lexicon]
     source: Source = "template"  # `expansion` for templates induced from generated cases
+    gate: dict[str, Any] | None = None  # a CI gate as written (`testaug.evaluation.gate_sources`)
 
     def descriptions(self) -> list[Description]:
         """Every description, in suite order."""

@@ -20,11 +20,21 @@ from testaug.core.records import (
 )
 from testaug.core.yaml_source import FieldPath, YamlDocument, load_yaml
 from testaug.suites.builtin_lexicons import builtin_lexicon, builtin_lexicons
+from testaug.suites.gate import read_gate
 from testaug.suites.lexicons import read_lexicon_file
 from testaug.suites.templates import TemplateSyntaxError, fill_space, lexicon_of, parse, tags
 
 TEST_TYPES = ("MFT", "INV", "DIR")
-_SUITE_KEYS = {"name", "task", "labels", "lexicons", "distinct_copies", "capabilities", "source"}
+_SUITE_KEYS = {
+    "name",
+    "task",
+    "labels",
+    "lexicons",
+    "distinct_copies",
+    "capabilities",
+    "source",
+    "gate",
+}
 _SOURCES = ("template", "expansion")
 _CAPABILITY_KEYS = {"name", "descriptions"}
 _DESCRIPTION_KEYS = {"description", "test_type", "label", "templates"}
@@ -77,6 +87,9 @@ class _SuiteReader:
         source = data.get("source", "template")
         if source not in _SOURCES:
             self.problem(("source",), f"expected one of {', '.join(_SOURCES)}, got {source!r}")
+        gate = data.get("gate")
+        if gate is not None:
+            self.problems += read_gate(gate, self.doc, ("gate",), origin="suite")[1]
         if self.problems:
             return None
         return Suite(
@@ -86,6 +99,7 @@ class _SuiteReader:
             capabilities=capabilities,
             lexicons=self.lexicons,
             source=source,
+            gate=gate,
         )
 
     # -- top level -------------------------------------------------------
