@@ -32,6 +32,7 @@ LAYERS = (
     "testaug.steps",
     "flows",
     "testaug.cli",
+    "testaug.api",  # the Python door: over the steps and flows, as the CLI
 )
 
 

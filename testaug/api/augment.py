@@ -1,0 +1,284 @@
+"""Growing a suite from Python: generate candidates with an LLM backend, rank them with
+the ranker ensemble, review them (the ranker's rule alone, the terminal, or Label
+Studio), and turn accepted cases into templates and new cases. Each function runs the
+step the CLI runs and returns its in-memory result or its `StepOutput`."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from testaug.api.suites import read_cases
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+    from testaug.core.records import RankedCandidate, TestCase
+    from testaug.core.settings import Settings
+    from testaug.generation.backends import Backend
+    from testaug.review.run_files import ReviewConfig
+    from testaug.review.terminal import KeyReader
+    from testaug.steps.augment import BackendConfig, Generation
+    from testaug.steps.contract import StepOutput
+
+
+def generate(
+    seeds: str | Path | Iterable[TestCase],
+    out: str | Path,
+    *,
+    backend: str | BackendConfig | Backend = "local",
+    llm: str | None = None,
+    base_url: str | None = None,
+    endpoint: str = "completions",
+    prompts_per_description: int = 10,
+    seeds_per_prompt: int = 3,
+    samples: int = 5,
+    temperature: float = 1.0,
+    max_tokens: int = 48,
+    concurrency: int = 8,
+    capabilities: Sequence[str] = (),
+    per_template: int = 20,
+    seed: int = 0,
+    prompt_file: str | Path | None = None,
+    cache: str | Path | None = None,
+    settings: Settings | None = None,
+) -> Generation:
+    """Candidates from seed cases (a suite name or file, a JSONL file, or the cases), as
+    `testaug generate` makes them: prompts of `seeds_per_prompt` seeds per description,
+    `samples` completions each, parsed by brackets and filtered; written to `out`
+    (rejects beside it). `backend` is a kind (`local`, `openai`), a `BackendConfig`, or a
+    backend object (anything with `complete`, such as the scripted fake of
+    `testaug.testing`); unset values come from `settings` (the TESTAUG_/OPENAI_
+    environment). The result's `.result.candidates` are the candidates."""
+    from testaug.core.settings import Settings
+    from testaug.generation.sampling import GenerationConfig
+    from testaug.steps.augment import PromptPlan, build_prompt_set, generate_prompt_set
+
+    settings = settings or Settings()
+    plan = PromptPlan(
+        prompts_per_description=prompts_per_description,
+        seeds_per_prompt=seeds_per_prompt,
+        seed=seed,
+    )
+    source, cases = _seed_cases(seeds, per_template=per_template, seed=seed)
+    prompt_set = build_prompt_set(
+        cases,
+        source,
+        plan=plan,
+        capabilities=capabilities,
+        prompt_file=Path(prompt_file) if prompt_file else None,
+    )
+    spec, client = _backend(backend, llm, base_url, endpoint, settings)
+    generation = GenerationConfig(
+        samples=samples, temperature=temperature, max_tokens=max_tokens, concurrency=concurrency
+    )
+    return generate_prompt_set(
+        prompt_set,
+        Path(out),
+        backend=client,
+        generation=generation,
+        plan=plan,
+        cache_path=Path(cache) if cache else settings.response_cache_path,
+        capabilities=capabilities,
+        generator=spec,
+        arguments={"source": str(source), "per_template": per_template},
+    )
+
+
+def _seed_cases(
+    seeds: str | Path | Iterable[TestCase], *, per_template: int, seed: int
+) -> tuple[str | Path, list[TestCase]]:
+    from testaug.steps.augment import read_seed_cases
+
+    if isinstance(seeds, (str, Path)):
+        return seeds, read_seed_cases(seeds, per_template=per_template, seed=seed)
+    return "cases given in Python", list(seeds)
+
+
+def _backend(
+    backend: Any, llm: str | None, base_url: str | None, endpoint: str, settings: Settings
+) -> tuple[BackendConfig | None, Backend]:
+    """The backend and its record (None for a backend object given as it is); a base
+    URL's user info goes to the backend, never into the record."""
+    from pydantic import SecretStr
+
+    from testaug.core.secrets import split_userinfo
+    from testaug.steps.augment import BackendConfig, connect_backend
+
+    if not isinstance(backend, (str, BackendConfig)):
+        return None, backend
+    url, userinfo = split_userinfo(base_url or settings.base_url or "")
+    spec = (
+        backend
+        if isinstance(backend, BackendConfig)
+        else BackendConfig(kind=backend, model=llm, base_url=url or None, endpoint=endpoint)
+    )
+    client = connect_backend(
+        spec,
+        api_key=settings.openai_api_key,
+        cache_dir=settings.cache_dir,
+        userinfo=SecretStr(userinfo) if userinfo else settings.base_url_userinfo,
+    )
+    return spec, client
+
+
+def ensemble_folder(rankers: str | Path, settings: Settings | None = None) -> Path:
+    """A trained ranker ensemble's folder: as given, or a config (`offline`, a YAML file)
+    trained on the shipped labelled candidates at first use (kept in the cache)."""
+    from testaug.core.settings import Settings
+    from testaug.steps.rankers import default_training, prepare_rankers
+
+    settings = settings or Settings()
+    trained = prepare_rankers(str(rankers), default_training(), settings.cache_dir / "rankers")
+    return trained.path.parent
+
+
+def rank(
+    candidates: str | Path,
+    out: str | Path,
+    *,
+    rankers: str | Path = "offline",
+    cases: str | Path | None = None,
+    batch_size: int = 64,
+    settings: Settings | None = None,
+) -> list[RankedCandidate]:
+    """The candidates file ranked most-likely-invalid first by the ensemble (a trained
+    folder or a config, see `ensemble_folder`), each with its P(valid); written to `out`
+    with the calibration beside it. `cases` are the seed cases neighbour members compare
+    with. Needs the `rank` extra (torch)."""
+    from testaug.core.jsonl import read_jsonl
+    from testaug.core.records import RankedCandidate
+    from testaug.steps.rank import rank_candidates
+
+    done = rank_candidates(
+        Path(candidates),
+        ensemble_folder(rankers, settings),
+        Path(out),
+        cases_path=Path(cases) if cases else None,
+        batch_size=batch_size,
+    )
+    return list(read_jsonl(done.path, RankedCandidate))
+
+
+def review_config(ranked: str | Path | ReviewConfig, **options: Any) -> ReviewConfig:
+    """A `ReviewConfig` for a ranking file and the options given (see its fields: the
+    annotations file, `top`, `budget`, `target` precision, `suite`, `project`, ...)."""
+    from testaug.review.run_files import ReviewConfig
+
+    if isinstance(ranked, ReviewConfig):
+        return ranked.model_copy(update=options) if options else ranked
+    return ReviewConfig(ranked=Path(ranked), **options)
+
+
+def review_automatically(ranked: str | Path | ReviewConfig, **options: Any) -> StepOutput:
+    """The ranker's rule alone accepts what it vouches for at the stated precision
+    (`target`); everything else stays pending for people."""
+    from testaug.steps.review import review_automatically as step
+
+    return step(review_config(ranked, **options))
+
+
+def review_in_terminal(
+    ranked: str | Path | ReviewConfig,
+    *,
+    annotator: str | None = None,
+    read_key: KeyReader | None = None,
+    console: Console | None = None,
+    **options: Any,
+) -> StepOutput:
+    """People review the top of the ranking at this terminal (keys from stdin unless
+    `read_key` is given; `annotator` defaults to the login); each verdict is saved at once."""
+    import getpass
+    import sys
+
+    from rich.console import Console
+
+    from testaug.review.terminal import key_reader
+    from testaug.steps.review import review_in_terminal as step
+
+    return step(
+        review_config(ranked, **options),
+        annotator=annotator or getpass.getuser(),
+        read_key=read_key or key_reader(sys.stdin),
+        console=console or Console(),
+    )
+
+
+def push_to_label_studio(
+    ranked: str | Path | ReviewConfig,
+    *,
+    url: str | None = None,
+    api_key: str | None = None,
+    **options: Any,
+) -> StepOutput:
+    """Send the top of the ranking to a Label Studio project (made when missing); `url`
+    and `api_key` default to LABEL_STUDIO_URL and LABEL_STUDIO_API_KEY."""
+    from testaug.steps.review import connect_label_studio
+    from testaug.steps.review import push_to_label_studio as step
+
+    return step(review_config(ranked, **options), studio=connect_label_studio(url, api_key))
+
+
+def pull_from_label_studio(
+    ranked: str | Path | ReviewConfig,
+    *,
+    url: str | None = None,
+    api_key: str | None = None,
+    merge: bool = True,
+    **options: Any,
+) -> StepOutput:
+    """Bring people's verdicts from Label Studio into the annotations file and, with
+    `merge`, decide every candidate as `merge_reviewed` does."""
+    from testaug.steps.review import connect_label_studio, pull_and_merge
+    from testaug.steps.review import pull_from_label_studio as pull
+
+    config = review_config(ranked, **options)
+    studio = connect_label_studio(url, api_key)
+    return pull_and_merge(config, studio=studio) if merge else pull(config, studio=studio)
+
+
+def merge_reviewed(
+    ranked: str | Path | ReviewConfig, *, out_dir: str | Path | None = None, **options: Any
+) -> list[TestCase]:
+    """Decide every ranked candidate from the verdicts so far; the accepted ones as suite
+    cases (source `llm`), also written to accepted.jsonl (verdicts.jsonl beside it)."""
+    from testaug.steps.review import merge_reviewed as step
+
+    done = step(review_config(ranked, **options), Path(out_dir) if out_dir else None)
+    return read_cases(done.path)
+
+
+def induce_templates(
+    accepted: str | Path,
+    cases: str | Path,
+    out: str | Path,
+    *,
+    suite: str | None = None,
+    allow_empty: bool = False,
+) -> StepOutput:
+    """New templates (a suite file at `out`, lexicons and provenance beside it) from the
+    slot words that accepted cases reuse from their seed `cases`."""
+    from testaug.steps.grow import induce_templates_file
+
+    return induce_templates_file(
+        Path(accepted), Path(cases), Path(out), suite=suite, allow_empty=allow_empty
+    )
+
+
+def expand_templates(
+    templates: StepOutput,
+    out: str | Path,
+    *,
+    known: Sequence[str | Path] = (),
+    per_template: int | None = None,
+    seed: int = 0,
+) -> list[TestCase]:
+    """The cases the induced templates fill (source `expansion`), leaving out those in
+    the `known` case files; also written to `out`."""
+    from testaug.steps.grow import expand_induced
+
+    done = expand_induced(
+        templates, [Path(p) for p in known], Path(out), per_template=per_template, seed=seed
+    )
+    return read_cases(done.path)

@@ -1,0 +1,29 @@
+"""The whole pipeline from Python: the `pipeline` Prefect flow on a `RunConfig`, as
+`testaug run` starts it (Prefect offline on a temporary local API unless PREFECT_API_URL
+names a server)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from flows.pipeline import PipelineRun
+    from testaug.steps.config import RunConfig
+
+
+def run_pipeline(config: RunConfig | None = None, **options: Any) -> PipelineRun:
+    """Suite to report in one run folder (`config.run_dir`): seed cases, generation,
+    ranking, review, the grown suite, diversity, evaluation and the report. Give a
+    `RunConfig`, or its fields as keyword arguments (`suite="sentiment", size="smoke",
+    generator={"kind": "openai", ...}`); the result holds both halves' step outputs."""
+    from testaug.cli.run import prepare_prefect_environment
+    from testaug.steps.config import RunConfig, run_config
+
+    if config is None:
+        config = run_config(options)
+    elif options:
+        config = RunConfig.model_validate({**config.model_dump(), **options})
+    prepare_prefect_environment()
+    from flows.pipeline import pipeline
+
+    return pipeline(config)

@@ -1,0 +1,128 @@
+"""AdaTest-style test trees from Python: a tree from a suite, reading and writing tree
+files, retesting a model (a spec string or a Python object) on a tree, and one round of
+adaptive suggestions for a topic (`adapt`)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from contextlib import ExitStack
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from testaug.core.records import Suite
+
+if TYPE_CHECKING:
+    from testaug.adaptive.retest import TreeReport
+    from testaug.adaptive.suggestions import SuggestionRoundConfig
+    from testaug.adaptive.tree import TestTree, TreeTest
+    from testaug.core.settings import Settings
+    from testaug.generation.backends import Backend
+    from testaug.steps.augment import BackendConfig
+    from testaug.steps.contract import StepOutput
+
+
+def tree_from_suite(
+    suite: Suite | str | Path,
+    *,
+    per_template: int | None = None,
+    per_test: int = 0,
+    seed: int = 0,
+) -> TestTree:
+    """The test tree of a suite's cases (every fill, or `per_template` per template), one
+    topic per description, with `per_test` perturbed cases per INV/DIR test when > 0."""
+    from testaug.adaptive.from_suite import tree_from_suite as build
+    from testaug.api.suites import load_suite
+
+    loaded = suite if isinstance(suite, Suite) else load_suite(suite)
+    return build(loaded, per_template=per_template, per_test=per_test, seed=seed)
+
+
+def read_tree(path: str | Path) -> TestTree:
+    """A tree file (testaug's CSV or JSONL)."""
+    from testaug.adaptive.tree_files import read_tree as read
+
+    return read(path)
+
+
+def write_tree(path: str | Path, tree: TestTree | Iterable[TreeTest]) -> int:
+    """Write a tree file (atomically); how many tests were written."""
+    from testaug.adaptive.tree_files import write_tree as write
+
+    return write(path, tree)
+
+
+def retest(
+    tree: str | Path,
+    model: Any,
+    out: str | Path,
+    *,
+    previous: str | Path | None = None,
+    threshold: float | None = None,
+    task: str | None = "sentiment",
+    labels: str | None = None,
+) -> TreeReport:
+    """The tree file applied to a model (a spec string or a Python object, as `evaluate`
+    takes it): failure rates per topic, compared with the `previous` report if given;
+    written as JSON to `out`."""
+    from testaug.adaptive.retest import TreeReport
+    from testaug.core.jsonl import read_json
+    from testaug.evaluation.models.python_object import registered
+    from testaug.steps.retest import RetestConfig, retest_tree
+
+    with ExitStack() as stack:
+        spec = model if isinstance(model, str) else stack.enter_context(registered(model))
+        fields: dict[str, Any] = {"tree": Path(tree), "model": spec, "task": task, "labels": labels}
+        if threshold is not None:
+            fields["threshold"] = threshold
+        done = retest_tree(
+            RetestConfig(**fields), Path(out), previous=Path(previous) if previous else None
+        )
+        return read_json(done.path, TreeReport)
+
+
+def adapt(
+    tree: str | Path,
+    topic: str,
+    models: Sequence[str],
+    out: str | Path,
+    *,
+    backend: str | BackendConfig | Backend = "local",
+    llm: str | None = None,
+    base_url: str | None = None,
+    endpoint: str = "completions",
+    round_settings: SuggestionRoundConfig | None = None,
+    task: str | None = "sentiment",
+    labels: str | None = None,
+    rankers: str | Path | None = None,
+    new_topic: bool = False,
+    allow_empty: bool = False,
+    cache: str | Path | None = None,
+    settings: Settings | None = None,
+) -> StepOutput:
+    """One round of suggestions for `topic` of the tree: prompts from the tests the first
+    model fails most, completions from the LLM `backend` (as `generate` takes it) scored
+    on every model (spec strings) and written to `out` sorted by the first one's failure
+    score. An unknown topic or model is refused before any work (unless `new_topic`)."""
+    from testaug.adaptive.suggestions import SuggestionRoundConfig
+    from testaug.api.augment import _backend, ensemble_folder
+    from testaug.core.settings import Settings
+    from testaug.steps.adapt import adapt_round, check_round
+
+    check_round(Path(tree), topic, models, new_topic=new_topic)
+    settings = settings or Settings()
+    ensemble = ensemble_folder(rankers, settings) if rankers else None
+    _, client = _backend(backend, llm, base_url, endpoint, settings)
+    return adapt_round(
+        Path(tree),
+        topic,
+        models,
+        Path(out),
+        backend=client,
+        cache_path=Path(cache) if cache else settings.response_cache_path,
+        settings=round_settings or SuggestionRoundConfig(),
+        task=task,
+        labels=labels,
+        rankers=ensemble,
+        new_topic=new_topic,
+        allow_empty=allow_empty,
+    )
