@@ -20,12 +20,10 @@ from __future__ import annotations
 
 import logging
 import math
-import random
 import re
 import threading
 from collections.abc import Sequence
-from concurrent.futures import FIRST_EXCEPTION, ThreadPoolExecutor, wait
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -34,9 +32,9 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from rankers.cross_encoder import RankerError
 from rankers.judge_prompt import DEFAULT_PROMPT, load_judge_prompt
-from testaug.core.errors import ServiceError
 from testaug.core.records import Candidate, LabelledCandidate, TestCase
 from testaug.core.secrets import split_userinfo
+from testaug.generation.single_answers import AnswerStats
 
 if TYPE_CHECKING:
     from testaug.generation.backends import Backend, Completion, CompletionRequest
@@ -145,16 +143,11 @@ def logprob_score(completion: Completion, offset: int) -> float | None:
 
 
 @dataclass
-class JudgeStats:
-    """What the judge's scoring cost and found, over this ranker's calls."""
+class JudgeStats(AnswerStats):
+    """What the judge's scoring cost and found, over this ranker's calls; how many
+    verdicts were read from the verdict token's log-probabilities."""
 
-    requests: int = 0
-    retries: int = 0
-    cached: int = 0
-    fresh: int = 0
-    unparsed: int = 0
     from_logprobs: int = 0
-    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
 
 
 _CONNECTIONS: dict[tuple, tuple[Backend, ResponseCache]] = {}
@@ -284,61 +277,22 @@ class LlmJudgeRanker:
     ) -> list[Completion]:
         """One completion per request: from the cache, else from the backend with retries
         (stored as soon as it comes), as generation asks."""
-        from testaug.core.retries import RetryNotices, RetryPolicy, call_with_retries
-        from testaug.generation.backends import BackendError
-        from testaug.generation.cache import cache_key
-        from testaug.generation.rate_limit import RateLimiter
+        from testaug.generation.single_answers import AnswerPace, UnansweredError, single_answers
 
-        scope = str(getattr(backend, "cache_scope", ""))
-        keys = [cache_key(backend.name, scope, backend.model, r, 0) for r in requests]
-        found = cache.get_many(keys)
-        pending = sorted({key: i for i, key in enumerate(keys) if key not in found}.values())
-        limiter = RateLimiter(self.config.requests_per_minute)
-        policy = RetryPolicy(
-            max_attempts=self.config.max_attempts, base_delay=self.config.base_delay
+        pace = AnswerPace(
+            requests_per_minute=self.config.requests_per_minute,
+            attempts=self.config.max_attempts,
+            base_delay=self.config.base_delay,
+            concurrency=self.config.concurrency,
         )
-        rng, notices = random.Random(0), RetryNotices()
-
-        def attempt(request: CompletionRequest):
-            limiter.acquire()
-            with self.stats._lock:
-                self.stats.requests += 1
-            return backend.complete(request)
-
-        def send(index: int) -> None:
-            answer, retries = call_with_retries(
-                lambda: attempt(requests[index]),
-                policy,
-                rng,
-                what=f"llm-judge {self.name} request",
-                notices=notices,
-            )
-            if len(answer.completions) != 1:
-                raise BackendError(
-                    f"{backend.name}: asked for 1 reply, got {len(answer.completions)}"
-                )
-            stored = cache.put_many(
-                backend.name, backend.model, {keys[index]: answer.completions[0]}
-            )
-            found[keys[index]] = stored[keys[index]]
-            with self.stats._lock:
-                self.stats.retries += retries
-                self.stats.fresh += 1
-
-        with self.stats._lock:
-            self.stats.cached += len(keys) - len(pending)
+        what = f"llm-judge {self.name} request"
         try:
-            _run_all(send, pending, self.config.concurrency)
-        except ServiceError as exc:
-            done = sum(key in found for key in keys)
+            return single_answers(backend, requests, cache, pace, self.stats, what=what)
+        except UnansweredError as exc:
             raise RankerError(
-                f"llm-judge {self.name}: {exc} ({done} of {len(keys)} replies are cached; "
-                "score again to resume)"
+                f"llm-judge {self.name}: {exc} ({exc.answered} of {exc.total} replies are "
+                "cached; score again to resume)"
             ) from exc
-        finally:
-            if summary := notices.summary():
-                logger.warning("%s", summary)
-        return [found[key] for key in keys]
 
     def save(self, path: Path) -> None:
         """The config as JSON (no key: it is never part of the config)."""
@@ -354,18 +308,6 @@ class LlmJudgeRanker:
         from testaug.core.jsonl import read_json
 
         return cls(read_json(path / FILE_NAME, JudgeFile).config)
-
-
-def _run_all(send: Any, jobs: list[int], concurrency: int) -> None:
-    """`send(job)` for every job on a bounded thread pool; the first failure cancels the rest."""
-    with ThreadPoolExecutor(max_workers=concurrency, thread_name_prefix="llm-judge") as pool:
-        futures = [pool.submit(send, job) for job in jobs]
-        done, not_done = wait(futures, return_when=FIRST_EXCEPTION)
-        failed = next((f.exception() for f in done if f.exception() is not None), None)
-        for future in not_done:
-            future.cancel()
-        if failed is not None:
-            raise failed
 
 
 class JudgeFile(BaseModel):

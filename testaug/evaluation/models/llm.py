@@ -31,23 +31,21 @@ reach a spec, a record or a log line.
 from __future__ import annotations
 
 import logging
-import random
 import threading
 from collections.abc import Sequence
-from concurrent.futures import FIRST_EXCEPTION, ThreadPoolExecutor, wait
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 from urllib.parse import parse_qs
 
 import numpy as np
 
-from testaug.core.errors import ServiceError, close_names, did_you_mean
+from testaug.core.errors import close_names, did_you_mean
 from testaug.core.records import Record
 from testaug.core.secrets import split_userinfo
 from testaug.evaluation.models.base import Inputs, ModelError, ModelSpec, model_kind, unknown_spec
 from testaug.evaluation.models.labels import canonical, map_labels
 from testaug.evaluation.models.llm_prompt import AnswerReader, ClassifyPrompt, classify_prompt
+from testaug.generation.single_answers import AnswerStats
 
 if TYPE_CHECKING:
     from testaug.generation.backends import Backend, Completion, CompletionRequest
@@ -181,19 +179,6 @@ def task_of(labels: Sequence[str]) -> str | None:
     return tasks.pop() if len(tasks) == 1 else None
 
 
-@dataclass
-class LlmStats:
-    """What this model's predictions cost and found: requests, retries, answers from the
-    cache and fresh ones, and unparseable answers."""
-
-    requests: int = 0
-    retries: int = 0
-    cached: int = 0
-    fresh: int = 0
-    unparsed: int = 0
-    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
-
-
 class LlmModel:
     """A chat or completion model asked to classify each case with a prompt."""
 
@@ -217,7 +202,7 @@ class LlmModel:
         self.offered = tuple(labels) if labels else self.labels
         self._mapping = map_labels(self.offered, self.labels)
         self._reader = AnswerReader(self.offered, prompt.synonyms)
-        self.stats = LlmStats()
+        self.stats = AnswerStats()
         # Inputs whose answer held no label word, with the answer (cut to KEPT_ANSWER_CHARS).
         self.unparsed: dict[tuple[str, str | None], str] = {}
 
@@ -268,76 +253,26 @@ class LlmModel:
     def answers(self, requests: Sequence[CompletionRequest]) -> list[Completion]:
         """One answer per request: from the response cache, else from the backend (retried
         with backoff, paced, a bounded number in flight), stored as soon as it comes."""
-        from testaug.core.retries import RetryNotices, RetryPolicy, call_with_retries
-        from testaug.generation.backends import BackendError
-        from testaug.generation.cache import ResponseCache, cache_key
-        from testaug.generation.rate_limit import RateLimiter
+        from testaug.generation.cache import ResponseCache
+        from testaug.generation.single_answers import AnswerPace, UnansweredError, single_answers
 
-        backend = self.backend
-        scope = str(getattr(backend, "cache_scope", ""))
-        keys = [cache_key(backend.name, scope, backend.model, r, 0) for r in requests]
+        pace = AnswerPace(
+            requests_per_minute=self.options.rpm,
+            attempts=self.options.attempts,
+            concurrency=self.options.concurrency,
+        )
         cache = ResponseCache(self.cache_path)
         try:
-            found = cache.get_many(keys)
-            pending = sorted({key: i for i, key in enumerate(keys) if key not in found}.values())
-            limiter = RateLimiter(self.options.rpm)
-            policy = RetryPolicy(max_attempts=self.options.attempts)
-            rng, notices = random.Random(0), RetryNotices()
-
-            def attempt(request: CompletionRequest):
-                limiter.acquire()
-                with self.stats._lock:
-                    self.stats.requests += 1
-                return backend.complete(request)
-
-            def send(index: int) -> None:
-                answer, retries = call_with_retries(
-                    lambda: attempt(requests[index]),
-                    policy,
-                    rng,
-                    what=f"{self.name} request",
-                    notices=notices,
-                )
-                if len(answer.completions) != 1:
-                    raise BackendError(
-                        f"{backend.name}: asked for 1 answer, got {len(answer.completions)}"
-                    )
-                stored = cache.put_many(
-                    backend.name, backend.model, {keys[index]: answer.completions[0]}
-                )
-                found[keys[index]] = stored[keys[index]]
-                with self.stats._lock:
-                    self.stats.retries += retries
-                    self.stats.fresh += 1
-
-            with self.stats._lock:
-                self.stats.cached += len(keys) - len(pending)
-            try:
-                _run_all(send, pending, self.options.concurrency)
-            except ServiceError as exc:
-                done = sum(key in found for key in keys)
-                raise ModelError(
-                    f"{self.name}: {exc} ({done} of {len(keys)} answers are cached; "
-                    "evaluate again to resume)"
-                ) from exc
-            finally:
-                if summary := notices.summary():
-                    logger.warning("%s", summary)
-            return [found[key] for key in keys]
+            return single_answers(
+                self.backend, requests, cache, pace, self.stats, what=f"{self.name} request"
+            )
+        except UnansweredError as exc:
+            raise ModelError(
+                f"{self.name}: {exc} ({exc.answered} of {exc.total} answers are cached; "
+                "evaluate again to resume)"
+            ) from exc
         finally:
             cache.close()
-
-
-def _run_all(send, jobs: list[int], concurrency: int) -> None:
-    """`send(job)` for every job on a bounded thread pool; the first failure cancels the rest."""
-    with ThreadPoolExecutor(max_workers=concurrency, thread_name_prefix="llm-model") as pool:
-        futures = [pool.submit(send, job) for job in jobs]
-        done, not_done = wait(futures, return_when=FIRST_EXCEPTION)
-        failed = next((f.exception() for f in done if f.exception() is not None), None)
-        for future in not_done:
-            future.cancel()
-        if failed is not None:
-            raise failed
 
 
 _LOCAL_BACKENDS: dict[tuple[str, str | None, Path], Backend] = {}
