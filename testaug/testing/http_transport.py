@@ -7,14 +7,12 @@ from __future__ import annotations
 import contextlib
 import json
 import socket
-import socketserver
-import sys
-import threading
 import time
 from dataclasses import dataclass
 from email.message import Message
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Protocol
+
+from testaug.testing.loopback_http import LoopbackHTTPServer, TrackedHandler
 
 
 class Responder(Protocol):
@@ -45,26 +43,12 @@ class Answer:
     """Send the body `chunk` bytes at a time, waiting `interval` seconds between chunks."""
 
 
-class JsonHandler(BaseHTTPRequestHandler):
+class JsonHandler(TrackedHandler):
     """Reads one request, asks the server's responder for the answer, writes it."""
 
-    protocol_version = "HTTP/1.1"  # keep-alive: the openai client pools connections
-    server_version = "ScriptedOpenAI/1.0"
+    server_version = "ScriptedOpenAI/1.0"  # keep-alive: the openai client pools connections
     disable_nagle_algorithm = True  # headers and body go out as separate writes
     server: JsonHTTPServer
-
-    def setup(self) -> None:
-        super().setup()
-        self.server.track(self.connection)
-
-    def finish(self) -> None:
-        try:
-            super().finish()
-        finally:
-            self.server.untrack(self.connection)
-
-    def log_message(self, format: str, *args: Any) -> None:
-        """Quiet: no per-request logging."""
 
     def do_POST(self) -> None:
         arrived = time.time()
@@ -133,44 +117,11 @@ class JsonHandler(BaseHTTPRequestHandler):
             self.wfile.flush()
 
 
-class JsonHTTPServer(ThreadingHTTPServer):
-    """A threading HTTP server on loopback whose keep-alive connections can be dropped."""
+class JsonHTTPServer(LoopbackHTTPServer):
+    """The scripted server's HTTP server: its handlers ask `owner` what to answer."""
 
-    daemon_threads = True
     request_queue_size = 128
-    allow_reuse_address = True
 
     def __init__(self, address: tuple[str, int], owner: Responder) -> None:
         self.owner = owner
-        self._connections: set[socket.socket] = set()
-        self._connections_lock = threading.Lock()
-        if ":" in address[0]:
-            self.address_family = socket.AF_INET6
         super().__init__(address, JsonHandler)
-
-    def server_bind(self) -> None:
-        # HTTPServer.server_bind calls socket.getfqdn, which can stall on hosts without DNS.
-        socketserver.TCPServer.server_bind(self)
-        host, port = self.server_address[:2]
-        self.server_name, self.server_port = str(host), int(port)
-
-    def handle_error(self, request: Any, client_address: Any) -> None:
-        if isinstance(sys.exc_info()[1], OSError):
-            return  # a client hung up; not worth a traceback
-        super().handle_error(request, client_address)
-
-    def track(self, connection: socket.socket) -> None:
-        with self._connections_lock:
-            self._connections.add(connection)
-
-    def untrack(self, connection: socket.socket) -> None:
-        with self._connections_lock:
-            self._connections.discard(connection)
-
-    def close_connections(self) -> None:
-        """Shut down open (keep-alive) connections so their handler threads end."""
-        with self._connections_lock:
-            connections = list(self._connections)
-        for connection in connections:
-            with contextlib.suppress(OSError):
-                connection.shutdown(socket.SHUT_RDWR)
