@@ -16,7 +16,7 @@ def run_pipeline(config: RunConfig | None = None, **options: Any) -> PipelineRun
     ranking, review, the grown suite, diversity, evaluation and the report. Give a
     `RunConfig`, or its fields as keyword arguments (`suite="sentiment", size="smoke",
     generator={"kind": "openai", ...}`); the result holds both halves' step outputs."""
-    from testaug.cli.run import prepare_prefect_environment
+    from testaug.core.prefect_environment import prepare_prefect_environment
     from testaug.steps.config import RunConfig, run_config
 
     if config is None:

@@ -10,9 +10,9 @@ import typer
 from rich.table import Table
 
 from testaug.cli.console import console, err_console
-from testaug.cli.run import prepare_prefect_environment
 from testaug.core.errors import InputError, Problem
 from testaug.core.fault_logs import quiet_expected_faults
+from testaug.core.prefect_environment import prepare_prefect_environment
 
 flows_app = typer.Typer(
     help="Prefect deployments of the flows (prefect.yaml): list, serve, deploy.",
