@@ -1,4 +1,4 @@
-"""The `adapt` flow: AdaTest's testing loop (AT-4) in rounds, one round per flow run.
+"""The `adapt` flow: AdaTest's testing loop in rounds, one round per flow run.
 
 People are not waited for inside a run. A run
 

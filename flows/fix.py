@@ -1,4 +1,4 @@
-"""The `fix` flow: AdaTest's debugging loop (AT-10), one or more rounds per run. The model is
+"""The `fix` flow: AdaTest's debugging loop, one or more rounds per run. The model is
 fine-tuned from the work folder's last checkpoint (or `config.model` for the first round)
 on the tests it fails mixed 1:1 with i.i.d. data, every topic is re-tested, and the topics
 each round fixed and broke are logged and published as Prefect artifacts, with why the run

@@ -1,4 +1,4 @@
-"""Borda count: combine the rankings of several rankers into one (TestAug TA-4).
+"""Borda count: combine the rankings of several rankers into one (as in TestAug).
 
 Compatible with the Borda count of pyrankagg (Dwork et al., 2001): each ranker
 ranks the N items 1..N, an item at rank r gets N - r points, points are summed

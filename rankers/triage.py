@@ -1,6 +1,6 @@
 """Review triage: how much of a ranking people must review to reach a target accuracy.
 
-A ranker puts the likely-invalid candidates first (TestAug TA-4). People review the
+A ranker puts the likely-invalid candidates first (as in TestAug). People review the
 top k of the ranking, so its invalid cases are found and corrected; the rest is
 accepted as valid, so each invalid case below rank k stays an error. ACC@k is the
 accuracy that results (TestAug Eq. 2), and the effort at a target is the smallest

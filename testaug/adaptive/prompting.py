@@ -1,4 +1,4 @@
-"""AdaTest's minimal prompt notation (AT-6, AT-code-3) and the parsing of one completion.
+"""AdaTest's minimal prompt notation and the parsing of one completion.
 
 A prompt is a list, one test a line, each field in double quotes, and nothing else:
 

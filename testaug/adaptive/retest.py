@@ -1,6 +1,6 @@
 """Re-testing a tree on a model: failure rates per topic, and the topics that got worse.
 
-Applying a tree to a model (AT-3, AT-10's re-test step) scores every test and
+Applying a tree to a model scores every test and
 counts, for each topic, its tests and failing tests, both with its subtopics and
 directly at it. Rates are in percent of the tests that count: a DIR test that
 cannot fail (P(L) already at the edge it would move towards) is left out, as in

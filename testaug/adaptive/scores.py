@@ -1,4 +1,4 @@
-"""Failure scores of tree tests on models under test (AT-2, AT-code-4 margin scoring).
+"""Failure scores of tree tests on models under test (AdaTest's margin scoring).
 
 A score is high when a test fails and low when it passes; it is > 0 exactly when
 the evaluation stage's check (`testaug.evaluation.expectations`) says the test

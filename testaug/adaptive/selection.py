@@ -1,4 +1,4 @@
-"""Which tests go into a suggestion prompt: AdaTest's greedy selection (AT-7, AT-code-3).
+"""Which tests go into a suggestion prompt: AdaTest's greedy selection.
 
 For each of `prompts` prompts, tests are picked one at a time by the highest
 
@@ -11,7 +11,7 @@ For each of `prompts` prompts, tests are picked one at a time by the highest
   and 0 outside it. When the topic (subtopics included) holds fewer than
   `min_topic_tests` tests, outside tests get a very small weight that grows with
   the topic path they share with the focus, so the prompt is filled "as close as
-  possible to the topic" (AT-6) and outside tests are used only then (AT-7);
+  possible to the topic" and outside tests are used only then;
 - diversity: 1 - the largest cosine similarity to a test already picked (or
   skipped), from the caller's embedding matrix;
 - avoidance: a pick is never picked again; with probability `skip_randomization`
@@ -50,7 +50,7 @@ UNSCORED = 0.5e-8  # below every scored test (those are >= 1e-8)
 
 
 class PromptSelectionConfig(Record):
-    """AdaTest's prompt-selection parameters, with its defaults (AT-code-2)."""
+    """AdaTest's prompt-selection parameters, with its defaults."""
 
     prompt_size: int = Field(default=7, ge=1)
     prompts: int = Field(default=10, ge=1)

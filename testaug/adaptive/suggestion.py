@@ -1,8 +1,8 @@
 """Suggested tests and people's verdicts on them.
 
-A round of suggestions (AT-4) proposes new tests for a focus topic. Each
+A round of suggestions proposes new tests for a focus topic. Each
 suggestion carries the failure score and output of every model under test (one
-of them targeted, AT-9) and, when the ranker ensemble triaged it, how likely it
+of them targeted) and, when the ranker ensemble triaged it, how likely it
 is to be valid. A verdict accepts it into a topic (the focus topic, another one
 or a new subtopic) or rejects it as invalid or off-topic; accepted suggestions
 join the tree with the name of whoever accepted them.

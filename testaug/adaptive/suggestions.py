@@ -1,4 +1,4 @@
-"""One round of suggestions for a focus topic (AT-4, AT-5, AT-8, AT-9).
+"""One round of suggestions for a focus topic.
 
 1. Score the tree's tests on the targeted model where they have no score yet.
 2. Select 10 prompts of up to 7 tests (`selection.select_prompts`, or at random for
@@ -8,7 +8,7 @@
 4. Parse each completion into a test of the focus topic; a malformed one is kept
    with its reason. Drop a test whose input repeats one of the tree or an earlier
    suggestion (case, spacing and end punctuation ignored).
-5. AT-5: suggestions should be direct children of the focus, not fall into a
+5. suggestions should be direct children of the focus, not fall into a
    subtopic already explored. Where the focus has subtopics, a suggestion is
    dropped ("in_subtopic") when its embedding is at least `subtopic_similarity`
    cosine-similar to a test of one of them. The default, 0.95, only catches
@@ -79,7 +79,7 @@ NOTATION = PromptTemplate(
 
 
 class SuggestionRoundConfig(Record):
-    """How many suggestions to ask for and how (AdaTest's defaults, AT-code-2)."""
+    """How many suggestions to ask for and how (AdaTest's defaults)."""
 
     suggestions: int = Field(default=100, ge=1, description="K: floor(K / prompts) per prompt")
     selection: Literal["adaptive", "random"] = "adaptive"
@@ -168,7 +168,7 @@ def suggestion_round(
     on_prompt_done: Callable[[], None] | None = None,
 ) -> RoundResult:
     """Suggest new tests for `topic` steered by `target`'s failures; see the module docstring.
-    The tree's tests are the prompt's material; `others` are scored too (AT-9)."""
+    The tree's tests are the prompt's material; `others` are scored too."""
     topic = normalize_topic(topic)
     tests = tree.tests
     rng = np.random.default_rng(settings.seed)
@@ -327,7 +327,7 @@ def _outside_subtopics(
     embed: Embedder,
     threshold: float,
 ) -> tuple[list[tuple[TreeTest, int]], list[DroppedCompletion]]:
-    """The suggestions that are no near copy of a test in one of the topic's subtopics (AT-5)."""
+    """The suggestions that are no near copy of a test in one of the topic's subtopics."""
     inside = [t for t in tree.tests_in(topic) if t.topic != topic]
     if not kept or not inside:
         return kept, []

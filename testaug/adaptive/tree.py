@@ -1,6 +1,6 @@
 """Test trees: AdaTest's tests (an input and an expectation) under topic paths.
 
-A test states what a model's output for `input` should be (AT-1):
+A test states what a model's output for `input` should be:
 
 - "should be" / "should not be" a label (MFT; `output` is a label, or several
   joined by "|" for "one of");

@@ -1,6 +1,6 @@
 """Significance tests for the analyses that report mean ± std (issue 19).
 
-BeLUGA (BL-13): i.i.d. scores against the IID baseline by a two-tailed binomial test; G
+BeLUGA: i.i.d. scores against the IID baseline by a two-tailed binomial test; G
 scores (and pass rates) by paired randomization testing (Yeh, 2000) with 10,000 trials,
 seed 42: per-example hits are swapped between the two systems where they differ, and
 p = (count(|Δ*| ≥ |Δ|) + 1) / (trials + 1). AdaTest (AT-E3): a topic's failure rate
@@ -17,7 +17,7 @@ import numpy as np
 
 from testaug.core.errors import TestAugError
 
-TRIALS = 10_000  # BL-13
+TRIALS = 10_000  # BeLUGA's randomization trials
 BOOTSTRAP_SAMPLES = 5_000  # AT-E3
 SEED = 42
 ALPHA = 0.05
@@ -45,7 +45,7 @@ def randomization_test(
     hits_a: Hits, hits_b: Hits, *, trials: int = TRIALS, seed: int = SEED
 ) -> float:
     """Two-sided p-value that systems A and B have the same pass rate (mean of their
-    per-example hits), by paired randomization (BL-13)."""
+    per-example hits), by paired randomization."""
     a, b = _paired(hits_a, hits_b)
     if a.size == 0:
         return 1.0
@@ -132,7 +132,7 @@ def _binomial_exact(successes: int, n: int, p: float) -> float:
 
 
 def binomial_test_two_sided(successes: int, n: int, p: float) -> float:
-    """Two-sided exact binomial p-value of `successes` out of `n` against rate `p` (BL-13:
+    """Two-sided exact binomial p-value of `successes` out of `n` against rate `p` (the
     i.i.d. accuracy against the IID baseline's). scipy's when installed, else the same sum."""
     if n < 0 or not 0 <= successes <= n:
         raise TestAugError(f"binomial test: need 0 <= successes <= n (got {successes} of {n})")
@@ -196,7 +196,7 @@ def randomization_test_g(
     seed: int = SEED,
 ) -> float:
     """Two-sided p-value that systems A and B have the same G (Eq. 8), by paired
-    randomization (BL-13), vectorized.
+    randomization, vectorized.
 
     s_T is the `weights`-weighted sum of the per-test hits (BeLUGA's mean of functionality
     pass rates: each test weighs 1 / (its functionality's size x the number of

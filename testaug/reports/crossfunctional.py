@@ -1,6 +1,6 @@
 """The report's section on BeLUGA's cross-functional analysis, from crossfunctional.json
 (`testaug evaluate generalization`): the G table, the suite scores, and per scenario a table and a heat
-map of functionality pass rates by configuration-method pair (BL-14's figure)."""
+map of functionality pass rates by configuration-method pair (BeLUGA's figure)."""
 
 from __future__ import annotations
 
@@ -175,7 +175,7 @@ def crossfunctional_section(report: CrossFunctionalReport) -> list[Block]:
 
 
 def significance_blocks(report: CrossFunctionalReport) -> list[Block]:
-    """BL-13: every pair's scores against the IID baseline, from the per-example hits
+    """every pair's scores against the IID baseline, from the per-example hits
     averaged over seeds; rows green where significantly above, red where below."""
     rows: list[list[str]] = []
     tones: list[str | None] = []
@@ -201,7 +201,7 @@ def significance_blocks(report: CrossFunctionalReport) -> list[Block]:
         Table(
             ["pair", "score", "Δ vs IID (points)", "p", "vs the IID baseline"],
             rows,
-            caption="significance against the IID baseline (BL-13, α = 0.05): G by paired "
+            caption="significance against the IID baseline (α = 0.05): G by paired "
             f"randomization over the test cases and i.i.d. examples ({trials_used}), the "
             "i.i.d. score by a two-tailed binomial test; hits averaged over seeds; green "
             "above, red below",
@@ -211,7 +211,7 @@ def significance_blocks(report: CrossFunctionalReport) -> list[Block]:
 
 
 def selection_blocks(report: CrossFunctionalReport) -> list[Block]:
-    """BL-12: the setting chosen on T_val for each pair, and every setting's T_val score."""
+    """the setting chosen on T_val for each pair, and every setting's T_val score."""
     chosen = [pair for pair in report.pairs if pair.selection is not None]
     if not chosen:
         return []
@@ -251,7 +251,7 @@ def pass_rate_heatmap_png(
     *,
     title: str = "",
 ) -> bytes:
-    """BL-14's panel: configuration-method pairs (y) by the average pass rate and then each
+    """BeLUGA's panel: configuration-method pairs (y) by the average pass rate and then each
     functionality's (x), in percent; lines between configurations and between classes,
     x ticks (the names whole, wrapped) coloured by test type (blue MFT, red INV, green DIR)."""
     import numpy as np

@@ -1,4 +1,4 @@
-"""The report's per-test summary (CheckList's visual summary, SPEC.md CL-12): for each test of
+"""The report's per-test summary (CheckList's visual summary): for each test of
 an evaluation (a description and its test type; an INV or DIR test per perturbation), its
 description, capability, type and failure rate per model, and its cases, failing ones first,
 with the original and perturbed text and each model's prediction and confidence.

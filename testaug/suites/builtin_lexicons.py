@@ -1,4 +1,4 @@
-"""Built-in lexicons (CheckList's CL-8): names, places and protected-group words.
+"""Built-in lexicons (as CheckList's editor has them): names, places and protected-group words.
 
 Any suite's templates may use them (`{first_name}`, `{city}`, `{religion_adj}`) without
 defining them; a lexicon the suite defines under the same name wins. They are read from

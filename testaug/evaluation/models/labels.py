@@ -4,8 +4,8 @@ Names are compared after canonicalizing: lower case, spaces and hyphens become
 underscores, and the aliases in `ALIASES` become their canonical name. Then:
 
 1. A model with a 2-class sentiment output (negative, positive) under a task
-   with negative, neutral and positive uses CheckList's neutral band (SPEC
-   CL-14): P(positive) in the open interval (1/3, 2/3) is neutral. See
+   with negative, neutral and positive uses CheckList's neutral band:
+   P(positive) in the open interval (1/3, 2/3) is neutral. See
    `neutral_band`.
 2. Otherwise every model label must be a task label; the model's probabilities
    are reordered into the task's order, and a task label the model cannot
@@ -68,7 +68,7 @@ def three_way(p_pos: np.ndarray, winner: np.ndarray) -> np.ndarray:
 
 
 def neutral_band(p_pos: np.ndarray) -> np.ndarray:
-    """CheckList's neutral band (CL-14): rows (negative, neutral, positive) from P(positive).
+    """CheckList's neutral band: rows (negative, neutral, positive) from P(positive).
 
     P(positive) <= 1/3 is negative, >= 2/3 positive, strictly between neutral; the
     distribution is `three_way`'s.

@@ -1,9 +1,9 @@
-"""Batching for BeLUGA's behavioural learning (BL-7): training items and mini-batches.
+"""Batching for BeLUGA's behavioural learning: training items and mini-batches.
 
 Training material is MFT cases (suite `TestCase`s, i.i.d. examples) and perturbation
 tests (`PerturbedCase`s). Perturbed cases that share an original, a perturbation and an
-expectation form one item; each update samples one of the item's perturbed versions
-(BL-7). dir_target DIRs (paraphrase DIRs) are MFTs on their perturbed input.
+expectation form one item; each update samples one of the item's perturbed versions.
+dir_target DIRs (paraphrase DIRs) are MFTs on their perturbed input.
 
 Each step draws one mini-batch of `batch_size` from each kind present (MFT, INV, DIR);
 the originals and the perturbed inputs of a step go through the model in one forward
@@ -61,7 +61,7 @@ class TrainingMaterial:
 
     `cases` are suite cases (their functionality, `description_id`, is the
     environment); `iid` are i.i.d. examples (one environment, "iid"); `perturbed`
-    are INV and DIR cases. `forms` names BL-8's comparison form of a perturbation's
+    are INV and DIR cases. `forms` names BeLUGA's comparison form of a perturbation's
     DIRs where the expectation cannot say it (an intensifier: not_less_confident; a
     reducer: not_more_confident); it overrides their monotonic expectation in training.
     """

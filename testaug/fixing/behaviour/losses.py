@@ -1,4 +1,4 @@
-"""BeLUGA's behaviour-specific losses (BL-7, BL-8) on probability tensors.
+"""BeLUGA's behaviour-specific losses on probability tensors.
 
 Every function takes torch tensors of shape (n, k): probabilities over the
 model's k outputs (softmax rows), one row per example, and returns one loss per
@@ -17,7 +17,7 @@ row (shape (n,)), so a training loop can average them or weight them by group.
   constant). By default p0 is detached too (the original prediction is a target,
   as in consistency training): without that, Eq. 5's gradient also pushes p0 to
   lower entropy, i.e. towards more confident originals.
-- DIR (Eq. 6): `-log(1 - eps)` with eps one of BL-8's four comparison forms;
+- DIR (Eq. 6): `-log(1 - eps)` with eps one of BeLUGA's four comparison forms;
   zero where the comparison holds, growing without bound as eps -> 1 (eps is
   clamped to 1 - 1e-6). `tolerance` (default 0: BeLUGA's strict form) lets a
   move of up to the tolerance go unpenalised, as CheckList's check does.
@@ -120,7 +120,7 @@ def dir_error(
     positive: int = 1,
     tolerance: float = 0.0,
 ) -> torch.Tensor:
-    """BL-8's eps per row, in [0, 1]: how far the perturbed prediction violates `form`.
+    """The DIR violation eps per row, in [0, 1]: how far the perturbed prediction violates `form`.
 
     not_more_negative: max(0, pi[neg] - p0[neg]); not_more_positive: max(0, pi[pos] -
     p0[pos]); not_more_confident: max(0, pi[c*] - p0[c*]); not_less_confident:
@@ -182,7 +182,7 @@ def dir_form(expectation: Expectation, labels: Sequence[str]) -> tuple[DirForm, 
     binary head: label positive -> not_more_negative, label negative ->
     not_more_positive; `monotonic(label, "down")` is "P(label) not more": positive
     -> not_more_positive, negative -> not_more_negative. Neutral reads P(positive)
-    (as the check does). BL-8's forms are defined for a binary sentiment head only;
+    (as the check does). BeLUGA's comparison forms are defined for a binary sentiment head only;
     on other heads train with `monotonic_loss`, which reads the label's own column.
     """
     if expectation.kind != "dir_monotonic":
@@ -198,7 +198,7 @@ def dir_form(expectation: Expectation, labels: Sequence[str]) -> tuple[DirForm, 
             return form, other
         form = "not_more_positive" if watched == "positive" else "not_more_negative"
         return form, column
-    raise TestAugError(f"BL-8's DIR forms need a binary sentiment head, not {tuple(names)}")
+    raise TestAugError(f"the DIR comparison forms need a binary sentiment head, not {tuple(names)}")
 
 
 def monotonic_error(
@@ -212,7 +212,7 @@ def monotonic_error(
     """eps of a dir_monotonic expectation: how far P(label) moved against its direction.
 
     "up": max(0, p0[label] - pi[label]); "down": max(0, pi[label] - p0[label]). On a
-    binary sentiment head this equals BL-8's eps of `dir_form`'s form (the two
+    binary sentiment head this equals the eps of `dir_form`'s form (the two
     columns sum to one).
     """
     import torch

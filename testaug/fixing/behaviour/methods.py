@@ -1,4 +1,4 @@
-"""BeLUGA's generalization methods (BL-11): the training loops and what each method changes.
+"""BeLUGA's generalization methods: the training loops and what each method changes.
 
 vanilla; l2 (AdamW weight decay 0.1); dropout (every dropout probability 0.3); lp
 (encoder frozen, head only, lr 5e-4); lp_ft (lp, then fine-tuning with a fresh optimizer

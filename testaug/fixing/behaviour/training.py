@@ -1,10 +1,10 @@
-"""BeLUGA's behavioural learning (BL-6, BL-7, BL-11): training on MFT, INV and DIR tests.
+"""BeLUGA's behavioural learning: training on MFT, INV and DIR tests.
 
-`train_behaviour` trains one step with a BL-11 method (`behaviour_methods`) on MFT cases,
+`train_behaviour` trains one step with a behaviour-learning method (`behaviour_methods`) on MFT cases,
 i.i.d. examples and perturbation tests (`behaviour_batching`: each step draws one
 mini-batch from each kind present and sums the kinds' mean losses).
 
-Configurations (BL-6, `train_configuration`): iid, iid->t, iid+t, iid->(iid+t); the
+Configurations (`train_configuration`): iid, iid->t, iid+t, iid->(iid+t); the
 method is applied in the last step only, the i.i.d.-only first step is vanilla.
 """
 
@@ -68,7 +68,7 @@ def train_behaviour(
     detach_original: bool = True,
     on_progress: Callable[[str], None] | None = None,
 ) -> Classifier:
-    """Train the classifier in place on the material with a BL-11 method; returns it.
+    """Train the classifier in place on the material with a behaviour-learning method; returns it.
 
     `config` gives learning rate, batch size, epochs, seed and device (defaults:
     `FineTuneConfig()`); the method overrides what it names (l2: weight decay 0.1;
@@ -144,7 +144,7 @@ def train_configuration(
     detach_original: bool = True,
     on_progress: Callable[[str], None] | None = None,
 ) -> Classifier:
-    """A classifier trained in a BL-6 configuration with a BL-11 method (BeLUGA's f(D, T, chi)).
+    """A classifier trained in one of BeLUGA's configurations with a behaviour-learning method (BeLUGA's f(D, T, chi)).
 
     - iid: the method on `iid` only.
     - iid->t: vanilla on `iid` (with `iid_config`, default `config`), then the method on the suite.

@@ -1,4 +1,4 @@
-"""BeLUGA's cross-functional analysis (BL-9, BL-10, BL-12, BL-13) for configuration-method pairs.
+"""BeLUGA's cross-functional analysis for configuration-method pairs.
 
 The suite T is split once (seeded, stratified by functionality; suite cases exactly as
 `splits.random_split_ids`) into T_train and T_test (and, with hyper-parameter selection,
@@ -21,9 +21,9 @@ G = 2·s_T·s_iid / (s_T + s_iid) (Eq. 8). Everything is a fraction in [0, 1]; e
 aggregate is a mean and sample deviation over the seeds.
 
 Every run keeps its per-example hits (each T_test test, each i.i.d. test example), so each
-pair's scenario is compared with the IID baseline (BL-13: G by paired randomization, s_iid
+pair's scenario is compared with the IID baseline (G by paired randomization, s_iid
 by a binomial test). With a grid of settings, each pair's suite step is first tuned on T_val
-(BL-12) and the chosen setting is used in every scenario and seed.
+and the chosen setting is used in every scenario and seed.
 
 Training is a parameter: `Train` maps the material of one training run (configuration,
 method, cases, perturbation tests, i.i.d. examples, setting) and a seed to a model,
@@ -266,7 +266,7 @@ class _Analysis:
     def select(
         self, configuration: str, method: str, grid: Sequence[TrainingSetting], seed: int
     ) -> Selection:
-        """BL-12: train on all of T_train with each setting, keep the best suite score on T_val."""
+        """train on all of T_train with each setting, keep the best suite score on T_val."""
         train = [i for i in self.items if i.id in self.train_ids]
         val = [i for i in self.items if i.id in self.val_ids]
         if not val:
@@ -307,7 +307,7 @@ def run_crossfunctional(
 
     Each pair is evaluated in `scenarios` (seen, func, class, type); with `standard` the
     IID model (configuration "IID", method "vanilla") gives the standard evaluation once
-    per seed, and each pair's scenarios are compared with it (BL-13,
+    per seed, and each pair's scenarios are compared with it (by paired randomization,
     `significance_trials` randomization trials). `train(material, seed)` returns a model
     and `predict(model, inputs)` its labels; `perturbed` adds INV and DIR tests (a run's
     perturbed.jsonl), scored by `check(model, tests)` (each perturbation of a description

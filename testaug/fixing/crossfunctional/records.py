@@ -1,4 +1,4 @@
-"""Records of BeLUGA's cross-functional analysis (BL-9, BL-10, BL-12, BL-13): what a training
+"""Records of BeLUGA's cross-functional analysis: what a training
 run gets, what one scenario run scores (with its per-example hits), the summaries over seeds
 with their comparison to the IID baseline, the T_val selection, and crossfunctional.json."""
 
@@ -32,7 +32,7 @@ PASS, FAIL, UNSCORED = "1", "0", "-"
 
 
 class TrainingSetting(Record):
-    """The suite step's hyper-parameters (BL-12's grid: learning rate, epochs, batch size)."""
+    """The suite step's hyper-parameters (BeLUGA's grid: learning rate, epochs, batch size)."""
 
     learning_rate: float
     epochs: int
@@ -114,7 +114,7 @@ class ScenarioRun(Record):
 
 
 class Comparison(Record):
-    """A scenario against the IID baseline (BL-13), from the per-example hits averaged over
+    """A scenario against the IID baseline, from the per-example hits averaged over
     seeds: the G difference and its randomization-test p-value, the i.i.d. accuracy
     difference and its two-tailed binomial p-value."""
 
@@ -161,7 +161,7 @@ class SettingScore(Record):
 
 
 class Selection(Record):
-    """BL-12: the grid tried for a pair's suite step (trained on T_train with the first
+    """the grid tried for a pair's suite step (trained on T_train with the first
     seed, scored by the suite score on T_val) and the setting chosen (the best; the first
     in grid order on a tie), used for every scenario and seed of the pair."""
 

@@ -1,4 +1,4 @@
-"""BeLUGA's scores (BL-10) and their significance (BL-13): pass rates (Eq. 7), the suite
+"""BeLUGA's scores and their significance: pass rates (Eq. 7), the suite
 score, s_iid, G (Eq. 8), the summaries over seeds, per-example hits, and the comparison of a
 pair's scenario with the IID baseline."""
 
@@ -128,7 +128,7 @@ def compare_to_baseline(
     trials: int = TRIALS,
     seed: int = SEED,
 ) -> Comparison | None:
-    """BL-13 for one scenario of a pair against the IID baseline (the standard runs), both
+    """The significance test for one scenario of a pair against the IID baseline (the standard runs), both
     averaged over seeds per example: G by paired randomization over the tests both scored
     and the i.i.d. examples (s_T as the mean of functionality pass rates), the i.i.d.
     accuracy by a two-tailed binomial test against the baseline's accuracy. None when a

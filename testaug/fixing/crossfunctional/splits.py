@@ -1,4 +1,4 @@
-"""How BeLUGA's cross-functional analysis divides the suite (BL-5, BL-9): functionalities,
+"""How BeLUGA's cross-functional analysis divides the suite: functionalities,
 the seeded T_train / T_val / T_test split, and the partitions U of the leave-out scenarios."""
 
 from __future__ import annotations

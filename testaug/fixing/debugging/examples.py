@@ -1,4 +1,4 @@
-"""Building the fixing examples of a debugging round and training on them (AT-10).
+"""Building the fixing examples of a debugging round and training on them.
 
 A failing test becomes a fixing example, and as many i.i.d. examples are sampled (1:1,
 seeded) from a training pool; the start checkpoint is fine-tuned on the mixture.

@@ -1,4 +1,4 @@
-"""Several rounds of AdaTest's debugging loop with a stop rule (AT-10).
+"""Several rounds of AdaTest's debugging loop with a stop rule.
 
 A run goes round after round, each from the last round's kept checkpoint, and stops after
 `StopRule.rounds` rounds or earlier, checked after each round on the kept checkpoint (where

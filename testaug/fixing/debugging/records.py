@@ -1,4 +1,4 @@
-"""The records of AdaTest's debugging loop (AT-10): a fixing example, a topic before and
+"""The records of AdaTest's debugging loop: a fixing example, a topic before and
 after a round, one seed's fine-tuning, a round as written to `round-NNN/fix_report.json`,
 the settings a round runs with, and why a run of several rounds stopped; and the round
 folders of a work folder."""

@@ -1,4 +1,4 @@
-"""Running a round of AdaTest's debugging loop (AT-10, AT-E3): fix the failing tests, re-test
+"""Running a round of AdaTest's debugging loop (AT-E3): fix the failing tests, re-test
 every topic, keep every seed's checkpoint and say which one the next round continues from.
 
 One round starts from a checkpoint (a Hugging Face classifier folder): the tree is

@@ -1,4 +1,4 @@
-"""TestAug's suite-comparison protocol, the "patched error rate" (TA-6), with BeLUGA's splits.
+"""TestAug's suite-comparison protocol, the "patched error rate", with BeLUGA's splits.
 
 Suites A and B are merged and split (seeded, stratified by description, or one of
 BeLUGA's leave-one-out splits). The base model's error on the test side is the
