@@ -5,12 +5,14 @@ suggestion for several masks gives one word per mask, and a word suggested in se
 sentences is reviewed once, in the context of its best-scored sentence. Verdicts are kept
 one per word and annotator in a JSONL file, saved as they are given; when people disagree,
 the latest verdict on a word counts. A word is stored stripped of surrounding white space,
-and an empty one is refused; the file is changed under its write lock.
+and an empty one, or one with a line break or control character, is refused; the file is
+changed under its write lock.
 """
 
 from __future__ import annotations
 
 import re
+import unicodedata
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -21,7 +23,7 @@ from pydantic import Field, field_validator, model_validator
 
 from testaug.core.errors import InputError, Problem
 from testaug.core.file_lock import locked
-from testaug.core.jsonl import read_jsonl, read_numbered_jsonl, write_jsonl
+from testaug.core.jsonl import read_numbered_jsonl, write_jsonl
 from testaug.core.records import Record
 from testaug.core.runs import remove_stale_temporaries
 from testaug.editor.suggestion import WordSuggestion
@@ -29,6 +31,7 @@ from testaug.suites.lexicons import LEXICON_NAME
 
 WordDecision = Literal["keep", "drop"]
 MAX_LEXICONS = 9  # one digit key each in the terminal
+NOT_IN_A_WORD = ("Cc", "Cs", "Zl", "Zp")  # control characters, surrogates, line breaks
 
 
 class LexiconVerdict(Record):
@@ -49,6 +52,9 @@ class LexiconVerdict(Record):
         word = word.strip()
         if not word:
             raise ValueError("no word: empty or only white space")
+        reason = word_problem(word)
+        if reason:
+            raise ValueError(reason)
         return word
 
     @model_validator(mode="after")
@@ -87,9 +93,31 @@ def review_words(suggestions: Iterable[WordSuggestion]) -> list[ReviewWord]:
     return sorted(best.values(), key=lambda item: -item.suggestion.score)
 
 
+def word_problem(word: str) -> str | None:
+    """Why `word` cannot go into a lexicon (a lexicon word is one line of text a YAML file
+    can hold: no line break, control character, surrogate, U+FFFE or U+FFFF), or None when
+    it can."""
+    bad = next(
+        (c for c in word if c in "\ufffe\uffff" or unicodedata.category(c) in NOT_IN_A_WORD), None
+    )
+    if bad is None:
+        return None
+    return f"{word!r} holds {bad!r}: a lexicon word is one line of text a YAML file can hold"
+
+
 def read_word_suggestions(path: Path) -> list[WordSuggestion]:
-    """The suggestions of a file written by `testaug lexicon suggest -o`; errors name file and line."""
-    return list(read_jsonl(path, WordSuggestion))
+    """The suggestions of a file written by `testaug lexicon suggest -o`; errors name file,
+    line and field (a word no lexicon can hold among them)."""
+    suggestions, problems = [], []
+    for line, suggestion in read_numbered_jsonl(path, WordSuggestion):
+        suggestions.append(suggestion)
+        for index, word in enumerate(suggestion.words):
+            reason = word_problem(word.strip())
+            if reason:
+                problems.append(Problem(reason, path, line, f"words[{index}]"))
+    if problems:
+        raise InputError(problems)
+    return suggestions
 
 
 def lexicon_name_problem(name: str) -> str | None:

@@ -296,8 +296,9 @@ def _check(path: Path, before: dict[str, Any], text: str, added: dict[str, list[
     try:
         after = yaml.safe_load(text) or {}
     except yaml.YAMLError as exc:
+        reason = " ".join(str(exc).split())  # one line
         raise TestAugError(
-            f"{path}: adding words would break the file ({exc}); not written"
+            f"{path}: adding words would break the file ({reason}); not written"
         ) from None
     expected = dict(before)
     for name, words in added.items():

@@ -15,7 +15,7 @@ from functools import partial
 from typing import Any
 from xml.sax.saxutils import quoteattr
 
-from testaug.editor.lexicon_verdicts import LexiconVerdict, ReviewWord, one_line
+from testaug.editor.lexicon_verdicts import LexiconVerdict, ReviewWord, one_line, word_problem
 from testaug.review.label_studio import LabelStudio
 from testaug.review.label_studio_tasks import (
     TaskPush,
@@ -116,6 +116,9 @@ def read_word_export(tasks: Iterable[Mapping[str, Any]], users: Mapping[int, str
         word = data.get("word")
         if not isinstance(word, str) or not word.strip():
             reading.problems.append(f"task {task.get('id')}: no word in its data")
+            continue
+        if reason := word_problem(word.strip()):
+            reading.problems.append(f"task {task.get('id')}: {reason}")
             continue
         suggestion = data.get("suggestion") if isinstance(data.get("suggestion"), dict) else {}
         cancelled, unanswered = tally_answers(

@@ -1,4 +1,4 @@
-"""Hypothesis fuzz of every user-facing reader through the command (issue 17): a valid file
+"""Hypothesis fuzz of every user-facing reader through the command: a valid file
 of a working folder damaged at random (bytes inserted, truncated, a value of another type,
 a huge line, a BOM, bytes that are not UTF-8, JSON or YAML that Python cannot hold). The
 command either succeeds or exits 1 with one "error:" line naming the file, no traceback,
@@ -18,17 +18,14 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from tests.core.reliability_trials import (
+from tests.core.reliability_trials import READERS, Reader, build_workspace, run_trial
+from tests.core.trial_damages import (
     DEEP,
     HUGE_NUMBER,
-    READERS,
-    Reader,
-    build_workspace,
     huge_line,
     insert_bytes,
     raw_value,
     replace_value,
-    run_trial,
     truncate,
     with_bom,
 )

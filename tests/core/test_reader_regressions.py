@@ -1,7 +1,8 @@
-"""What the reader fuzzing of issue 17 found, kept as plain tests: JSON that Python's parser
-gives up on (deep nesting, a 5,000-digit number), escaped lone surrogates, YAML with NUL
-bytes, unreadable numbers or dates, a duplicated seed case, a corrupt lexical.json, member
-names that are no folder names, and an empty training file."""
+"""What the reader fuzzing found, kept as plain tests: JSON that Python's parser gives up on
+(deep nesting, a 5,000-digit number), escaped lone surrogates, YAML with NUL bytes,
+unreadable numbers or dates, a duplicated seed case, a corrupt lexical.json, member names
+that are no folder names, an empty training file; in the loops, words no lexicon can hold
+(a line break, a control character, U+FFFF) and negative counts in a tree report."""
 
 from __future__ import annotations
 
@@ -105,14 +106,15 @@ def test_expand_of_a_suite_with_a_label_that_is_a_list_of_lists_names_the_field(
     assert not (tmp_path / "cases.jsonl").exists()
 
 
-def test_report_reads_past_a_manifest_json_nested_too_deeply(tmp_path):
+def test_report_refuses_a_manifest_json_nested_too_deeply_naming_it(tmp_path):
     run = tmp_path / "run"
     run.mkdir()
     shutil.copy(Path(__file__).parent.parent / "reports" / "data" / "triage.json", run)
     (run / "manifest.json").write_text("[" * 100_000)
     result = run_testaug(tmp_path, "report", "run")
-    assert result.returncode == 0, result.stderr
-    assert (run / "report.md").exists()
+    assert result.returncode == 1 and "Traceback" not in result.stderr
+    assert result.stderr == "error: run/manifest.json:1: not valid JSON (nested too deeply)\n"
+    assert not (run / "report.md").exists()
 
 
 @pytest.mark.parametrize("value", ["NaN", "-1", "7", "true", '"0.9"'])
@@ -360,3 +362,68 @@ def test_rankers_train_on_a_file_of_only_valid_candidates_names_it(tmp_path):
         "error: labelled.jsonl: all 2 labelled candidates are valid; training needs both"
     ) in result.stderr
     assert not (tmp_path / "out").exists()
+
+
+NOT_A_WORD = ["a\nb", "a\x85b", "a\u2028b", "\x7f", "a\tb", "a\x00b", "a\uffffb"]
+
+
+@pytest.mark.parametrize("word", NOT_A_WORD)
+def test_applying_a_kept_word_no_lexicon_can_hold_names_file_line_and_field(tmp_path, word):
+    from tests.editor.lexicon_suite import LEXICONS, write_suite
+
+    write_suite(tmp_path / "suite")
+    verdict = {"word": word, "decision": "keep", "lexicon": "pos_verb", "annotator": "ann"}
+    (tmp_path / "verdicts.jsonl").write_text(json.dumps(verdict) + "\n")
+    result = run_testaug(tmp_path, "review", "words", "apply", "verdicts.jsonl", "--suite", "suite")
+    assert result.returncode == 1 and "Traceback" not in result.stderr
+    assert result.stderr.startswith("error: verdicts.jsonl:1: word: ")
+    assert "a lexicon word is one line of text" in result.stderr
+    assert (tmp_path / "suite" / "lexicons.yaml").read_text() == LEXICONS
+
+
+@pytest.mark.parametrize("word", NOT_A_WORD)
+def test_a_suggested_word_no_lexicon_can_hold_is_refused_before_the_review(tmp_path, word):
+    from tests.editor.lexicon_suite import suggestion, write_suggestions, write_suite
+
+    write_suite(tmp_path / "suite")
+    write_suggestions(tmp_path / "words.jsonl", [suggestion("adore", -8.0), suggestion(word, -9.0)])
+    result = run_testaug(
+        tmp_path, "review", "words", "terminal", "words.jsonl", "--suite", "suite",
+        "--into", "pos_verb", "--annotator", "ann", input="kk",
+    )  # fmt: skip
+    assert result.returncode == 1 and "Traceback" not in result.stderr
+    assert "error: words.jsonl:2: words[0]: " in result.stderr
+    assert not (tmp_path / "words.verdicts.jsonl").exists()
+
+
+def test_a_label_studio_word_edited_to_two_lines_is_a_problem_not_a_verdict():
+    from testaug.editor.review_label_studio import DROP, VERDICT, read_word_export
+
+    answer = {"result": [{"from_name": VERDICT, "value": {"choices": [DROP]}}]}
+    reading = read_word_export([{"id": 3, "data": {"word": "a\nb"}, "annotations": [answer]}], {})
+    assert reading.verdicts == []
+    assert reading.problems == [
+        "task 3: 'a\\nb' holds '\\n': a lexicon word is one line of text a YAML file can hold"
+    ]
+
+
+@pytest.mark.parametrize(
+    "field", ["tests", "failing", "filtered", "direct_tests", "direct_failing"]
+)
+def test_a_tree_report_with_a_negative_count_names_file_and_field(tmp_path, field):
+    from testaug.adaptive.tree_files import write_tree
+    from tests.adaptive.suggestion_helpers import tree
+
+    write_tree(tmp_path / "tree.jsonl", tree())
+    args = ("tree", "retest", "tree.jsonl", "--model", "py:tests.models_fixture:predict",
+            "--task", "sentiment")  # fmt: skip
+    assert run_testaug(tmp_path, *args, "-o", "previous.json").returncode == 0
+    report = json.loads((tmp_path / "previous.json").read_text())
+    report["topics"][1][field] = -3
+    (tmp_path / "previous.json").write_text(json.dumps(report))
+    result = run_testaug(tmp_path, *args, "--previous", "previous.json", "-o", "retest.json")
+    assert result.returncode == 1 and "Traceback" not in result.stderr
+    assert re.search(rf"error: previous\.json\b.*topics\[1\]\.{field}\b", result.stderr), (
+        result.stderr
+    )
+    assert not (tmp_path / "retest.json").exists()

@@ -1,8 +1,8 @@
 """The fixed table of bad-input trials: every reader of tests/core/reliability_trials.py
-with every damage of its DAMAGES, run through the command. Every trial must hold, and the
-reliability page of the documentation (docs/how-to/reliability.md) states the counts these
-tests compute, and how many secret scenarios the secrets tests check; a changed count fails
-here saying what the page should say."""
+with every damage of DAMAGES (tests/core/trial_damages.py), run through the command. Every
+trial must hold, and the reliability page of the documentation (docs/how-to/reliability.md)
+states the counts these tests compute, and how many secret scenarios the secrets tests
+check; a changed count fails here saying what the page should say."""
 
 from __future__ import annotations
 
@@ -14,17 +14,18 @@ from pathlib import Path
 
 import pytest
 
-from tests.cli_runner import HANG_TIMEOUT, run_testaug
+from tests.cli_runner import HANG_TIMEOUT
 from tests.core.reliability_trials import (
-    DAMAGES,
     READERS,
     Outcome,
     build_workspace,
     check_success,
     prepare,
+    run_reader,
     snapshot,
     trial_outcome,
 )
+from tests.core.trial_damages import DAMAGES
 
 ROOT = Path(__file__).parent.parent.parent
 SECRET_TESTS = {
@@ -41,7 +42,7 @@ def workspace(tmp_path_factory) -> Path:
 @pytest.mark.parametrize("reader", READERS, ids=[r.name for r in READERS])
 def test_each_reader_succeeds_on_its_valid_input(workspace, tmp_path, reader):
     copy = prepare(workspace, tmp_path / "copy", reader, lambda data, suffix: data)
-    result = run_testaug(copy, *reader.args, input=reader.input)
+    result = run_reader(copy, reader)
     assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-2000:]
     assert check_success(result, reader, snapshot(copy)) == []
 
