@@ -1,12 +1,12 @@
-"""Suggestions reviewed in the terminal, one key per verdict (AT-4).
+"""Suggestions reviewed in the terminal, one key per verdict.
 
 Suggestions come in failure-score order (the likeliest failures first), each with the
 test in words, every model's output and failure score, and P(valid) when the ranker
 ensemble triaged it. Enter or `a` accepts it into the focus topic; `t` accepts it into
 another topic (an existing subtopic by number, or a path typed in: a bare name is a new
 subtopic of the focus topic); `i` rejects it as invalid, `o` as off-topic; `s` skips it
-and `q` stops. Every verdict is handed to `save` at once. Keys come from the terminal
-annotator's key reader (testaug.review.terminal).
+and `q` stops. Every verdict is handed to `save` at once. The loop is the review
+kernel's (testaug.review.kernel).
 """
 
 from __future__ import annotations
@@ -14,14 +14,23 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
+from functools import partial
 
 from rich.console import Console
 from rich.markup import escape
 
 from testaug.adaptive.suggestion import Decision, Suggestion, SuggestionVerdict
 from testaug.adaptive.tree import ROOT, TreeTest, is_within, normalize_topic
-from testaug.review.terminal import ENTER, KeyReader
-from testaug.review.terminal_session import SessionWords, Step, run_session, stop_or_skip
+from testaug.review.kernel import (
+    ENTER,
+    Choice,
+    FollowUp,
+    KeyReader,
+    Question,
+    SessionWords,
+    review_in_terminal,
+    verdict_choice,
+)
 
 LEGEND = (
     "[bold]Enter[/]/[bold]a[/] accept into {focus} · [bold]t[/] accept into another topic · "
@@ -88,22 +97,14 @@ def review_suggestions(
     """Ask for a verdict on every suggestion not in `done`, in failure order, saving each at
     once. `topics` are the tree's topics, offered by number when a test goes elsewhere; `q`
     or the end of input stops the session, `s` leaves a suggestion for later."""
-    known = list(dict.fromkeys(normalize_topic(t) for t in topics))
-
-    def keep(verdict: SuggestionVerdict) -> None:
-        if verdict.topic is not None and verdict.topic not in known:
-            known.append(verdict.topic)
-        save(verdict)
-
-    run = run_session(
+    kind = SuggestionKind(annotator, list(dict.fromkeys(normalize_topic(t) for t in topics)))
+    run = review_in_terminal(
         failure_order(suggestions),
-        key=lambda suggestion: suggestion.id,
+        kind,
         done=done,
-        show=lambda suggestion: show_suggestion(suggestion, console),
-        ask=lambda suggestion: _ask_verdict(suggestion, known, annotator, read_key, console),
-        save=keep,
+        read_key=read_key,
         console=console,
-        words=WORDS,
+        save=save,
     )
     decisions = [verdict.decision for verdict in run.verdicts]
     return SuggestionSession(
@@ -115,6 +116,64 @@ def review_suggestions(
         remaining=run.remaining,
         quit=run.quit,
     )
+
+
+@dataclass(frozen=True)
+class SuggestionKind:
+    """Suggested tests as a kind of review item. `topics` grows by the new topics that
+    verdicts send tests to, so the next suggestion offers them by number."""
+
+    annotator: str
+    topics: list[str]
+    words: SessionWords = WORDS
+
+    def key(self, item: Suggestion) -> str:
+        return item.id
+
+    def show(self, item: Suggestion, console: Console) -> None:
+        show_suggestion(item, console)
+
+    def question(self, item: Suggestion) -> Question[SuggestionVerdict]:
+        focus = escape(item.focus_topic)
+        accept = partial(
+            SuggestionVerdict, suggestion_id=item.id, decision="accept", annotator=self.annotator
+        )
+        choices = {
+            key: verdict_choice(f"[green]accepted into {focus}[/]", accept) for key in (ENTER, "a")
+        }
+        for key, decision in REJECTIONS.items():
+            verdict = partial(
+                SuggestionVerdict,
+                suggestion_id=item.id,
+                decision=decision,
+                annotator=self.annotator,
+            )
+            choices[key] = verdict_choice(f"[red]{decision.replace('_', ' ')}[/]", verdict)
+        choices["t"] = Choice(
+            "", lambda read_key, console: self._elsewhere(item, read_key, console)
+        )
+        return Question(
+            legend=LEGEND.format(focus=focus),
+            prompt="Verdict >> ",
+            choices=choices,
+            otherwise="press Enter, a, t, i, o, s or q",
+        )
+
+    def _elsewhere(
+        self, item: Suggestion, read_key: KeyReader, console: Console
+    ) -> SuggestionVerdict | FollowUp:
+        """The follow-up of `t`: the topic the test is accepted into."""
+        topic = _ask_topic(item.focus_topic, self.topics, read_key, console)
+        if topic is None:
+            return "quit"
+        if topic == "":
+            return "back"
+        console.print(f"[green]accepted into {escape(topic)}[/]")
+        if topic not in self.topics:
+            self.topics.append(topic)
+        return SuggestionVerdict(
+            suggestion_id=item.id, decision="accept", topic=topic, annotator=self.annotator
+        )
 
 
 def show_suggestion(suggestion: Suggestion, console: Console) -> None:
@@ -136,45 +195,6 @@ def show_suggestion(suggestion: Suggestion, console: Console) -> None:
         model_score = suggestion.test.scores.get(model)
         number = "" if model_score is None else f" (failure score {model_score:.2f})"
         console.print(f"  {escape(model)}: {escape(output)}{number}", highlight=False)
-
-
-def _ask_verdict(
-    suggestion: Suggestion,
-    topics: Sequence[str],
-    annotator: str,
-    read_key: KeyReader,
-    console: Console,
-) -> SuggestionVerdict | Step:
-    """A verdict, or "skip" / "quit", from the keys read."""
-    console.print(LEGEND.format(focus=escape(suggestion.focus_topic)), highlight=False)
-    while True:
-        console.print("Verdict >> ", end="")
-        key = read_key()
-        if (step := stop_or_skip(key, console)) is not None:
-            return step
-        if key in (ENTER, "a"):
-            console.print(f"[green]accepted into {escape(suggestion.focus_topic)}[/]")
-            return SuggestionVerdict(
-                suggestion_id=suggestion.id, decision="accept", annotator=annotator
-            )
-        if key in REJECTIONS:
-            decision = REJECTIONS[key]
-            console.print(f"[red]{decision.replace('_', ' ')}[/]")
-            return SuggestionVerdict(
-                suggestion_id=suggestion.id, decision=decision, annotator=annotator
-            )
-        if key == "t":
-            topic = _ask_topic(suggestion.focus_topic, topics, read_key, console)
-            if topic is None:
-                return "quit"
-            if topic == "":
-                console.print(LEGEND.format(focus=escape(suggestion.focus_topic)))
-                continue
-            console.print(f"[green]accepted into {escape(topic)}[/]")
-            return SuggestionVerdict(
-                suggestion_id=suggestion.id, decision="accept", topic=topic, annotator=annotator
-            )
-        console.print("press Enter, a, t, i, o, s or q")
 
 
 def _ask_topic(

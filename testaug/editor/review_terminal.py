@@ -1,23 +1,30 @@
-"""Suggested words reviewed in the terminal, one key per word (CheckList's editor, CL-7).
+"""Suggested words reviewed in the terminal, one key per word (CheckList's editor).
 
 Words come best-scored first, each in the sentence it was suggested for. With one target
 lexicon, Enter or `k` keeps the word in it; with several, a digit 1-9 puts it into that
 lexicon (1 also works with one). `d` drops the word, `s` skips it for now and `q` stops.
 Every verdict is handed to `save` at once, so a session can stop anywhere and go on later.
-Keys come from the terminal annotator's key reader (testaug.review.terminal).
+The loop is the review kernel's (testaug.review.kernel).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
+from functools import partial
 
 from rich.console import Console
 from rich.markup import escape
 
 from testaug.editor.lexicon_verdicts import LexiconVerdict, ReviewWord, one_line
-from testaug.review.terminal import ENTER, KeyReader
-from testaug.review.terminal_session import SessionWords, Step, run_session, stop_or_skip
+from testaug.review.kernel import (
+    ENTER,
+    KeyReader,
+    Question,
+    SessionWords,
+    review_in_terminal,
+    verdict_choice,
+)
 
 WORDS = SessionWords(
     heading="\n[bold]word {position} of {total}[/] ({before} judged before)",
@@ -63,16 +70,8 @@ def review_words_in_terminal(
 ) -> WordSession:
     """Ask for a verdict on every word not in `done`, in the given order, saving each at once.
     `present(word)` names the lexicons that already hold a word (shown beside it)."""
-    run = run_session(
-        words,
-        key=lambda item: item.word,
-        done=done,
-        show=lambda item: show_word(item, present(item.word), console),
-        ask=lambda item: _ask_verdict(item, lexicons, annotator, read_key, console),
-        save=save,
-        console=console,
-        words=WORDS,
-    )
+    kind = WordKind(lexicons=lexicons, annotator=annotator, present=present)
+    run = review_in_terminal(words, kind, done=done, read_key=read_key, console=console, save=save)
     kept = sum(verdict.decision == "keep" for verdict in run.verdicts)
     return WordSession(
         judged=len(run.verdicts),
@@ -83,6 +82,55 @@ def review_words_in_terminal(
         quit=run.quit,
         verdicts=tuple(run.verdicts),
     )
+
+
+@dataclass(frozen=True)
+class WordKind:
+    """Suggested words as a kind of review item: a lexicon's key keeps a word, `d` drops it."""
+
+    lexicons: Sequence[str]
+    annotator: str
+    present: Callable[[str], list[str]]
+    words: SessionWords = WORDS
+
+    def key(self, item: ReviewWord) -> str:
+        return item.word
+
+    def show(self, item: ReviewWord, console: Console) -> None:
+        show_word(item, self.present(item.word), console)
+
+    def question(self, item: ReviewWord) -> Question[LexiconVerdict]:
+        lexicons = self.lexicons
+        numbered = {str(number): name for number, name in enumerate(lexicons, start=1)}
+        if len(lexicons) == 1:
+            numbered |= {ENTER: lexicons[0], "k": lexicons[0]}
+        choices = {
+            "d": verdict_choice("[red]dropped[/]", partial(self._verdict, item, "drop", None))
+        }
+        for key, name in numbered.items():
+            choices[key] = verdict_choice(
+                f"[green]kept in {escape(name)}[/]",
+                partial(self._verdict, item, "keep", name),
+                highlight=False,
+            )
+        keys = "Enter, k" if len(lexicons) == 1 else f"1-{len(lexicons)}"
+        return Question(
+            legend=legend(lexicons),
+            prompt="Verdict >> ",
+            choices=choices,
+            otherwise=f"press {keys}, d, s or q",
+        )
+
+    def _verdict(self, item: ReviewWord, decision: str, lexicon: str | None) -> LexiconVerdict:
+        return LexiconVerdict(
+            word=item.word,
+            decision=decision,  # type: ignore[arg-type]
+            lexicon=lexicon,
+            annotator=self.annotator,
+            origin="terminal",
+            masked=item.suggestion.masked,
+            sources=tuple(item.suggestion.sources),
+        )
 
 
 def show_word(item: ReviewWord, present: Sequence[str], console: Console) -> None:
@@ -97,45 +145,4 @@ def show_word(item: ReviewWord, present: Sequence[str], console: Console) -> Non
         f"  [dim]for {escape(one_line(suggestion.masked))}{mask} · score "
         f"{suggestion.score:.2f} · from {escape(sources)}[/]",
         highlight=False,
-    )
-
-
-def _ask_verdict(
-    item: ReviewWord,
-    lexicons: Sequence[str],
-    annotator: str,
-    read_key: KeyReader,
-    console: Console,
-) -> LexiconVerdict | Step:
-    """A verdict, or "skip" / "quit", from the keys read."""
-    numbered = {str(number): name for number, name in enumerate(lexicons, start=1)}
-    if len(lexicons) == 1:
-        numbered |= {ENTER: lexicons[0], "k": lexicons[0]}
-    console.print(legend(lexicons), highlight=False)
-    while True:
-        console.print("Verdict >> ", end="")
-        key = read_key()
-        if (step := stop_or_skip(key, console)) is not None:
-            return step
-        if key == "d":
-            console.print("[red]dropped[/]")
-            return _verdict(item, "drop", None, annotator)
-        if key in numbered:
-            console.print(f"[green]kept in {escape(numbered[key])}[/]", highlight=False)
-            return _verdict(item, "keep", numbered[key], annotator)
-        keys = "Enter, k" if len(lexicons) == 1 else f"1-{len(lexicons)}"
-        console.print(f"press {keys}, d, s or q")
-
-
-def _verdict(
-    item: ReviewWord, decision: str, lexicon: str | None, annotator: str
-) -> LexiconVerdict:
-    return LexiconVerdict(
-        word=item.word,
-        decision=decision,  # type: ignore[arg-type]
-        lexicon=lexicon,
-        annotator=annotator,
-        origin="terminal",
-        masked=item.suggestion.masked,
-        sources=tuple(item.suggestion.sources),
     )

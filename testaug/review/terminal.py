@@ -4,6 +4,8 @@ Each candidate is shown with the guidelines, its test-case description, the prop
 label, up to three seed cases and the generated sentence (pair). Enter or `y` marks it
 valid; `n` or any other unlisted key marks it invalid and asks for the reason (and, when
 the label is wrong, the corrected label). Every verdict is handed to `save` at once.
+The loop is the review kernel's (testaug.review.kernel); this module adds the candidates'
+kind of item and the key reader every terminal review uses.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ import os
 import select
 from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
+from functools import partial
 from typing import TextIO
 
 from rich.console import Console
@@ -21,20 +24,24 @@ from rich.panel import Panel
 
 from testaug.core.records import (
     Annotation,
-    Candidate,
     InvalidReason,
     Label,
     RankedCandidate,
     TestCase,
     label_options,
 )
+from testaug.review.kernel import (
+    ENTER,
+    Choice,
+    FollowUp,
+    KeyReader,
+    Question,
+    SessionWords,
+    review_in_terminal,
+    verdict_choice,
+)
 from testaug.review.plans import GUIDELINES, INVALID_REASONS
-from testaug.review.terminal_session import SessionWords, Step, run_session, stop_or_skip
 
-# Returns one key: a single character, "\n" for Enter, "" at end of input.
-KeyReader = Callable[[], str]
-
-ENTER = "\n"
 CTRL_C = "\x03"
 CTRL_D = "\x04"
 ESCAPE = "\x1b"
@@ -145,16 +152,8 @@ def annotate_in_terminal(
     `queue` is shown in the given order; `seeds` holds the seed cases that candidates
     point to. `q` or the end of input stops the session; `s` leaves a case pending.
     """
-    run = run_session(
-        queue,
-        key=lambda item: item.candidate.id,
-        done=done,
-        show=lambda item: _show_candidate(item, seeds, console),
-        ask=lambda item: _ask_verdict(item.candidate, labels, annotator, read_key, console),
-        save=save,
-        console=console,
-        words=WORDS,
-    )
+    kind = CandidateKind(seeds=seeds, labels=labels, annotator=annotator)
+    run = review_in_terminal(queue, kind, done=done, read_key=read_key, console=console, save=save)
     valid = sum(verdict.valid for verdict in run.verdicts)
     return TerminalSession(
         annotated=len(run.verdicts),
@@ -164,6 +163,64 @@ def annotate_in_terminal(
         remaining=run.remaining,
         quit=run.quit,
     )
+
+
+@dataclass(frozen=True)
+class CandidateKind:
+    """Ranked candidates as a kind of review item: Enter or `y` valid, any other key not."""
+
+    seeds: Mapping[str, TestCase]
+    labels: Sequence[str]
+    annotator: str
+    words: SessionWords = WORDS
+
+    def key(self, item: RankedCandidate) -> str:
+        return item.candidate.id
+
+    def show(self, item: RankedCandidate, console: Console) -> None:
+        _show_candidate(item, self.seeds, console)
+
+    def question(self, item: RankedCandidate) -> Question[Annotation]:
+        candidate_id = item.candidate.id
+        valid = partial(
+            Annotation,
+            candidate_id=candidate_id,
+            valid=True,
+            annotator=self.annotator,
+            origin="terminal",
+        )
+        said_valid = "[green]valid[/]"
+        return Question(
+            legend=LEGEND,
+            prompt="Enter - the sentence is valid, Others - the sentence is NOT valid >> Label: ",
+            choices={
+                ENTER: verdict_choice(said_valid, valid),
+                "y": verdict_choice(said_valid, valid),
+            },
+            otherwise=Choice(
+                "[red]NOT valid[/]",
+                lambda read_key, console: self._invalid(candidate_id, read_key, console),
+            ),
+        )
+
+    def _invalid(
+        self, candidate_id: str, read_key: KeyReader, console: Console
+    ) -> Annotation | FollowUp:
+        """The follow-up of an invalid verdict: the reason and, for a wrong label, the label."""
+        try:
+            reason = _ask_reason(read_key, console)
+            corrected = _ask_label(self.labels, read_key, console) if reason == "label" else None
+        except _QuitRequested:
+            console.print("quit")
+            return "quit"
+        return Annotation(
+            candidate_id=candidate_id,
+            valid=False,
+            reason=reason,
+            corrected_label=corrected,
+            annotator=self.annotator,
+            origin="terminal",
+        )
 
 
 def _show_candidate(item: RankedCandidate, seeds: Mapping[str, TestCase], console: Console) -> None:
@@ -199,43 +256,6 @@ def _show_texts(text: str, pair: str | None, console: Console, *, bullet: str) -
 def format_label(label: Label) -> str:
     """An expected label in words: one label, or acceptable labels joined by "or"."""
     return " or ".join(label_options(label))
-
-
-def _ask_verdict(
-    candidate: Candidate,
-    labels: Sequence[str],
-    annotator: str,
-    read_key: KeyReader,
-    console: Console,
-) -> Annotation | Step:
-    """Read the verdict key (and the follow-up keys of an invalid verdict)."""
-    console.print(LEGEND)
-    console.print(
-        "Enter - the sentence is valid, Others - the sentence is NOT valid >> Label: ", end=""
-    )
-    key = read_key()
-    if (step := stop_or_skip(key, console)) is not None:
-        return step
-    if key in (ENTER, "y"):
-        console.print("[green]valid[/]")
-        return Annotation(
-            candidate_id=candidate.id, valid=True, annotator=annotator, origin="terminal"
-        )
-    console.print("[red]NOT valid[/]")
-    try:
-        reason = _ask_reason(read_key, console)
-        corrected = _ask_label(labels, read_key, console) if reason == "label" else None
-    except _QuitRequested:
-        console.print("quit")
-        return "quit"
-    return Annotation(
-        candidate_id=candidate.id,
-        valid=False,
-        reason=reason,
-        corrected_label=corrected,
-        annotator=annotator,
-        origin="terminal",
-    )
 
 
 def _ask_reason(read_key: KeyReader, console: Console) -> InvalidReason:

@@ -1,0 +1,184 @@
+"""The review kernel: what a review needs from its kind of item, and the one terminal loop.
+
+Candidates (testaug.review.terminal), suggested tests (testaug.adaptive.review_terminal) and
+suggested words (testaug.editor.review_terminal) are kinds of item. A kind names each item
+by a stable key, shows one item on one screen and asks for its verdict with a `Question`:
+the keys a person can press and the verdict each gives. `review_in_terminal` runs the loop
+they share: items already judged are passed over, `q` or the end of input stops, `s` skips
+an item, and every verdict is handed to `save` the moment it is given, so a session can
+stop anywhere and go on later.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Collection, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Generic, Literal, Protocol, TypeVar
+
+from rich.console import Console
+
+# Returns one key: a single character, "\n" for Enter, "" at end of input.
+KeyReader = Callable[[], str]
+ENTER = "\n"
+
+Item = TypeVar("Item")
+Verdict = TypeVar("Verdict")
+ItemIn = TypeVar("ItemIn", contravariant=True)
+VerdictOut = TypeVar("VerdictOut", covariant=True)
+
+Step = Literal["quit", "skip"]
+# What a choice's follow-up returns instead of a verdict: stop, or ask for the verdict again.
+FollowUp = Literal["quit", "back"]
+
+
+@dataclass(frozen=True)
+class SessionWords:
+    """What a session says, as format strings: `heading` takes {position}, {total} and
+    {before}; `end` takes {shown} and {before}. `highlight` applies to these and the legend
+    (None: the console's own setting)."""
+
+    heading: str
+    stopped: str
+    end: str
+    highlight: bool | None = False
+
+
+@dataclass(frozen=True)
+class Choice(Generic[Verdict]):
+    """What one key does: `said` is shown (rich markup, "" shows nothing; `highlight` as
+    rich's, None for the console's setting), then `give` reads any follow-up keys and returns
+    the verdict, "quit", or "back" to ask again."""
+
+    said: str
+    give: Callable[[KeyReader, Console], Verdict | FollowUp]
+    highlight: bool | None = None
+
+
+def verdict_choice(
+    said: str, verdict: Callable[[], Verdict], *, highlight: bool | None = None
+) -> Choice[Verdict]:
+    """A key that gives the verdict `verdict()` makes when it is pressed (so a verdict's
+    time is the key's), with no follow-up."""
+    return Choice(said, lambda read_key, console: verdict(), highlight)
+
+
+@dataclass(frozen=True)
+class Question(Generic[Verdict]):
+    """The verdict keys offered for one item. `otherwise` is what any other key does: a
+    choice of its own, or a hint said before the prompt comes again."""
+
+    legend: str
+    prompt: str
+    choices: Mapping[str, Choice[Verdict]]
+    otherwise: Choice[Verdict] | str
+
+
+class ReviewKind(Protocol[ItemIn, VerdictOut]):
+    """What a review needs from its kind of item."""
+
+    @property
+    def words(self) -> SessionWords:
+        """What the session says around the items."""
+        ...
+
+    def key(self, item: ItemIn) -> str:
+        """The item's stable key, as verdict files name judged items."""
+        ...
+
+    def show(self, item: ItemIn, console: Console) -> None:
+        """The screen for one item."""
+        ...
+
+    def question(self, item: ItemIn) -> Question[VerdictOut]:
+        """The keys a person can press for this item, and the verdict each gives."""
+        ...
+
+
+@dataclass(frozen=True)
+class SessionRun(Generic[Verdict]):
+    """The verdicts a session saved, how many items it skipped and how many it queued."""
+
+    verdicts: list[Verdict]
+    skipped: int
+    queued: int
+    quit: bool
+
+    @property
+    def remaining(self) -> int:
+        """Queued items still without a verdict (skipped or not reached)."""
+        return self.queued - len(self.verdicts)
+
+
+def review_in_terminal(
+    items: Sequence[Item],
+    kind: ReviewKind[Item, Verdict],
+    *,
+    done: Collection[str],
+    read_key: KeyReader,
+    console: Console,
+    save: Callable[[Verdict], None],
+) -> SessionRun[Verdict]:
+    """Show each item whose key is not in `done`, in the given order, ask for its verdict and
+    hand each verdict to `save` at once; `s` passes an item, `q` or the end of input stops."""
+    words = kind.words
+    queue = [item for item in items if kind.key(item) not in done]
+    before = len(items) - len(queue)
+    verdicts: list[Verdict] = []
+    skipped = 0
+    for position, item in enumerate(queue, start=1):
+        heading = words.heading.format(position=position, total=len(queue), before=before)
+        console.print(heading, highlight=words.highlight)
+        kind.show(item, console)
+        outcome = _ask(kind.question(item), read_key, console, highlight=words.highlight)
+        if outcome == "quit":
+            console.print(words.stopped)
+            return SessionRun(verdicts, skipped, len(queue), quit=True)
+        if outcome == "skip":
+            skipped += 1
+            continue
+        save(outcome)  # type: ignore[arg-type]
+        verdicts.append(outcome)  # type: ignore[arg-type]
+    console.print(words.end.format(shown=len(queue), before=before), highlight=words.highlight)
+    return SessionRun(verdicts, skipped, len(queue), quit=False)
+
+
+def _ask(
+    question: Question[Verdict],
+    read_key: KeyReader,
+    console: Console,
+    *,
+    highlight: bool | None = False,
+) -> Verdict | Step:
+    """A verdict, or "skip" / "quit", from the keys read: the legend, then the prompt until a
+    key gives an outcome (a choice that goes "back" shows the legend again)."""
+    console.print(question.legend, highlight=highlight)
+    while True:
+        console.print(question.prompt, end="")
+        key = read_key()
+        if (step := stop_or_skip(key, console)) is not None:
+            return step
+        choice = question.choices.get(key)
+        if choice is None:
+            if isinstance(question.otherwise, str):
+                console.print(question.otherwise)
+                continue
+            choice = question.otherwise
+        if choice.said:
+            console.print(choice.said, highlight=choice.highlight)
+        outcome = choice.give(read_key, console)
+        if outcome == "back":
+            console.print(question.legend, highlight=highlight)
+            continue
+        return outcome
+
+
+def stop_or_skip(key: str, console: Console) -> Step | None:
+    """ "quit" for `q` or the end of input, "skip" for `s` (each said on the console);
+    None for any other key."""
+    if key in ("", "q"):
+        console.print("quit")
+        return "quit"
+    if key == "s":
+        console.print("skipped")
+        return "skip"
+    return None
