@@ -1,16 +1,14 @@
 """Suggestions reviewed in Label Studio: one task per suggestion showing the test, every
 model's output and failure score and P(valid); the verdicts read back from an export.
 
-The connection, retries and exports are the review stage's (testaug.review.label_studio);
-this module adds the suggestions' labeling interface, their tasks and their verdicts.
+The pushes and pulls are the review kernel's (testaug.review.kernel); this module says what
+the suggestions' kind is: their labeling interface, their tasks and their verdicts.
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
-from functools import partial
 from typing import Any
 from xml.sax.saxutils import quoteattr
 
@@ -19,14 +17,9 @@ from pydantic import ValidationError
 from testaug.adaptive.review_terminal import describe_test, failure_order
 from testaug.adaptive.suggestion import Decision, Suggestion, SuggestionVerdict
 from testaug.adaptive.tree import normalize_topic
+from testaug.review.kernel import LabelStudioReading, Problem, push_items, read_export, read_tasks
 from testaug.review.label_studio import LabelStudio
-from testaug.review.label_studio_tasks import (
-    TaskPush,
-    annotator_of,
-    pull_export,
-    push_tasks,
-    tally_answers,
-)
+from testaug.review.label_studio_tasks import TaskPush, annotator_of
 
 VERDICT = "verdict"
 SUBTOPIC = "subtopic"
@@ -74,117 +67,101 @@ def suggestion_labeling_config() -> str:
 </View>"""
 
 
-def suggestion_task(suggestion: Suggestion, rank: int) -> dict[str, Any]:
-    """A Label Studio task for a suggestion; `rank` is its place in failure order."""
-    test = suggestion.test
-    lines = []
-    for model in dict.fromkeys([suggestion.target_model, *suggestion.outputs, *test.scores]):
-        score = test.scores.get(model)
-        number = "not scored" if score is None else f"{score:.2f}"
-        target = " (targeted)" if model == suggestion.target_model else ""
-        lines.append(
-            f"{model}{target}: {suggestion.outputs.get(model, '?')}, failure score {number}"
-        )
-    score = suggestion.failure_score
-    return {
-        "data": {
-            "suggestion_id": suggestion.id,
-            "focus_topic": suggestion.focus_topic,
-            "test": describe_test(test),
-            "input": test.input
-            if test.input_pair is None
-            else f"{test.input} || {test.input_pair}",
-            "expectation": f"{test.comparator} {test.output}"
-            + (f" || {test.output_pair}" if test.output_pair else ""),
-            "models": "\n".join(lines),
-            "p_valid": "not triaged" if suggestion.p_valid is None else f"{suggestion.p_valid:.2f}",
-            "failure_score": None if math.isnan(score) else score,
-            "rank": rank,
-            "round": suggestion.round,
-            "suggestion": suggestion.model_dump(mode="json"),
+class SuggestionsInLabelStudio:
+    """Suggested tests as a kind of Label Studio review: a task per suggestion, read back
+    with the suggestion it carries."""
+
+    task_key = "suggestion_id"
+    description = "Suggested tests for a test tree (testaug)"
+    instructions = INSTRUCTIONS
+
+    @property
+    def label_config(self) -> str:
+        """The suggestions' labeling interface."""
+        return suggestion_labeling_config()
+
+    def task(self, suggestion: Suggestion, rank: int) -> dict[str, Any]:
+        """A Label Studio task for a suggestion; `rank` is its place in failure order."""
+        test = suggestion.test
+        lines = []
+        for model in dict.fromkeys([suggestion.target_model, *suggestion.outputs, *test.scores]):
+            score = test.scores.get(model)
+            number = "not scored" if score is None else f"{score:.2f}"
+            target = " (targeted)" if model == suggestion.target_model else ""
+            lines.append(
+                f"{model}{target}: {suggestion.outputs.get(model, '?')}, failure score {number}"
+            )
+        score = suggestion.failure_score
+        return {
+            "data": {
+                "suggestion_id": suggestion.id,
+                "focus_topic": suggestion.focus_topic,
+                "test": describe_test(test),
+                "input": test.input
+                if test.input_pair is None
+                else f"{test.input} || {test.input_pair}",
+                "expectation": f"{test.comparator} {test.output}"
+                + (f" || {test.output_pair}" if test.output_pair else ""),
+                "models": "\n".join(lines),
+                "p_valid": "not triaged"
+                if suggestion.p_valid is None
+                else f"{suggestion.p_valid:.2f}",
+                "failure_score": None if math.isnan(score) else score,
+                "rank": rank,
+                "round": suggestion.round,
+                "suggestion": suggestion.model_dump(mode="json"),
+            }
         }
-    }
+
+    def read_task(self, task: Mapping[str, Any]) -> Suggestion | Problem:
+        """The suggestion a task carries."""
+        data = task.get("data") or {}
+        if not isinstance(data.get("suggestion_id"), str):
+            return Problem("no suggestion_id in its data")
+        try:
+            return Suggestion.model_validate(data.get("suggestion"))
+        except ValidationError as exc:
+            return Problem(f"data.suggestion: {exc.errors()[0]['msg']}")
+
+    def verdict(
+        self, suggestion: Suggestion, answer: Mapping[str, Any], users: Mapping[int, str]
+    ) -> SuggestionVerdict | Problem | None:
+        """The verdict of one answer; an accept elsewhere without a topic path is a problem."""
+        values: dict[str, list[str]] = {}
+        for item in answer.get("result") or []:
+            value = item.get("value") or {}
+            values[item.get("from_name")] = value.get("choices") or value.get("text") or []
+        chosen = values.get(VERDICT) or []
+        if len(chosen) != 1 or chosen[0] not in CHOICES:
+            return None
+        topic = None
+        if chosen[0] == ACCEPT_ELSEWHERE:
+            path = " ".join(values.get(SUBTOPIC) or []).strip()
+            if not path:
+                return Problem("accepted into another topic, but no topic path")
+            topic = normalize_topic(
+                path if path.startswith("/") else f"{suggestion.focus_topic}/{path}"
+            )
+        return SuggestionVerdict(
+            suggestion_id=suggestion.id,
+            decision=CHOICES[chosen[0]],
+            topic=topic,
+            annotator=annotator_of(answer, users),
+        )
 
 
-@dataclass
-class SuggestionReading:
-    """Verdicts read from an export, the suggestions the tasks carry, and what could not
-    become a verdict."""
-
-    verdicts: list[SuggestionVerdict] = field(default_factory=list)
-    suggestions: dict[str, Suggestion] = field(default_factory=dict)
-    cancelled: int = 0
-    unanswered: int = 0
-    problems: list[str] = field(default_factory=list)
+SUGGESTIONS = SuggestionsInLabelStudio()
+# Verdicts read from an export, with the suggestions the tasks carry (`contexts`, by id).
+SuggestionReading = LabelStudioReading[Suggestion, SuggestionVerdict]
+# What a push did: the project, how many suggestions were new to it, how many were there.
+SuggestionPush = TaskPush
 
 
 def read_suggestion_export(
     tasks: Iterable[Mapping[str, Any]], users: Mapping[int, str]
 ) -> SuggestionReading:
-    """Verdicts from a Label Studio JSON export of a suggestions project. Skipped (cancelled)
-    annotations, ones without a verdict, and accepts elsewhere without a topic path are
-    counted (the last two also listed as problems), not turned into verdicts."""
-    reading = SuggestionReading()
-    for task in tasks:
-        data = task.get("data") or {}
-        sid = data.get("suggestion_id")
-        if not isinstance(sid, str):
-            reading.problems.append(f"task {task.get('id')}: no suggestion_id in its data")
-            continue
-        try:
-            suggestion = Suggestion.model_validate(data.get("suggestion"))
-        except ValidationError as exc:
-            reading.problems.append(
-                f"task {task.get('id')}: data.suggestion: {exc.errors()[0]['msg']}"
-            )
-            continue
-        reading.suggestions[sid] = suggestion
-        cancelled, unanswered = tally_answers(
-            task,
-            partial(
-                _verdict, suggestion, users=users, problems=reading.problems, task_id=task.get("id")
-            ),
-            reading.verdicts,
-        )
-        reading.cancelled += cancelled
-        reading.unanswered += unanswered
-    return reading
-
-
-def _verdict(
-    suggestion: Suggestion,
-    answer: Mapping[str, Any],
-    *,
-    users: Mapping[int, str],
-    problems: list[str],
-    task_id: Any,
-) -> SuggestionVerdict | None:
-    values: dict[str, list[str]] = {}
-    for item in answer.get("result") or []:
-        value = item.get("value") or {}
-        values[item.get("from_name")] = value.get("choices") or value.get("text") or []
-    chosen = values.get(VERDICT) or []
-    if len(chosen) != 1 or chosen[0] not in CHOICES:
-        return None
-    topic = None
-    if chosen[0] == ACCEPT_ELSEWHERE:
-        path = " ".join(values.get(SUBTOPIC) or []).strip()
-        if not path:
-            problems.append(f"task {task_id}: accepted into another topic, but no topic path")
-            return None
-        topic = normalize_topic(
-            path if path.startswith("/") else f"{suggestion.focus_topic}/{path}"
-        )
-    return SuggestionVerdict(
-        suggestion_id=suggestion.id,
-        decision=CHOICES[chosen[0]],
-        topic=topic,
-        annotator=annotator_of(answer, users),
-    )
-
-
-# What a push did: the project, how many suggestions were new to it, how many were there.
-SuggestionPush = TaskPush
+    """Verdicts from a Label Studio JSON export of a suggestions project."""
+    return read_tasks(SUGGESTIONS, tasks, users)
 
 
 def push_suggestions(
@@ -192,18 +169,9 @@ def push_suggestions(
 ) -> SuggestionPush:
     """Import suggestions, in failure order, into a project (created with the suggestions'
     interface if needed), skipping those it already has: pushing twice imports nothing twice."""
-    ordered = failure_order(suggestions)
-    return push_tasks(
-        studio,
-        project,
-        [suggestion_task(s, rank) for rank, s in enumerate(ordered, start=1)],
-        key="suggestion_id",
-        label_config=suggestion_labeling_config(),
-        description="Suggested tests for a test tree (testaug)",
-        instructions=INSTRUCTIONS,
-    )
+    return push_items(studio, project, SUGGESTIONS, failure_order(suggestions))
 
 
 def pull_suggestion_verdicts(studio: LabelStudio, project: str) -> SuggestionReading:
     """Every verdict people gave in a suggestions project so far."""
-    return pull_export(studio, project, read_suggestion_export)
+    return read_export(studio, project, SUGGESTIONS)

@@ -1,30 +1,23 @@
 """Suggested words reviewed in Label Studio: one task per word, shown in its sentence, with
 one choice per target lexicon and a choice to drop it; verdicts read back from an export.
 
-The connection, retries and exports are the review stage's (testaug.review.label_studio);
-this module adds the words' labeling interface, their tasks and their verdicts. A project's
+The pushes and pulls are the review kernel's (testaug.review.kernel); this module says what
+the words' kind is: their labeling interface, their tasks and their verdicts. A project's
 choices are those of the push that created it.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import UTC, datetime
-from functools import partial
 from typing import Any
 from xml.sax.saxutils import quoteattr
 
 from testaug.editor.lexicon_verdicts import LexiconVerdict, ReviewWord, one_line, word_problem
+from testaug.review.kernel import LabelStudioReading, Problem, push_items, read_export, read_tasks
 from testaug.review.label_studio import LabelStudio
-from testaug.review.label_studio_tasks import (
-    TaskPush,
-    annotator_of,
-    answered_at,
-    pull_export,
-    push_tasks,
-    tally_answers,
-)
+from testaug.review.label_studio_tasks import TaskPush, annotator_of, answered_at
 
 VERDICT = "lexicon"
 DROP = "drop (in no lexicon)"
@@ -60,25 +53,89 @@ def word_labeling_config(lexicons: Sequence[str]) -> str:
 </View>"""
 
 
-def word_task(item: ReviewWord, rank: int, lexicons: Sequence[str]) -> dict[str, Any]:
-    """A Label Studio task for a word; `rank` is its place in score order."""
-    suggestion = item.suggestion
-    return {
-        "data": {
-            "word": item.word,
-            "context": one_line(item.context),
-            "masked": one_line(suggestion.masked),
-            "score": f"{suggestion.score:.2f}",
-            "sources": ", ".join(suggestion.sources) or "unknown",
-            "lexicons": list(lexicons),
-            "rank": rank,
-            "suggestion": suggestion.model_dump(mode="json"),
+@dataclass(frozen=True)
+class WordsInLabelStudio:
+    """Suggested words as a kind of Label Studio review, with one choice per lexicon: a task
+    per word, read back with the word and the suggestion it carries."""
+
+    lexicons: tuple[str, ...] = ()
+    task_key = "word"
+    description = "Suggested words for a suite's lexicons (testaug)"
+    instructions = INSTRUCTIONS
+
+    @property
+    def label_config(self) -> str:
+        """The words' labeling interface, with this kind's lexicons."""
+        return word_labeling_config(self.lexicons)
+
+    def task(self, item: ReviewWord, rank: int) -> dict[str, Any]:
+        """A Label Studio task for a word; `rank` is its place in score order."""
+        suggestion = item.suggestion
+        return {
+            "data": {
+                "word": item.word,
+                "context": one_line(item.context),
+                "masked": one_line(suggestion.masked),
+                "score": f"{suggestion.score:.2f}",
+                "sources": ", ".join(suggestion.sources) or "unknown",
+                "lexicons": list(self.lexicons),
+                "rank": rank,
+                "suggestion": suggestion.model_dump(mode="json"),
+            }
         }
-    }
+
+    def read_task(self, task: Mapping[str, Any]) -> tuple[str, Mapping[str, Any]] | Problem:
+        """The word a task carries, and its suggestion's data ({} when it has none)."""
+        data = task.get("data") or {}
+        word = data.get("word")
+        if not isinstance(word, str) or not word.strip():
+            return Problem("no word in its data")
+        if reason := word_problem(word.strip()):
+            return Problem(reason)
+        suggestion = data.get("suggestion") if isinstance(data.get("suggestion"), dict) else {}
+        return word, suggestion
+
+    def verdict(
+        self,
+        context: tuple[str, Mapping[str, Any]],
+        answer: Mapping[str, Any],
+        users: Mapping[int, str],
+    ) -> LexiconVerdict | None:
+        """The verdict of one answer: into the lexicon chosen, or dropped."""
+        word, suggestion = context
+        chosen: list[str] = []
+        for item in answer.get("result") or []:
+            if item.get("from_name") == VERDICT:
+                chosen = (item.get("value") or {}).get("choices") or []
+        if len(chosen) != 1 or not (chosen[0] == DROP or chosen[0].startswith(INTO)):
+            return None
+        lexicon = None if chosen[0] == DROP else chosen[0][len(INTO) :]
+        return LexiconVerdict(
+            word=word,
+            decision="drop" if lexicon is None else "keep",
+            lexicon=lexicon,
+            annotator=annotator_of(answer, users),
+            origin="label-studio",
+            masked=str(suggestion.get("masked") or ""),
+            sources=tuple(str(s) for s in suggestion.get("sources") or []),
+            created_at=answered_at(answer, datetime.now(UTC)),  # now, when the export does not say
+        )
 
 
+# Verdicts read from an export, with the word and suggestion data each task carries.
+WordReading = LabelStudioReading[tuple[str, Mapping[str, Any]], LexiconVerdict]
 # What a push did: the project, how many words were new to it, how many were there.
 WordPush = TaskPush
+
+
+def word_task(item: ReviewWord, rank: int, lexicons: Sequence[str]) -> dict[str, Any]:
+    """A Label Studio task for a word; `rank` is its place in score order."""
+    return WordsInLabelStudio(tuple(lexicons)).task(item, rank)
+
+
+def read_word_export(tasks: Iterable[Mapping[str, Any]], users: Mapping[int, str]) -> WordReading:
+    """Verdicts from a Label Studio JSON export of a words project."""
+    return read_tasks(WordsInLabelStudio(), tasks, users)
 
 
 def push_words(
@@ -86,75 +143,9 @@ def push_words(
 ) -> WordPush:
     """Import words, in the given order, into a project (created with the words' interface
     if needed), skipping those it already has: pushing twice imports nothing twice."""
-    return push_tasks(
-        studio,
-        project,
-        [word_task(item, rank, lexicons) for rank, item in enumerate(words, start=1)],
-        key="word",
-        label_config=word_labeling_config(lexicons),
-        description="Suggested words for a suite's lexicons (testaug)",
-        instructions=INSTRUCTIONS,
-    )
-
-
-@dataclass
-class WordReading:
-    """Verdicts read from an export, and what could not become a verdict."""
-
-    verdicts: list[LexiconVerdict] = field(default_factory=list)
-    cancelled: int = 0
-    unanswered: int = 0
-    problems: list[str] = field(default_factory=list)
-
-
-def read_word_export(tasks: Iterable[Mapping[str, Any]], users: Mapping[int, str]) -> WordReading:
-    """Verdicts from a Label Studio JSON export of a words project. Skipped (cancelled)
-    annotations and ones without a choice are counted, not turned into verdicts."""
-    reading = WordReading()
-    for task in tasks:
-        data = task.get("data") or {}
-        word = data.get("word")
-        if not isinstance(word, str) or not word.strip():
-            reading.problems.append(f"task {task.get('id')}: no word in its data")
-            continue
-        if reason := word_problem(word.strip()):
-            reading.problems.append(f"task {task.get('id')}: {reason}")
-            continue
-        suggestion = data.get("suggestion") if isinstance(data.get("suggestion"), dict) else {}
-        cancelled, unanswered = tally_answers(
-            task, partial(_verdict, word, suggestion, users=users), reading.verdicts
-        )
-        reading.cancelled += cancelled
-        reading.unanswered += unanswered
-    return reading
-
-
-def _verdict(
-    word: str,
-    suggestion: Mapping[str, Any],
-    answer: Mapping[str, Any],
-    *,
-    users: Mapping[int, str],
-) -> LexiconVerdict | None:
-    chosen: list[str] = []
-    for item in answer.get("result") or []:
-        if item.get("from_name") == VERDICT:
-            chosen = (item.get("value") or {}).get("choices") or []
-    if len(chosen) != 1 or not (chosen[0] == DROP or chosen[0].startswith(INTO)):
-        return None
-    lexicon = None if chosen[0] == DROP else chosen[0][len(INTO) :]
-    return LexiconVerdict(
-        word=word,
-        decision="drop" if lexicon is None else "keep",
-        lexicon=lexicon,
-        annotator=annotator_of(answer, users),
-        origin="label-studio",
-        masked=str(suggestion.get("masked") or ""),
-        sources=tuple(str(s) for s in suggestion.get("sources") or []),
-        created_at=answered_at(answer, datetime.now(UTC)),  # now, when the export does not say
-    )
+    return push_items(studio, project, WordsInLabelStudio(tuple(lexicons)), words)
 
 
 def pull_word_verdicts(studio: LabelStudio, project: str) -> WordReading:
     """Every verdict people gave in a words project so far."""
-    return pull_export(studio, project, read_word_export)
+    return read_export(studio, project, WordsInLabelStudio())

@@ -7,15 +7,25 @@ the keys a person can press and the verdict each gives. `review_in_terminal` run
 they share: items already judged are passed over, `q` or the end of input stops, `s` skips
 an item, and every verdict is handed to `save` the moment it is given, so a session can
 stop anywhere and go on later.
+
+A kind reviewed in Label Studio (`LabelStudioKind`) also says how its items become tasks of
+one labeling interface and how a task's answers become verdicts: `push_items` imports the
+items once into a project, `read_tasks` and `read_export` turn an export into verdicts.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection, Mapping, Sequence
-from dataclasses import dataclass
-from typing import Generic, Literal, Protocol, TypeVar
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from functools import partial
+from typing import TYPE_CHECKING, Any, Generic, Literal, Protocol, TypeVar
 
 from rich.console import Console
+
+from testaug.review.label_studio_tasks import TaskPush, pull_export, push_tasks, tally_answers
+
+if TYPE_CHECKING:
+    from testaug.review.label_studio import LabelStudio
 
 # Returns one key: a single character, "\n" for Enter, "" at end of input.
 KeyReader = Callable[[], str]
@@ -25,6 +35,8 @@ Item = TypeVar("Item")
 Verdict = TypeVar("Verdict")
 ItemIn = TypeVar("ItemIn", contravariant=True)
 VerdictOut = TypeVar("VerdictOut", covariant=True)
+# What a kind reads from a task before its answers: the item, or what its verdicts need.
+Context = TypeVar("Context")
 
 Step = Literal["quit", "skip"]
 # What a choice's follow-up returns instead of a verdict: stop, or ask for the verdict again.
@@ -182,3 +194,124 @@ def stop_or_skip(key: str, console: Console) -> Step | None:
         console.print("skipped")
         return "skip"
     return None
+
+
+@dataclass(frozen=True)
+class Problem:
+    """Why a task, or one answer to it, gives no verdict (said after "task <id>: ")."""
+
+    text: str
+
+
+class LabelStudioKind(Protocol[ItemIn, Context, VerdictOut]):
+    """What a review in Label Studio needs from its kind of item."""
+
+    @property
+    def task_key(self) -> str:
+        """The field of a task's data that names its item: a project holds one task per key."""
+        ...
+
+    @property
+    def label_config(self) -> str:
+        """The labeling interface of a new project."""
+        ...
+
+    @property
+    def description(self) -> str:
+        """A new project's description."""
+        ...
+
+    @property
+    def instructions(self) -> str:
+        """A new project's instructions to annotators (HTML)."""
+        ...
+
+    def task(self, item: ItemIn, rank: int) -> dict[str, Any]:
+        """The task for an item; `rank` is its place in the push, from 1."""
+        ...
+
+    def read_task(self, task: Mapping[str, Any]) -> Context | Problem:
+        """What an exported task carries for its verdicts, or why it cannot give any."""
+        ...
+
+    def verdict(
+        self, context: Context, answer: Mapping[str, Any], users: Mapping[int, str]
+    ) -> VerdictOut | Problem | None:
+        """The verdict of one answer; None when it holds none, a Problem when that is worth
+        saying (both are counted as unanswered)."""
+        ...
+
+
+def push_items(
+    studio: LabelStudio,
+    project: str,
+    kind: LabelStudioKind[Item, Any, Any],
+    items: Sequence[Item],
+) -> TaskPush:
+    """Import items, in the given order, into a project (created with the kind's interface
+    if needed), skipping those it already has: pushing twice imports nothing twice."""
+    return push_tasks(
+        studio,
+        project,
+        [kind.task(item, rank) for rank, item in enumerate(items, start=1)],
+        key=kind.task_key,
+        label_config=kind.label_config,
+        description=kind.description,
+        instructions=kind.instructions,
+    )
+
+
+@dataclass
+class LabelStudioReading(Generic[Context, Verdict]):
+    """Verdicts read from an export, what each task carried (by its key), and what could not
+    become a verdict."""
+
+    verdicts: list[Verdict] = field(default_factory=list)
+    contexts: dict[Any, Context] = field(default_factory=dict)
+    cancelled: int = 0
+    unanswered: int = 0
+    problems: list[str] = field(default_factory=list)
+
+
+def read_tasks(
+    kind: LabelStudioKind[Any, Context, Verdict],
+    tasks: Iterable[Mapping[str, Any]],
+    users: Mapping[int, str],
+) -> LabelStudioReading[Context, Verdict]:
+    """Verdicts from the tasks of a Label Studio JSON export. Skipped (cancelled) answers and
+    ones without a verdict are counted, not turned into verdicts; tasks the kind cannot read
+    and answers it finds a problem with are listed as problems."""
+    reading: LabelStudioReading[Context, Verdict] = LabelStudioReading()
+    for task in tasks:
+        context = kind.read_task(task)
+        if isinstance(context, Problem):
+            reading.problems.append(f"task {task.get('id')}: {context.text}")
+            continue
+        reading.contexts[(task.get("data") or {}).get(kind.task_key)] = context
+        verdict = partial(_verdict, kind, context, users, reading.problems, task.get("id"))
+        cancelled, unanswered = tally_answers(task, verdict, reading.verdicts)
+        reading.cancelled += cancelled
+        reading.unanswered += unanswered
+    return reading
+
+
+def _verdict(
+    kind: LabelStudioKind[Any, Context, Verdict],
+    context: Context,
+    users: Mapping[int, str],
+    problems: list[str],
+    task_id: Any,
+    answer: Mapping[str, Any],
+) -> Verdict | None:
+    found = kind.verdict(context, answer, users)
+    if isinstance(found, Problem):
+        problems.append(f"task {task_id}: {found.text}")
+        return None
+    return found
+
+
+def read_export(
+    studio: LabelStudio, project: str, kind: LabelStudioKind[Any, Context, Verdict]
+) -> LabelStudioReading[Context, Verdict]:
+    """Every verdict people gave in a project of this kind so far."""
+    return pull_export(studio, project, partial(read_tasks, kind))

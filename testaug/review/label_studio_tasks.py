@@ -1,9 +1,10 @@
 """What every kind of Label Studio review shares: tasks pushed once into a project found or
 created by name, and answers read back from its export.
 
-The review of candidates (testaug.review.label_studio), of suggested tests
-(testaug.adaptive.review_label_studio) and of suggested words
-(testaug.editor.review_label_studio) bring their own interface, tasks and verdicts.
+The review of candidates (testaug.review.label_studio) brings its own interface, tasks and
+verdicts; suggested tests (testaug.adaptive.review_label_studio) and suggested words
+(testaug.editor.review_label_studio) are kinds of the review kernel (testaug.review.kernel),
+whose `push_items` and `read_export` are built on these.
 """
 
 from __future__ import annotations

@@ -204,7 +204,7 @@ def pull_into_tree(
     tasks carry, and those of `suggestions_path` when given."""
     reading = pull_suggestion_verdicts(studio, project)
     update = save_verdicts(verdicts_path, reading.verdicts)
-    known = dict(reading.suggestions)
+    known = dict(reading.contexts)
     if suggestions_path is not None:
         known.update({s.id: s for s in read_suggestions(suggestions_path)})
     tree = add_to_tree(tree_path, list(known.values()), update.verdicts)

@@ -117,8 +117,8 @@ def test_pulled_answers_become_verdicts_with_topics_and_annotators(studio, fake_
         (items[2].id, "ann@example.org"): ("reject_off_topic", None),
         (items[2].id, "bob@example.org"): ("reject_invalid", None),
     }
-    assert set(reading.suggestions) == {s.id for s in items}
-    assert reading.suggestions[items[1].id] == items[1]
+    assert set(reading.contexts) == {s.id for s in items}
+    assert reading.contexts[items[1].id] == items[1]
 
 
 def test_skipped_tasks_and_accepts_elsewhere_without_a_path_are_counted_not_verdicts(

@@ -54,6 +54,6 @@ def test_a_round_trip_through_a_real_server_adds_the_accepted_test_to_the_tree(s
     [verdict] = reading.verdicts
     assert (verdict.decision, verdict.topic) == ("accept", "/Negation/Double negation")
     assert verdict.annotator == "admin@localhost.localdomain"
-    grown = add_accepted(tree(), list(reading.suggestions.values()), reading.verdicts).tree
+    grown = add_accepted(tree(), list(reading.contexts.values()), reading.verdicts).tree
     [added] = [row for row in grown.tests if row.source == "suggestion"]
     assert added.input == items[1].test.input and added.topic == "/Negation/Double negation"

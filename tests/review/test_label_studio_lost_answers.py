@@ -118,7 +118,7 @@ def test_suggestions_whose_import_answer_is_lost_are_imported_once_and_answers_p
     assert [(v.suggestion_id, v.decision) for v in reading.verdicts] == [
         (task["data"]["suggestion_id"], "accept")
     ]
-    assert len(reading.suggestions) == 20
+    assert len(reading.contexts) == 20
 
 
 def test_four_words_whose_import_connection_drops_are_four_tasks(studio, proxy, fake_client):

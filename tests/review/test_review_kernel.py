@@ -1,11 +1,14 @@
-"""The review kernel's terminal loop, driven by scripted keys over a tiny kind of item:
-fruit, each judged ripe or rotten."""
+"""The review kernel over a tiny kind of item, fruit, each judged ripe or rotten: the
+terminal loop driven by scripted keys, and the Label Studio driver over the fake client."""
 
 from __future__ import annotations
 
 import io
+from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import Any
 
+import pytest
 from rich.console import Console
 
 from testaug.review.kernel import (
@@ -13,11 +16,17 @@ from testaug.review.kernel import (
     Choice,
     FollowUp,
     KeyReader,
+    Problem,
     Question,
     SessionWords,
+    push_items,
+    read_export,
+    read_tasks,
     review_in_terminal,
     verdict_choice,
 )
+from testaug.review.label_studio import LabelStudioError
+from tests.review.fake_label_studio import FakeLabelStudioClient, connect
 
 WORDS = SessionWords(
     heading="fruit {position} of {total} ({before} before)",
@@ -191,3 +200,105 @@ def test_a_follow_up_that_quits_stops_without_saving_the_item():
     assert saved == []
     assert (run.quit, run.remaining) == (True, 3)
     assert "Stopped early." in screen
+
+
+class FruitInLabelStudio:
+    """Fruit as a Label Studio kind: a task per fruit; an answer picks ripe or rotten, and
+    "why" needs a reason typed with it."""
+
+    task_key = "fruit"
+    label_config = "<View><Text name='fruit' value='$fruit'/></View>"
+    description = "Fruit to judge"
+    instructions = "<p>Ripe or rotten?</p>"
+
+    def task(self, item: str, rank: int) -> dict[str, Any]:
+        return {"data": {"fruit": item, "rank": rank}}
+
+    def read_task(self, task: Mapping[str, Any]) -> str | Problem:
+        fruit = (task.get("data") or {}).get("fruit")
+        if not isinstance(fruit, str):
+            return Problem("no fruit in its data")
+        return fruit.upper()
+
+    def verdict(
+        self, context: str, answer: Mapping[str, Any], users: Mapping[int, str]
+    ) -> str | Problem | None:
+        said = answer.get("said")
+        if said == "why" and not answer.get("reason"):
+            return Problem("why, but no reason")
+        if said not in ("ripe", "rotten", "why"):
+            return None
+        return f"{context}:{said}:{users.get(answer.get('completed_by'), '?')}"
+
+
+def answered(said: str | None, *, user: int = 1, **fields: Any) -> dict[str, Any]:
+    """An answer to a fruit task (None: skipped)."""
+    return {"said": said, "completed_by": user, "was_cancelled": said is None} | fields
+
+
+def test_a_push_creates_the_project_with_the_kinds_interface_and_tasks_in_order():
+    client = FakeLabelStudioClient()
+    created: list[dict[str, Any]] = []
+    create = client.projects.create
+
+    def recorded(**fields: Any) -> Any:
+        created.append(fields)
+        return create(**fields)
+
+    client.projects.create = recorded
+    pushed = push_items(connect(client), "fruit", FruitInLabelStudio(), ["plum", "fig"])
+    assert pushed.created and (pushed.imported, pushed.already_present) == (2, 0)
+    [fields] = created
+    assert fields["label_config"] == FruitInLabelStudio.label_config
+    assert fields["description"] == "Fruit to judge"
+    assert fields["expert_instruction"] == "<p>Ripe or rotten?</p>"
+    tasks = client.project_named("fruit").tasks
+    assert [t["data"] for t in tasks] == [{"fruit": "plum", "rank": 1}, {"fruit": "fig", "rank": 2}]
+
+
+def test_pushing_again_imports_only_the_items_the_project_lacks():
+    client = FakeLabelStudioClient()
+    studio = connect(client)
+    push_items(studio, "fruit", FruitInLabelStudio(), ["plum"])
+    again = push_items(studio, "fruit", FruitInLabelStudio(), ["plum", "fig"])
+    assert not again.created and (again.imported, again.already_present) == (1, 1)
+    assert [t["data"]["fruit"] for t in client.project_named("fruit").tasks] == ["plum", "fig"]
+
+
+def test_answers_become_verdicts_and_skips_blanks_and_problems_are_counted():
+    tasks = [
+        {
+            "id": 7,
+            "data": {"fruit": "plum"},
+            "annotations": [
+                answered("ripe"),
+                answered(None),
+                answered("meh", user=2),
+                answered("why", user=2),
+                answered("rotten", user=3),
+            ],
+        },
+        {"id": 8, "data": {}, "annotations": [answered("ripe")]},
+    ]
+    reading = read_tasks(FruitInLabelStudio(), tasks, {1: "ann", 2: "bob"})
+    assert reading.verdicts == ["PLUM:ripe:ann", "PLUM:rotten:?"]
+    assert reading.contexts == {"plum": "PLUM"}
+    assert (reading.cancelled, reading.unanswered) == (1, 2)
+    assert reading.problems == ["task 7: why, but no reason", "task 8: no fruit in its data"]
+
+
+def test_reading_an_export_pulls_every_answer_of_the_project_with_its_users():
+    client = FakeLabelStudioClient()
+    studio = connect(client)
+    push_items(studio, "fruit", FruitInLabelStudio(), ["plum", "fig"])
+    [plum, fig] = client.project_named("fruit").tasks
+    plum["annotations"].append(answered("rotten", user=2))
+    fig["annotations"].append(answered("why", reason="soft"))
+    reading = read_export(studio, "fruit", FruitInLabelStudio())
+    assert reading.verdicts == ["PLUM:rotten:bob@example.org", "FIG:why:ann@example.org"]
+    assert reading.problems == []
+
+
+def test_reading_the_export_of_a_project_never_pushed_names_it():
+    with pytest.raises(LabelStudioError, match="no Label Studio project named 'fruit'"):
+        read_export(connect(FakeLabelStudioClient()), "fruit", FruitInLabelStudio())
