@@ -21,7 +21,7 @@ from testaug.fixing.crossfunctional.analysis import (
     read_report,
 )
 from testaug.steps.contract import StepOutput
-from testaug.steps.generalize import GeneralizeConfig, generalize_files
+from testaug.steps.generalize import GeneralizeConfig, GeneralizeFilesConfig, generalize_files
 
 
 class Generalized(BaseModel):
@@ -49,16 +49,16 @@ def analyse(
 ) -> StepOutput:
     """Train and score every pair (see `testaug.steps.generalize.generalize_files`)."""
     logger = get_run_logger()
-    return generalize_files(
-        suite,
-        iid,
-        model,
-        out,
+    files = GeneralizeFilesConfig(
+        suite=suite,
+        iid=iid,
+        model=model,
+        out=out,
         iid_test=iid_test,
         perturbed=perturbed,
-        options=config,
-        on_progress=logger.info,
+        analysis=config,
     )
+    return generalize_files(files, on_progress=logger.info)
 
 
 @flow(name="generalize")
@@ -74,7 +74,7 @@ def generalize(
     """BeLUGA's analysis of `model` on the suite with the i.i.d. file: crossfunctional.json
     and report.html in `run_dir`, the G table (with significance against the IID baseline)
     logged and published. With `config.select`, each pair's suite step is tuned on T_val
-    over the grid (BL-12) and the chosen settings are logged. The flow takes the same
+    over the grid and the chosen settings are logged. The flow takes the same
     `GeneralizeConfig` record `testaug evaluate generalization` builds, whole."""
     out = run_dir / CROSSFUNCTIONAL_FILE
     analysed = analyse(suite, iid, model, out, iid_test, perturbed, config)

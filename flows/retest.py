@@ -56,11 +56,10 @@ def latest_report(folder: Path) -> Path | None:
 
 
 @task(name="retest tree", task_run_name="retest on {config.model}", cache_policy=NO_CACHE)
-def retest_tree_file(
-    config: RetestConfig, out: Path, *, previous: Path | None, when: datetime
-) -> StepOutput:
-    """The tree applied to the model, compared with the previous report; written to `out`."""
-    return retest_tree(config, out, previous=previous, when=when)
+def retest_tree_file(config: RetestConfig, *, when: datetime) -> StepOutput:
+    """The tree applied to the model, compared with the previous report; written to
+    `config.out`."""
+    return retest_tree(config, when=when)
 
 
 @flow(name="retest")
@@ -74,7 +73,8 @@ def retest(config: RetestConfig) -> Retested:
     previous = latest_report(folder)
     when = datetime.now(UTC)
     out = report_path(folder, config.model, when)
-    retested = retest_tree_file(config, out, previous=previous, when=when)
+    named = config.model_copy(update={"out": out, "previous": previous})
+    retested = retest_tree_file(named, when=when)
     report = read_tree_report(retested.path)
     write_tree_report(folder / TREE_REPORT_FILE, report)
     html = tasks.write_run_report(folder)

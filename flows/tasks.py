@@ -197,9 +197,8 @@ def prepare_rankers(rankers: str, training: Path, cache_root: Path) -> StepOutpu
 @step_task("train ensemble", outputs=("out_root",), retries=0)
 def train_from_runs(runs: Path, config: str, base: Path, out_root: Path) -> StepOutput:
     """An ensemble trained (or reused) on people's verdicts in the run folders and `base`."""
-    trained = steps_rankers.train_from_runs(
-        runs, config, base, out_root, on_progress=log_training_progress
-    )
+    record = steps_rankers.TrainRankersConfig(runs=runs, ensemble=config, base=base, out=out_root)
+    trained = steps_rankers.train_from_runs(record, on_progress=log_training_progress)
     get_run_logger().info(
         "trained on %d verdicts of people and %d shipped",
         trained.summary.from_people,

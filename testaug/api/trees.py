@@ -71,12 +71,17 @@ def retest(
 
     with ExitStack() as stack:
         spec = model if isinstance(model, str) else stack.enter_context(registered(model))
-        fields: dict[str, Any] = {"tree": Path(tree), "model": spec, "task": task, "labels": labels}
+        fields: dict[str, Any] = {
+            "tree": Path(tree),
+            "model": spec,
+            "task": task,
+            "labels": labels,
+            "out": Path(out),
+            "previous": Path(previous) if previous else None,
+        }
         if threshold is not None:
             fields["threshold"] = threshold
-        done = retest_tree(
-            RetestConfig(**fields), Path(out), previous=Path(previous) if previous else None
-        )
+        done = retest_tree(RetestConfig(**fields))
         return read_json(done.path, TreeReport)
 
 

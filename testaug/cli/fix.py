@@ -95,6 +95,7 @@ def fix_command(
     rate before and after (fixed / broken). It stops after --rounds, or when a round fixes (or
     lowers) no failing topic, no topic fails, or accuracy on the ordinary examples falls more
     than --iid-tolerance points."""
+    from testaug.fixing.debugging.records import FixRoundConfig, StopRule
     from testaug.fixing.finetune import FineTuneConfig
     from testaug.steps.fix import FixConfig, fix_files
 
@@ -107,23 +108,26 @@ def fix_command(
         cases=cases,
         model=model,
         iid_eval=iid_eval,
-        topics=tuple(topic),
-        seeds=seeds,
-        config=build_config(
-            FineTuneConfig,
-            epochs=epochs,
-            learning_rate=learning_rate,
-            batch_size=batch_size,
-            max_length=max_length,
-            device=device,
-        ),
         task=task,
         labels=labels,
-        fail_above=fail_above,
-        trainer=trainer,
-        continue_from=continue_from,
-        rounds=rounds,
-        iid_tolerance=iid_tolerance,
+        round=build_config(
+            FixRoundConfig,
+            flags={"topics": "--topic"},
+            topics=tuple(topic),
+            seeds=tuple(range(seeds)),
+            config=build_config(
+                FineTuneConfig,
+                epochs=epochs,
+                learning_rate=learning_rate,
+                batch_size=batch_size,
+                max_length=max_length,
+                device=device,
+            ),
+            fail_above=fail_above,
+            trainer=trainer,
+            continue_from=continue_from,
+        ),
+        stop=build_config(StopRule, rounds=rounds, iid_tolerance=iid_tolerance),
     )
     with err_console.status("fixing") as status:
         done = fix_files(options, on_progress=lambda message: status.update(message))

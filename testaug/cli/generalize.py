@@ -122,7 +122,11 @@ def generalize_command(
     on the suite and the accuracy on ordinary examples), on seen and held-out tests, mean ±
     standard deviation over seeds; the report (every functionality's pass rate too) as JSON."""
     from testaug.fixing.crossfunctional.analysis import CROSSFUNCTIONAL_FILE, read_report
-    from testaug.steps.generalize import GeneralizeConfig, generalize_files
+    from testaug.steps.generalize import (
+        GeneralizeConfig,
+        GeneralizeFilesConfig,
+        generalize_files,
+    )
 
     options = GeneralizeConfig(
         configurations=_names(configs),
@@ -147,10 +151,16 @@ def generalize_command(
     with TemporaryDirectory(prefix="testaug-generalize-") as work:
         target = output or Path(work) / CROSSFUNCTIONAL_FILE
         with err_console.status("generalize") as status:
-            done = generalize_files(
-                suite, iid, model, target, iid_test=iid_test, perturbed=perturbed, options=options,
-                on_progress=lambda message: status.update(message),
-            )  # fmt: skip
+            files = GeneralizeFilesConfig(
+                suite=suite,
+                iid=iid,
+                model=model,
+                out=target,
+                iid_test=iid_test,
+                perturbed=perturbed,
+                analysis=options,
+            )
+            done = generalize_files(files, on_progress=lambda message: status.update(message))
         report = read_report(done.path)
     print_g_table(report)
     if output is not None:

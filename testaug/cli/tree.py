@@ -11,7 +11,7 @@ from rich.table import Table
 
 from testaug.cli import gate
 from testaug.cli.console import console, err_console
-from testaug.cli.options import choice
+from testaug.cli.options import build_config, choice
 from testaug.core.errors import InputError, Problem
 
 # AdaTest trees are read by people: a few cases per template, not every fill.
@@ -232,7 +232,8 @@ def retest_command(
     """Apply a tree to a model: failure rates per topic, and the topics that newly fail.
     A gate's capability is a first-level topic, its description a second-level one."""
     from testaug.adaptive.label_map import parse_label_map
-    from testaug.adaptive.tree_jobs import retest_file
+    from testaug.adaptive.retest import read_tree_report
+    from testaug.steps.retest import RetestConfig, retest_tree
 
     if fail_on_new_failures and previous is None:
         raise InputError(
@@ -244,10 +245,12 @@ def retest_command(
         fail_on_new_failures=fail_on_new_failures,
         junit=junit,
     )
-    report = retest_file(
-        tree_path,
-        model,
-        output,
+    retest = build_config(
+        RetestConfig,
+        flags={"tree": "TREE", "out": "--output"},
+        tree=tree_path,
+        model=model,
+        out=output,
         previous=previous,
         threshold=threshold,
         task=task,
@@ -256,6 +259,7 @@ def retest_command(
         batch_size=batch_size,
         label_map=parse_label_map(label_map),
     )
+    report = read_tree_report(retest_tree(retest).path)
     changed = {change.topic: change for change in report.changes}
     title = f"{report.model} on {tree_path}"
     if report.previous_model is not None:

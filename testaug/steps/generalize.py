@@ -64,21 +64,26 @@ class GeneralizeConfig(Record):
         ]
 
 
+class GeneralizeFilesConfig(Record):
+    """One analysis from files: the suite's cases, the i.i.d. file (D_train; and D_test as
+    `iid_test`, or the file split in two seeded halves), the model spec (hf:PATH[?labels=..],
+    a path or hub id, or minilm), where the report goes, a run folder's perturbed.jsonl for
+    the INV and DIR tests, and what the analysis runs (`analysis`)."""
+
+    suite: Path
+    iid: Path
+    model: str
+    out: Path
+    iid_test: Path | None = None
+    perturbed: Path | None = None
+    analysis: GeneralizeConfig = GeneralizeConfig()
+
+
 def generalize_files(
-    suite: Path,
-    iid: Path,
-    model: str,
-    out: Path,
-    *,
-    iid_test: Path | None = None,
-    perturbed: Path | None = None,
-    options: GeneralizeConfig = GeneralizeConfig(),  # noqa: B008  (a frozen record)
-    on_progress: Callable[[str], None] | None = None,
+    config: GeneralizeFilesConfig, *, on_progress: Callable[[str], None] | None = None
 ) -> StepOutput:
-    """Run the analysis of `model` (hf:PATH[?labels=..], a path or hub id, or minilm) on the
-    suite's cases with the i.i.d. file as D_train (and `iid_test` as D_test; without it the
-    file is split in two seeded halves), and with `perturbed` (a run folder's perturbed.jsonl)
-    its INV and DIR tests; write the report to `out`."""
+    """Run the analysis of `config.model` on the suite's cases with the i.i.d. examples and
+    the perturbed tests (see `GeneralizeFilesConfig`); write the report to `config.out`."""
     from testaug.evaluation.perturbations.cases import PerturbedCase
     from testaug.fixing.crossfunctional.analysis import (
         behaviour_trainer,
@@ -95,6 +100,8 @@ def generalize_files(
     from testaug.fixing.patching.protocol import IidExample
     from testaug.suites.task_labels import task_labels_and_lexicons
 
+    suite, iid, iid_test, perturbed = config.suite, config.iid, config.iid_test, config.perturbed
+    model, options = config.model, config.analysis
     check_base_model(model)
     cases = list(read_jsonl(suite, TestCase))
     if not cases:
@@ -134,7 +141,7 @@ def generalize_files(
             )
     labels = task_labels_and_lexicons(cases, options.labels)[0]
     path, model_labels = base_model(model)
-    config = FineTuneConfig(
+    tuning = FineTuneConfig(
         learning_rate=options.learning_rate,
         batch_size=options.batch_size,
         epochs=options.epochs,
@@ -146,10 +153,10 @@ def generalize_files(
         iid_train=train_iid,
         iid_test=test_iid,
         pairs=[(c, m) for c in configurations for m in options.methods],
-        train=behaviour_trainer(path, labels=labels, config=config, model_labels=model_labels),
-        predict=classifier_predict(config),
+        train=behaviour_trainer(path, labels=labels, config=tuning, model_labels=model_labels),
+        predict=classifier_predict(tuning),
         perturbed=tests,
-        check=classifier_check(config),
+        check=classifier_check(tuning),
         base_model=model,
         labels=labels,
         seeds=[42 + i for i in range(options.seeds)],
@@ -161,8 +168,10 @@ def generalize_files(
         significance_trials=options.significance_trials,
         on_progress=on_progress,
     )
-    write_report(out, report)
-    return step_output("generalize", out, len(report.runs), summary=generalize_summary(report))
+    write_report(config.out, report)
+    return step_output(
+        "generalize", config.out, len(report.runs), summary=generalize_summary(report)
+    )
 
 
 class GeneralizeSummary(StepSummary):

@@ -64,22 +64,23 @@ def prepare_rankers(
 
 
 def train_from_runs(
-    runs: Path,
-    config: str,
-    base: Path,
-    out_root: Path,
-    *,
-    on_progress: ProgressCallback | None = None,
+    config: TrainRankersConfig, *, on_progress: ProgressCallback | None = None
 ) -> StepOutput:
-    """An ensemble of `config` trained on people's verdicts in the run folders under `runs`
-    and the labelled candidates in `base` (a person's verdict wins over a shipped label)."""
+    """An ensemble of `config.ensemble` trained on people's verdicts in the run folders
+    under `config.runs` and the labelled candidates in `config.base` (a person's verdict
+    wins over a shipped label), written under `config.out` (which the caller sets: the
+    default, the rankers cache, comes from the settings)."""
     from rankers.active import labelled_from_runs
 
+    if config.out is None:
+        raise ValueError("train_from_runs needs config.out, the folder the ensemble goes in")
+    runs = config.runs
     people = labelled_from_runs(p for p in runs.glob("*") if p.is_dir()) if runs.is_dir() else []
     judged = {item.candidate.id for item in people}
+    base = config.base or default_training()
     shipped = [i for i in read_jsonl(base, LabelledCandidate) if i.candidate.id not in judged]
     folder = trained_ensemble(
-        load_config(config), [*shipped, *people], out_root, on_progress=on_progress
+        load_config(config.ensemble), [*shipped, *people], config.out, on_progress=on_progress
     )
     return ensemble_output(folder, from_people=len(people), shipped=len(shipped))
 

@@ -8,6 +8,8 @@ from datetime import datetime
 from pathlib import Path
 from typing import Literal
 
+from pydantic import Field
+
 from testaug.adaptive.retest import DEFAULT_THRESHOLD, TopicChange
 from testaug.core.records import Record
 from testaug.steps.contract import StepOutput, StepSummary, step_output
@@ -24,7 +26,10 @@ def reports_folder(tree: Path) -> Path:
 class RetestConfig(Record):
     """One retest: the tree, the model spec (often the next version of a model), the reports
     folder, the rise in failure rate (points) that counts as worse, and what the model
-    predicts over (a shipped suite's `task`, or comma-separated `labels`)."""
+    predicts over (a shipped suite's `task`, or comma-separated `labels`); the report file
+    (`out`: the retest flow names one in the reports folder by time and model), the earlier
+    report to compare with, where the tree with the model's scores goes, the scoring batch
+    size and the tree's labels mapped to the model's (`label_map`, from -> to)."""
 
     tree: Path
     model: str
@@ -32,6 +37,11 @@ class RetestConfig(Record):
     threshold: float = DEFAULT_THRESHOLD
     task: str | None = "sentiment"
     labels: str | None = None
+    out: Path | None = None
+    previous: Path | None = None
+    scored_tree: Path | None = None
+    batch_size: int = Field(default=32, ge=1)
+    label_map: dict[str, str] = Field(default_factory=dict)
 
     def folder(self) -> Path:
         """The folder of the tree's reports."""
@@ -52,22 +62,25 @@ class RetestSummary(StepSummary):
     changes: tuple[TopicChange, ...] = ()
 
 
-def retest_tree(
-    config: RetestConfig, out: Path, *, previous: Path | None = None, when: datetime | None = None
-) -> StepOutput:
-    """The tree applied to the model and compared with the `previous` report (if any): the
-    report (`TreeReport`) written to `out`."""
+def retest_tree(config: RetestConfig, *, when: datetime | None = None) -> StepOutput:
+    """The tree applied to the model and compared with `config.previous` (if any): the
+    report (`TreeReport`, dated `when`) written to `config.out`."""
     from testaug.adaptive.tree_jobs import retest_file
 
+    if config.out is None:
+        raise ValueError("retest_tree needs config.out, the file the report goes to")
     report = retest_file(
         config.tree,
         config.model,
-        out,
-        previous=previous,
+        config.out,
+        previous=config.previous,
         threshold=config.threshold,
         task=config.task,
         labels=config.labels,
+        scored_tree=config.scored_tree,
         when=when,
+        batch_size=config.batch_size,
+        label_map=config.label_map,
     )
     overall = report.overall
     summary = RetestSummary(
@@ -76,7 +89,7 @@ def retest_tree(
         failing=overall.failing,
         failure_rate=overall.failure_rate,
         topics=len(report.topics) - 1,
-        previous=previous,
+        previous=config.previous,
         changes=report.changes,
     )
-    return step_output("retest", out, len(report.topics), summary=summary)
+    return step_output("retest", config.out, len(report.topics), summary=summary)

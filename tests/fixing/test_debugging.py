@@ -156,7 +156,9 @@ def test_the_next_round_starts_from_the_last_rounds_checkpoint(first, tmp_path):
     tree, iid = write_inputs(tmp_path)
     start, number = round_start(work, model=None)
     assert (start, number) == (work / "round-001" / f"seed-{report.chain_seed}", 2)
-    options = FixConfig(work=work, iid=iid, tree=tree, labels=",".join(LABELS), config=FIX)
+    options = FixConfig(
+        work=work, iid=iid, tree=tree, labels=",".join(LABELS), round=FixRoundConfig(config=FIX)
+    )
     done = fix_files(options)
     (second,) = done.summary.loop.rounds
     assert done.path == work / "round-002" / "fix_report.json" and done.records == 1

@@ -7,7 +7,12 @@ from __future__ import annotations
 
 import pytest
 
-from testaug.fixing.debugging.records import FIX_REPORT_FILE, read_fix_round
+from testaug.fixing.debugging.records import (
+    FIX_REPORT_FILE,
+    FixRoundConfig,
+    StopRule,
+    read_fix_round,
+)
 from testaug.steps.fix import FixConfig
 from tests.adaptive.fix_fixtures import FIX, shared_base, write_inputs
 
@@ -29,10 +34,9 @@ def test_a_fix_run_writes_the_round_and_publishes_the_topics_it_fixed(tmp_path):
         iid=iid,
         tree=tree,
         model=f"hf:{base}",
-        topics=("/Negation",),
-        config=FIX,
         labels="negative,positive",
-        rounds=2,
+        round=FixRoundConfig(topics=("/Negation",), config=FIX),
+        stop=StopRule(rounds=2),
     )
     loop = fix(options)
     report = loop.rounds[0]
@@ -69,8 +73,8 @@ def test_a_fix_run_with_nothing_failing_in_its_topics_fails_and_writes_no_report
         iid=iid,
         tree=tree,
         model=f"hf:{base}",
-        topics=("/Fairness",),
         labels="negative,positive",
+        round=FixRoundConfig(topics=("/Fairness",)),
     )
     state = fix(options, return_state=True)
     assert state.is_failed()

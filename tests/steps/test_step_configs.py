@@ -1,0 +1,164 @@
+"""Every step takes one config record of its own, as `config`, and beyond it only what is
+not configuration, keyword-only: callbacks and objects already built (a backend, a Label
+Studio client, a console). The steps that still take loose arguments are listed in
+`LOOSE`, which may only shrink: a listed step that keeps the rule must leave the list."""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable
+from types import ModuleType
+from typing import Any
+
+import pytest
+
+from testaug.core.records import Record
+from testaug.steps.contract import StepOutput
+from tests.steps.test_step_contract import MODULES, public_functions, steps_of
+
+# What a step may take besides its record: callbacks, a clock, objects that cannot be records.
+NOT_CONFIG = frozenset(
+    {
+        "on_progress",
+        "on_round",
+        "on_prompt_done",
+        "when",
+        "sleep",
+        "backend",
+        "studio",
+        "scorer",
+        "embed",
+        "console",
+        "read_key",
+    }
+)
+
+# Steps that still take loose arguments (module.function); this list may only shrink.
+LOOSE = frozenset(
+    {
+        "adapt.adapt_round",
+        "augment.combine_candidates",
+        "augment.expand_seed_cases",
+        "augment.generate_candidates",
+        "grow.expand_induced",
+        "grow.extend_suite",
+        "grow.induce_templates_file",
+        "lexicon_review.apply_verdicts",
+        "lexicon_review.pull_into_lexicons",
+        "lexicon_review.push_words_file",
+        "lexicon_review.review_in_terminal",
+        "measure.combine_evaluations",
+        "measure.evaluate_one_model",
+        "measure.evaluate_suite",
+        "measure.measure_diversity",
+        "measure.patch_suites",
+        "measure.perturb_suite",
+        "measure.write_run_report",
+        "rank.rank_candidates",
+        "rank.retrain_ranking",
+        "rankers.ensemble_output",
+        "rankers.prepare_rankers",
+        "review.merge_reviewed",
+        "review.review_in_terminal",
+        "review.wait_for_label_studio",
+        "suggest.suggest_words",
+        "suggestion_review.add_verdicts_file",
+        "suggestion_review.gather_rounds",
+        "suggestion_review.pull_into_tree",
+        "suggestion_review.pull_rounds",
+        "suggestion_review.push_suggestions_file",
+        "suggestion_review.review_in_terminal",
+    }
+)
+
+
+def config_class(function: Callable[..., Any], module: ModuleType | None) -> type | None:
+    """The class a parameter `config` is annotated with, looked up in the step's module."""
+    parameter = inspect.signature(function).parameters.get("config")
+    if parameter is None:
+        return None
+    annotation = parameter.annotation
+    if isinstance(annotation, str):
+        annotation = getattr(module, annotation, None) if module is not None else None
+    return annotation if inspect.isclass(annotation) else None
+
+
+def broken_rules(function: Callable[..., Any], module: ModuleType | None = None) -> list[str]:
+    """How a step's parameters break the rule (none when it keeps it)."""
+    parameters = list(inspect.signature(function).parameters.values())
+    problems = []
+    first = parameters[0] if parameters else None
+    if first is None or first.name != "config" or first.kind is inspect.Parameter.KEYWORD_ONLY:
+        problems.append("its first parameter is not `config`")
+    record = config_class(function, module)
+    if record is None or not issubclass(record, Record) or issubclass(record, StepOutput):
+        problems.append("`config` is not annotated with a config record")
+    for parameter in parameters[1:]:
+        if parameter.kind is not inspect.Parameter.KEYWORD_ONLY:
+            problems.append(f"{parameter.name} is not keyword-only")
+        elif parameter.name not in NOT_CONFIG:
+            problems.append(f"{parameter.name} is configuration outside the record")
+    return problems
+
+
+def all_steps() -> dict[str, tuple[Callable[..., Any], ModuleType]]:
+    """Every step of the step modules, by `module.function`."""
+    found = {}
+    for module in MODULES:
+        functions = public_functions(module)
+        short = module.__name__.rpartition(".")[2]
+        for name in steps_of(module):
+            found[f"{short}.{name}"] = (functions[name], module)  # type: ignore[assignment]
+    return found
+
+
+STEPS = all_steps()
+
+
+def test_the_loose_list_names_only_steps_that_exist():
+    assert set(STEPS) >= LOOSE, f"not steps: {sorted(LOOSE - set(STEPS))}"
+
+
+@pytest.mark.parametrize("name", sorted(set(STEPS) - LOOSE))
+def test_a_step_takes_its_config_record_and_only_callbacks_or_built_objects_besides(name):
+    function, module = STEPS[name]
+    assert broken_rules(function, module) == []
+
+
+@pytest.mark.parametrize("name", sorted(LOOSE))
+def test_a_step_listed_as_loose_still_is_so_the_list_only_shrinks(name):
+    function, module = STEPS[name]
+    assert broken_rules(function, module), f"{name} keeps the rule now: take it off LOOSE"
+
+
+def test_the_steps_that_took_loose_arguments_take_their_records():
+    for name in (
+        "fix.fix_files",
+        "generalize.generalize_files",
+        "rankers.train_from_runs",
+        "retest.retest_tree",
+    ):
+        assert name in STEPS and name not in LOOSE
+
+
+class ToyConfig(Record):
+    seeds: int = 1
+
+
+def test_a_step_with_loose_configuration_is_caught():
+    def loose(suite: str, out: str, *, seeds: int = 1) -> StepOutput: ...
+
+    def positional(config: ToyConfig, out: str) -> StepOutput: ...
+
+    def extra(config: ToyConfig, *, seeds: int, on_progress: Any = None) -> StepOutput: ...
+
+    def kept(config: ToyConfig, *, on_progress: Any = None, studio: Any) -> StepOutput: ...
+
+    def not_a_record(config: str) -> StepOutput: ...
+
+    here = inspect.getmodule(test_a_step_with_loose_configuration_is_caught)
+    assert "its first parameter is not `config`" in broken_rules(loose, here)
+    assert broken_rules(positional, here) == ["out is not keyword-only"]
+    assert broken_rules(extra, here) == ["seeds is configuration outside the record"]
+    assert broken_rules(kept, here) == []
+    assert broken_rules(not_a_record, here) == ["`config` is not annotated with a config record"]
