@@ -49,6 +49,16 @@ def interval_blocks(models: Sequence[ModelSummary]) -> list[Block]:
     return [Text(text)]
 
 
+def unparsed_blocks(models: Sequence[ModelSummary]) -> list[Block]:
+    """How many answers of each model held no label (an LLM under test answering off the
+    point): left out of its error rates, and counted here apart from its failures."""
+    counts = [(m.model, m.overall.unparsed) for m in models if m.overall.unparsed]
+    if not counts:
+        return []
+    listed = "; ".join(f"{model}: {n:,}" for model, n in counts)
+    return [Text(f"Unparseable answers (no label in them), left out of the error rates: {listed}.")]
+
+
 def evaluation_section(summary: EvaluationSummary) -> list[Block]:
     """Error rates per model: the headline (overall and per capability, with a bar plot) on
     the evidence the JSON states, the capability x test type matrix (a heat map per model),
@@ -68,6 +78,7 @@ def evaluation_section(summary: EvaluationSummary) -> list[Block]:
         *blocks,
         _evidence_text({m.model: m.headline for m in models}),
         *interval_blocks(models),
+        *unparsed_blocks(models),
         _headline_table(models),
         *_capability_blocks(models),
         *_matrix_blocks(models),

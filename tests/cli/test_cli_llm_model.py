@@ -99,3 +99,14 @@ def test_a_mistyped_llm_backend_is_refused_before_any_request(tmp_path, server):
     assert done.returncode == 1
     assert "did you mean 'llm:openai:scripted'" in " ".join(done.stderr.split())
     assert server.request_count == 0
+
+
+def test_the_report_states_each_models_unparseable_answers_apart_from_its_rates(tmp_path, server):
+    write_cases(tmp_path)
+    done = evaluate(tmp_path, server, "-o", "evaluation.json")
+    assert done.returncode == 0, done.stderr
+    report = run_testaug(tmp_path, "report", ".", timeout=HANG_TIMEOUT)
+    assert report.returncode == 0, report.stderr
+    markdown = " ".join((tmp_path / "report.md").read_text(encoding="utf-8").split())
+    stated = r"Unparseable answers \(no label in them\), left out of the error rates: llm:\S+: 4\."
+    assert re.search(stated, markdown), markdown[:2000]
