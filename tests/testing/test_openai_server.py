@@ -296,6 +296,9 @@ def test_module_runs_as_a_script_printing_base_url_until_interrupted() -> None:
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
+        # Ctrl-C as in a terminal, also where the test runs with SIGINT ignored (a job
+        # started in the background of a script), which the child would inherit.
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
     )
     try:
         assert process.stdout is not None
