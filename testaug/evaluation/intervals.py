@@ -17,13 +17,17 @@ kept, and the delta method turns them into the variance of the ratio, giving a n
 95% interval clipped to [0, 1]. With perfect predictions every rectifier is 0 and the
 estimate is the classical ratio on all cases; with biased ones the rectifier removes the
 bias (the estimate is unbiased for each mean whatever the predictions are, as long as
-the labelled cases are drawn like the generator's cases).
+the labelled cases are drawn like the generator's cases). So the labels given here must
+be a random sample of the generator's cases: its calibration sample, never cases picked
+because the ranker was unsure of them or ranked them high (the caller chooses them; see
+`testaug.evaluation.validity`). A generator needs at least `MIN_LABELS` of them.
 
-A labelled case that people rejected is not in the suite, so the model never ran on it:
-its F·V is 0 (it is invalid) but its prediction F·p needs F. There F is taken as the
-model's failure rate on that generator's unverified cases, that is, the model is assumed
-to fail on invalid cases as often as on the generator's cases at large. Where the model
-did run on every labelled case, no assumption is made.
+People-rejected cases never enter the suite, so the model never ran on them: a rejected
+label's F·V is 0 (it is invalid), but its prediction F·p needs an F. For those, F is
+taken as the model's failure rate on that generator's unverified cases (the cases of the
+generator in the rate being estimated), that is, the model is assumed to fail on invalid
+cases as often as on the generator's cases at large. Where the model ran on every
+labelled case, no such assumption is made.
 """
 
 from __future__ import annotations
@@ -40,6 +44,7 @@ from pydantic import Field
 from testaug.core.records import Record
 
 DEFAULT_CONFIDENCE = 0.95
+MIN_LABELS = 2  # random labels a generator's unverified cases need for the PPI interval
 
 Fraction = float
 Method = Literal["wilson", "ppi", "wilson-verified"]
@@ -97,11 +102,14 @@ def wilson(failures: int, n: int, confidence: float = DEFAULT_CONFIDENCE) -> Int
 
 @dataclass(frozen=True)
 class Generated:
-    """The unverified cases of one generator and the people's labels of its cases.
+    """The unverified cases of one generator and people's labels of a random sample of
+    its cases.
 
     `failed`, `p_valid`: per unverified case, whether the model failed and the ranker's
-    P(valid) (1 without a score). `labelled_failed` (None where the model did not run on
-    the case), `labelled_p_valid` and `labelled_valid`: per case people labelled."""
+    P(valid) (1 without a score). `labelled_failed`, `labelled_p_valid` and
+    `labelled_valid`: per case people labelled; `labelled_failed` is None where the model
+    never ran on the case (people rejected it), and then the failure rate of `failed`
+    stands in for it."""
 
     failed: Sequence[bool]
     p_valid: Sequence[float]
@@ -117,8 +125,9 @@ def ppi_error_rate(
 ) -> Interval:
     """The PPI estimate and normal-approximation interval of the error rate over valid
     cases, from verified cases (known valid) and each generator's unverified cases with
-    the people's labels of that generator (see the module doc). Every generator with
-    unverified cases needs at least two labels (else ValueError)."""
+    people's labels of a random sample of that generator's cases (see the module doc).
+    Every generator with unverified cases needs at least `MIN_LABELS` labels (else
+    ValueError)."""
     z = _z(confidence)
     verified = np.asarray(verified_failed, dtype=float)
     predicted_fv = [verified]
@@ -137,8 +146,10 @@ def ppi_error_rate(
         if not len(failed):
             continue
         n_labels = len(group.labelled_valid)
-        if n_labels < 2:
-            raise ValueError("a generator's unverified cases need at least two people's labels")
+        if n_labels < MIN_LABELS:
+            raise ValueError(
+                f"a generator's unverified cases need at least {MIN_LABELS} people's labels"
+            )
         predicted_fv.append(failed * p)
         predicted_v.append(p)
         rate = float(failed.mean())

@@ -5,10 +5,12 @@ unless every case is asked for (`evidence="all"`) or no verified case counts. Ev
 breakdown over all cases follows, by provenance too.
 
 Every rate carries a 95% interval (`testaug.evaluation.intervals`): Wilson's on verified
-evidence. A headline that rests on unverified cases carries, where people labelled cases
-of their generators (`testaug.evaluation.validity`), the prediction-powered interval and
-estimate of the error rate over valid cases; without such labels, Wilson's on the
-verified cases alone, and its note says so.
+evidence. A headline that rests on unverified cases carries, where people labelled a
+random sample of their generators' cases (the calibration sample; see
+`testaug.evaluation.validity`), the prediction-powered interval and estimate of the error
+rate over valid cases. Labels picked because the ranker was unsure of a case or ranked it
+high are left out of it. Without enough random labels of a generator, the interval is
+Wilson's on the verified cases alone, and its note says so.
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ from pydantic import Field
 
 from testaug.core.records import Record
 from testaug.evaluation.failures import CaseResult, FailureRate, ModelEvaluation, failure_rate
-from testaug.evaluation.intervals import Generated, Interval, ppi_error_rate, wilson
+from testaug.evaluation.intervals import MIN_LABELS, Generated, Interval, ppi_error_rate, wilson
 from testaug.evaluation.validity import ValidityEvidence
 from testaug.suites.provenance import Evidence, is_verified
 
@@ -97,14 +99,22 @@ def _unverified_intervals(
     validity: ValidityEvidence | None,
 ) -> tuple[FailureRate, dict[str, FailureRate], str]:
     """The headline rates with intervals that carry the uncertainty of the unverified
-    cases' validity (PPI), or, where a generator of theirs has no people's labels, Wilson's
-    on the verified cases alone; and the sentence that says which."""
+    cases' validity (PPI, from people's random labels only), or, where a generator of
+    theirs has too few random labels, Wilson's on the verified cases alone; and the
+    sentence that says which."""
     plain = {r.case_id: r for r in results if r.perturbation is None and not r.filtered}
     counted = [r for r in results if not r.filtered]
     missing = _unlabelled_generators(counted, validity)
     if missing:
+        lacking = (
+            "no people's labels of the generator of "
+            if validity is None
+            else "no random labels (people's labels of a calibration sample drawn at random; "
+            f"fewer than {MIN_LABELS}) of the generator of "
+        )
         note = (
-            "95% intervals: no people's labels of the generator of "
+            "95% intervals: "
+            + lacking
             + ", ".join(missing)
             + ", so the intervals are Wilson's on the verified cases only and leave out "
             "the uncertainty of the unverified cases' validity"
@@ -116,11 +126,20 @@ def _unverified_intervals(
             return wilson(failed, len(verified)).model_copy(update={"method": "wilson-verified"})
     else:
         assert validity is not None
-        labelled = sum(len(validity.labels_of(g)) for g in _generators(counted, validity))
+        generators = _generators(counted, validity)
+        labelled = sum(len(validity.random_labels(g)) for g in generators)
+        picked = sum(len(validity.labels_of(g)) for g in generators) - labelled
         note = (
             "95% intervals: prediction-powered inference; the validity of the unverified "
             f"cases is estimated from the ranker's P(valid) and {labelled:,} people's labels "
-            "of their generators, and the estimate is the error rate over valid cases"
+            "of their generators drawn at random, and the estimate is the error rate over "
+            "valid cases"
+            + (
+                f" ({picked:,} labels picked because the ranker was unsure or ranked them "
+                "high are left out)"
+                if picked
+                else ""
+            )
         )
 
         def interval(members: Sequence[CaseResult]) -> Interval:
@@ -153,20 +172,21 @@ def _generators(
 def _unlabelled_generators(
     counted: Sequence[CaseResult], validity: ValidityEvidence | None
 ) -> list[str]:
-    """The generators of unverified cases with fewer than two people's labels."""
+    """The generators of unverified cases with fewer than `MIN_LABELS` random labels."""
     if validity is None:
         return ["the unverified cases (no ranking or annotations found)"]
     return [
         "unrecorded generators" if g is None else g
         for g in _generators(counted, validity)
-        if len(validity.labels_of(g)) < 2
+        if len(validity.random_labels(g)) < MIN_LABELS
     ]
 
 
 def _ppi(
     members: Sequence[CaseResult], plain: dict[str, CaseResult], validity: ValidityEvidence
 ) -> Interval:
-    """The PPI interval of some results' error rate (every generator has labels)."""
+    """The PPI interval of some results' error rate (every generator has enough random
+    labels; no other label enters it)."""
     counted = [r for r in members if not r.filtered]
     verified = [not r.passed for r in counted if is_verified(r.provenance)]
     by_generator: dict[str | None, list[CaseResult]] = {}
@@ -177,10 +197,10 @@ def _ppi(
     for generator, cases in by_generator.items():
         p_valid = [validity.p_valid.get(_case_key(r), 1.0) for r in cases]
         scored = [validity.p_valid[_case_key(r)] for r in cases if _case_key(r) in validity.p_valid]
-        labels = validity.labels_of(generator)
-        # the labels of the region of P(valid) the ranker accepted these cases from
+        labels = validity.random_labels(generator)
+        # the random labels of the region of P(valid) the ranker accepted these cases from
         region = [x for x in labels if x.p_valid >= min(scored)] if scored else labels
-        labels = region if len(region) >= 2 else labels
+        labels = region if len(region) >= MIN_LABELS else labels
         generated.append(
             Generated(
                 failed=[not r.passed for r in cases],

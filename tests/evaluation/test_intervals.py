@@ -146,5 +146,5 @@ def test_a_labelled_case_the_model_never_ran_on_takes_the_generators_failure_rat
 
 
 def test_ppi_needs_two_people_labels_per_generator():
-    with pytest.raises(ValueError, match="two people's labels"):
+    with pytest.raises(ValueError, match="at least 2 people's labels"):
         ppi_error_rate([], [Generated(failed=[True], p_valid=[0.9])])

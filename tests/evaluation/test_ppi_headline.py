@@ -41,8 +41,8 @@ RESULTS = (
 
 def evidence(valid_labels: int, invalid_labels: int) -> ValidityEvidence:
     ids = [f"r{i}" for i in range(10)] + [f"p{i}" for i in range(4)] + ["x0", "x1"]
-    labels = [Label(f"p{i}", 0.9, True) for i in range(valid_labels)]
-    labels += [Label(f"x{i}", 0.9, False) for i in range(invalid_labels)]
+    labels = [Label(f"p{i}", 0.9, True, "random") for i in range(valid_labels)]
+    labels += [Label(f"x{i}", 0.9, False, "random") for i in range(invalid_labels)]
     return ValidityEvidence(
         generator=dict.fromkeys(ids, "gen"),
         p_valid=dict.fromkeys(ids, 0.9),
@@ -85,7 +85,7 @@ def test_all_evidence_without_people_labels_falls_back_to_wilson_on_verified_cas
     assert "no people's labels" in head.interval_note
     unlabelled = headline(RESULTS, "all", evidence(valid_labels=1, invalid_labels=0))
     assert unlabelled.overall.interval.method == "wilson-verified"
-    assert "gen" in unlabelled.interval_note
+    assert "no random labels" in unlabelled.interval_note and "gen" in unlabelled.interval_note
 
 
 def test_a_summary_written_before_intervals_still_loads():
