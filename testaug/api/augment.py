@@ -17,6 +17,7 @@ if TYPE_CHECKING:
     from testaug.core.records import RankedCandidate, TestCase
     from testaug.core.settings import Settings
     from testaug.generation.backends import Backend
+    from testaug.review.label_studio import LabelStudio
     from testaug.review.run_files import ReviewConfig
     from testaug.review.terminal import KeyReader
     from testaug.steps.augment import BackendConfig, Generation
@@ -31,6 +32,7 @@ def generate(
     llm: str | None = None,
     base_url: str | None = None,
     endpoint: str = "completions",
+    timeout: float = 60.0,
     prompts_per_description: int = 10,
     seeds_per_prompt: int = 3,
     samples: int = 5,
@@ -69,7 +71,7 @@ def generate(
         capabilities=capabilities,
         prompt_file=Path(prompt_file) if prompt_file else None,
     )
-    spec, client = _backend(backend, llm, base_url, endpoint, settings)
+    spec, client = _backend(backend, llm, base_url, endpoint, timeout, settings)
     generation = GenerationConfig(
         samples=samples, temperature=temperature, max_tokens=max_tokens, concurrency=concurrency
     )
@@ -97,30 +99,23 @@ def _seed_cases(
 
 
 def _backend(
-    backend: Any, llm: str | None, base_url: str | None, endpoint: str, settings: Settings
+    backend: Any,
+    llm: str | None,
+    base_url: str | None,
+    endpoint: str,
+    timeout: float,
+    settings: Settings,
 ) -> tuple[BackendConfig | None, Backend]:
-    """The backend and its record (None for a backend object given as it is); a base
-    URL's user info goes to the backend, never into the record."""
-    from pydantic import SecretStr
+    """The backend and its record (None for a backend object given as it is), made as the
+    CLI makes them: a base URL's user info goes to the backend, never into the record."""
+    from testaug.steps.augment import BackendConfig, backend_from_options
 
-    from testaug.core.secrets import split_userinfo
-    from testaug.steps.augment import BackendConfig, connect_backend
-
-    if not isinstance(backend, (str, BackendConfig)):
-        return None, backend
-    url, userinfo = split_userinfo(base_url or settings.base_url or "")
-    spec = (
-        backend
-        if isinstance(backend, BackendConfig)
-        else BackendConfig(kind=backend, model=llm, base_url=url or None, endpoint=endpoint)
-    )
-    client = connect_backend(
-        spec,
-        api_key=settings.openai_api_key,
-        cache_dir=settings.cache_dir,
-        userinfo=SecretStr(userinfo) if userinfo else settings.base_url_userinfo,
-    )
-    return spec, client
+    if isinstance(backend, BackendConfig):
+        fields = backend.model_dump(include={"kind", "model", "base_url", "endpoint", "timeout"})
+        return backend_from_options(**fields, settings=settings)
+    if isinstance(backend, str):
+        return backend_from_options(backend, llm, base_url, endpoint, timeout, settings)
+    return None, backend
 
 
 def ensemble_folder(rankers: str | Path, settings: Settings | None = None) -> Path:
@@ -210,14 +205,17 @@ def push_to_label_studio(
     *,
     url: str | None = None,
     api_key: str | None = None,
+    studio: LabelStudio | None = None,
     **options: Any,
 ) -> StepOutput:
-    """Send the top of the ranking to a Label Studio project (made when missing); `url`
-    and `api_key` default to LABEL_STUDIO_URL and LABEL_STUDIO_API_KEY."""
+    """Send the top of the ranking to a Label Studio project (made when missing), through
+    `studio` (a `LabelStudio` connection) or one to `url` with `api_key` (default:
+    LABEL_STUDIO_URL and LABEL_STUDIO_API_KEY)."""
     from testaug.steps.review import connect_label_studio
     from testaug.steps.review import push_to_label_studio as step
 
-    return step(review_config(ranked, **options), studio=connect_label_studio(url, api_key))
+    studio = studio or connect_label_studio(url, api_key)
+    return step(review_config(ranked, **options), studio=studio)
 
 
 def pull_from_label_studio(
@@ -225,16 +223,18 @@ def pull_from_label_studio(
     *,
     url: str | None = None,
     api_key: str | None = None,
+    studio: LabelStudio | None = None,
     merge: bool = True,
     **options: Any,
 ) -> StepOutput:
-    """Bring people's verdicts from Label Studio into the annotations file and, with
-    `merge`, decide every candidate as `merge_reviewed` does."""
+    """Bring people's verdicts from Label Studio (`studio`, or as `push_to_label_studio`
+    connects) into the annotations file and, with `merge`, decide every candidate as
+    `merge_reviewed` does."""
     from testaug.steps.review import connect_label_studio, pull_and_merge
     from testaug.steps.review import pull_from_label_studio as pull
 
     config = review_config(ranked, **options)
-    studio = connect_label_studio(url, api_key)
+    studio = studio or connect_label_studio(url, api_key)
     return pull_and_merge(config, studio=studio) if merge else pull(config, studio=studio)
 
 

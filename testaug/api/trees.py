@@ -95,6 +95,7 @@ def adapt(
     llm: str | None = None,
     base_url: str | None = None,
     endpoint: str = "completions",
+    timeout: float = 60.0,
     round_settings: SuggestionRoundConfig | None = None,
     task: str | None = "sentiment",
     labels: str | None = None,
@@ -116,7 +117,7 @@ def adapt(
     check_round(Path(tree), topic, models, new_topic=new_topic)
     settings = settings or Settings()
     ensemble = ensemble_folder(rankers, settings) if rankers else None
-    _, client = _backend(backend, llm, base_url, endpoint, settings)
+    _, client = _backend(backend, llm, base_url, endpoint, timeout, settings)
     return adapt_round(
         Path(tree),
         topic,

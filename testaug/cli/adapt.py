@@ -9,11 +9,12 @@ import typer
 from rich.table import Table
 
 from testaug.cli.console import console, progress
-from testaug.cli.generate import BASE_URL, CACHE, ENDPOINT, LLM, backend_from_options
+from testaug.cli.generate import BASE_URL, CACHE, ENDPOINT, LLM, backend_spec
 from testaug.cli.options import build_config, renamed_option
 from testaug.cli.tree import LABELS_HELP, MODEL_HELP, TASK_HELP
 from testaug.core.settings import Settings
 from testaug.generation.backends import BACKENDS
+from testaug.steps.augment import backend_from_options
 
 
 def adapt_command(
@@ -110,7 +111,9 @@ def adapt_command(
         seed=seed,
     )
     ensemble = _ensemble(rankers, settings) if rankers else None
-    _, client = backend_from_options(backend, llm, base_url, endpoint, timeout, settings)
+    _, client = backend_from_options(
+        backend, llm, base_url, endpoint, timeout, settings, build=backend_spec
+    )
     with progress() as bar:
         ticks = bar.add_task(
             f"suggesting ({client.name}: {client.model})", total=round_settings.prompt.prompts

@@ -7,13 +7,11 @@ from pathlib import Path
 from typing import Any
 
 import typer
-from pydantic import SecretStr
 from rich.table import Table
 
 from testaug.cli.console import console, err_console, progress
 from testaug.cli.options import build_config, renamed_option
 from testaug.core.runs import sibling
-from testaug.core.secrets import split_userinfo
 from testaug.core.settings import Settings
 from testaug.generation.backends import BACKENDS, Backend
 from testaug.generation.parsing import REJECT_REASONS
@@ -23,8 +21,8 @@ from testaug.steps.augment import (
     Generation,
     PromptPlan,
     PromptSet,
+    backend_from_options,
     build_prompt_set,
-    connect_backend,
     generate_prompt_set,
     read_seed_cases,
 )
@@ -103,7 +101,9 @@ def generate_command(
     if dry_run:
         _print_dry_run(prompt_set, samples, backend)
         return
-    spec, client = backend_from_options(backend, llm, base_url, endpoint, timeout, settings)
+    spec, client = backend_from_options(
+        backend, llm, base_url, endpoint, timeout, settings, build=backend_spec
+    )
     generation = GenerationConfig(
         samples=samples,
         temperature=temperature,
@@ -162,33 +162,9 @@ def _print_dry_run(prompt_set: PromptSet, samples: int, backend: str) -> None:
     )
 
 
-def backend_from_options(
-    kind: str,
-    model: str | None,
-    base_url: str | None,
-    endpoint: str,
-    timeout: float,
-    settings: Settings,
-) -> tuple[BackendConfig, Backend]:
-    """The LLM backend the options name, and its spec (what a run records): a base URL's
-    user info is split off and passed to the backend, never into the spec."""
-    url, userinfo = split_userinfo(base_url or settings.base_url or "")
-    spec = build_config(
-        BackendConfig,
-        flags={"kind": "--backend", "model": "--llm"},
-        kind=kind,
-        model=model,
-        base_url=url or None,
-        endpoint=endpoint,
-        timeout=timeout,
-    )
-    backend = connect_backend(
-        spec,
-        api_key=settings.openai_api_key,
-        cache_dir=settings.cache_dir,
-        userinfo=SecretStr(userinfo) if userinfo else settings.base_url_userinfo,
-    )
-    return spec, backend
+def backend_spec(**fields: Any) -> BackendConfig:
+    """A `BackendConfig` from the flags' values; a refused value names its flag."""
+    return build_config(BackendConfig, flags={"kind": "--backend", "model": "--llm"}, **fields)
 
 
 def _print_summary(result: GenerationResult, output: Path) -> None:

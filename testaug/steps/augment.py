@@ -17,6 +17,7 @@ from testaug.core.jsonl import read_jsonl, write_jsonl
 from testaug.core.records import Candidate, Prompt, Record, Reject, TestCase
 from testaug.core.runs import new_manifest, sibling, write_manifest
 from testaug.core.secrets import redact_url, split_userinfo, with_userinfo
+from testaug.core.settings import Settings
 from testaug.generation.backends import BACKEND_KINDS, Backend, create_backend
 from testaug.generation.cache import ResponseCache
 from testaug.generation.prompts import PromptTemplate, prompt_for
@@ -33,6 +34,7 @@ logger = logging.getLogger(__name__)
 HELPERS = frozenset(
     {
         "backend_arguments",
+        "backend_from_options",
         "build_prompt_set",
         "connect_backend",
         "generate_prompt_set",
@@ -156,6 +158,31 @@ def connect_backend(
         timeout=spec.timeout,
         cache_dir=cache_dir,
     )
+
+
+def backend_from_options(
+    kind: str,
+    model: str | None,
+    base_url: str | None,
+    endpoint: str,
+    timeout: float,
+    settings: Settings,
+    *,
+    build: Callable[..., BackendConfig] = BackendConfig,
+) -> tuple[BackendConfig, Backend]:
+    """The LLM backend the options name, and its spec (what a run records): a base URL's
+    user info is split off and passed to the backend, never into the spec; the URL, API
+    key and cache folder not given come from `settings`. `build` makes the spec from its
+    fields (the CLI's names the flag of a value it refuses)."""
+    url, userinfo = split_userinfo(base_url or settings.base_url or "")
+    spec = build(kind=kind, model=model, base_url=url or None, endpoint=endpoint, timeout=timeout)
+    backend = connect_backend(
+        spec,
+        api_key=settings.openai_api_key,
+        cache_dir=settings.cache_dir,
+        userinfo=SecretStr(userinfo) if userinfo else settings.base_url_userinfo,
+    )
+    return spec, backend
 
 
 _LOCAL_BACKENDS: dict[tuple[str | None, Path], Backend] = {}
