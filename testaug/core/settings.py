@@ -17,7 +17,7 @@ def _default_cache_dir() -> Path:
 class Settings(BaseSettings):
     """Where caches live, how to reach an LLM server and Label Studio. Secrets stay SecretStr."""
 
-    model_config = SettingsConfigDict(env_prefix="TESTAUG_", extra="ignore")
+    model_config = SettingsConfigDict(env_prefix="TESTAUG_", extra="ignore", populate_by_name=True)
 
     cache_dir: Path = Field(default_factory=_default_cache_dir)
     openai_api_key: SecretStr | None = Field(
