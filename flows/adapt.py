@@ -29,6 +29,7 @@ from pydantic import BaseModel, ConfigDict
 from flows.tasks import LABEL_STUDIO_RETRIES, retry_delays, transient_fault
 from testaug.adaptive.verdicts import read_verdicts
 from testaug.core.settings import Settings
+from testaug.review.project_record import PROJECT_RECORD
 from testaug.steps import review
 from testaug.steps.adapt import AdaptConfig, adapt_round
 from testaug.steps.augment import connect_backend
@@ -116,7 +117,10 @@ def suggest(config: AdaptConfig, number: int) -> StepOutput:
 def push(config: AdaptConfig, suggestions: Path) -> StepOutput:
     """A round's suggestions into the loop's Label Studio project."""
     studio = review.connect_label_studio()
-    return push_suggestions_file(suggestions, studio=studio, project=config.project_name())
+    record = config.folder() / PROJECT_RECORD  # the rounds share one project
+    return push_suggestions_file(
+        suggestions, studio=studio, project=config.project_name(), record=record
+    )
 
 
 @flow(name="adapt")

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
 from typing import Any
 from xml.sax.saxutils import quoteattr
 
@@ -165,13 +166,21 @@ def read_suggestion_export(
 
 
 def push_suggestions(
-    studio: LabelStudio, project: str, suggestions: Sequence[Suggestion]
+    studio: LabelStudio,
+    project: str,
+    suggestions: Sequence[Suggestion],
+    *,
+    record: Path | None = None,
 ) -> SuggestionPush:
     """Import suggestions, in failure order, into a project (created with the suggestions'
-    interface if needed), skipping those it already has: pushing twice imports nothing twice."""
-    return push_items(studio, project, SUGGESTIONS, failure_order(suggestions))
+    interface if needed), skipping those it already has: pushing twice imports nothing twice.
+    With a `record`, the project is the one it names (one found or created is recorded)."""
+    return push_items(studio, project, SUGGESTIONS, failure_order(suggestions), record=record)
 
 
-def pull_suggestion_verdicts(studio: LabelStudio, project: str) -> SuggestionReading:
-    """Every verdict people gave in a suggestions project so far."""
-    return read_export(studio, project, SUGGESTIONS)
+def pull_suggestion_verdicts(
+    studio: LabelStudio, project: str, *, record: Path | None = None
+) -> SuggestionReading:
+    """Every verdict people gave in a suggestions project so far (with a `record`, in the
+    project it names)."""
+    return read_export(studio, project, SUGGESTIONS, record=record)

@@ -117,13 +117,18 @@ def pull_command(
 ) -> None:
     """Bring people's verdicts on words back from Label Studio into the verdicts file and
     write the kept words into the suite's lexicon files."""
+    from testaug.review.project_record import record_beside
     from testaug.steps.lexicon_review import pull_into_lexicons
     from testaug.steps.review import connect_label_studio
 
     verdicts = verdicts or default_verdicts(suggestions_path)
     project = project or default_project(suggestions_path)
     done = pull_into_lexicons(
-        _writable_suite(suite), verdicts, studio=connect_label_studio(url, api_key), project=project
+        _writable_suite(suite),
+        verdicts,
+        studio=connect_label_studio(url, api_key),
+        project=project,
+        record=record_beside(suggestions_path),
     )
     pulled = done.summary
     console.print(

@@ -27,6 +27,7 @@ class RunFolder:
     RANKED: ClassVar[str] = "ranked.jsonl"
     TRIAGE: ClassVar[str] = "triage.json"
     ANNOTATIONS: ClassVar[str] = "annotations.jsonl"
+    LABEL_STUDIO_PROJECTS: ClassVar[str] = "label-studio-projects.json"
     VERDICTS: ClassVar[str] = "verdicts.jsonl"
     ACCEPTED: ClassVar[str] = "accepted.jsonl"
     TEMPLATES: ClassVar[str] = "templates.yaml"
@@ -90,6 +91,11 @@ class RunFolder:
     def annotations(self) -> Path:
         """The verdicts, of people and of the ranker."""
         return self.root / self.ANNOTATIONS
+
+    @property
+    def label_studio_projects(self) -> Path:
+        """The Label Studio projects the run's candidates were pushed to, by server."""
+        return self.root / self.LABEL_STUDIO_PROJECTS
 
     @property
     def annotation_acceptance(self) -> Path:

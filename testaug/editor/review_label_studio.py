@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any
 from xml.sax.saxutils import quoteattr
 
@@ -139,13 +140,23 @@ def read_word_export(tasks: Iterable[Mapping[str, Any]], users: Mapping[int, str
 
 
 def push_words(
-    studio: LabelStudio, project: str, words: Sequence[ReviewWord], lexicons: Sequence[str]
+    studio: LabelStudio,
+    project: str,
+    words: Sequence[ReviewWord],
+    lexicons: Sequence[str],
+    *,
+    record: Path | None = None,
 ) -> WordPush:
     """Import words, in the given order, into a project (created with the words' interface
-    if needed), skipping those it already has: pushing twice imports nothing twice."""
-    return push_items(studio, project, WordsInLabelStudio(tuple(lexicons)), words)
+    if needed), skipping those it already has: pushing twice imports nothing twice. With a
+    `record`, the project is the one it names (one found or created is recorded)."""
+    kind = WordsInLabelStudio(tuple(lexicons))
+    return push_items(studio, project, kind, words, record=record)
 
 
-def pull_word_verdicts(studio: LabelStudio, project: str) -> WordReading:
-    """Every verdict people gave in a words project so far."""
-    return read_export(studio, project, WordsInLabelStudio())
+def pull_word_verdicts(
+    studio: LabelStudio, project: str, *, record: Path | None = None
+) -> WordReading:
+    """Every verdict people gave in a words project so far (with a `record`, in the project
+    it names)."""
+    return read_export(studio, project, WordsInLabelStudio(), record=record)

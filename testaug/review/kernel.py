@@ -18,6 +18,7 @@ from __future__ import annotations
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import partial
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Generic, Literal, Protocol, TypeVar
 
 from rich.console import Console
@@ -247,9 +248,12 @@ def push_items(
     project: str,
     kind: LabelStudioKind[Item, Any, Any],
     items: Sequence[Item],
+    *,
+    record: Path | None = None,
 ) -> TaskPush:
     """Import items, in the given order, into a project (created with the kind's interface
-    if needed), skipping those it already has: pushing twice imports nothing twice."""
+    if needed), skipping those it already has: pushing twice imports nothing twice. With a
+    `record`, the project is the one it names, and one found or created is recorded there."""
     return push_tasks(
         studio,
         project,
@@ -258,6 +262,7 @@ def push_items(
         label_config=kind.label_config,
         description=kind.description,
         instructions=kind.instructions,
+        record=record,
     )
 
 
@@ -311,7 +316,12 @@ def _verdict(
 
 
 def read_export(
-    studio: LabelStudio, project: str, kind: LabelStudioKind[Any, Context, Verdict]
+    studio: LabelStudio,
+    project: str,
+    kind: LabelStudioKind[Any, Context, Verdict],
+    *,
+    record: Path | None = None,
 ) -> LabelStudioReading[Context, Verdict]:
-    """Every verdict people gave in a project of this kind so far."""
-    return pull_export(studio, project, partial(read_tasks, kind))
+    """Every verdict people gave in a project of this kind so far (with a `record`, in the
+    project it names)."""
+    return pull_export(studio, project, partial(read_tasks, kind), record=record)

@@ -14,6 +14,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from functools import partial
+from pathlib import Path
 from typing import Any, TypeVar
 from xml.sax.saxutils import quoteattr
 
@@ -31,6 +32,7 @@ from testaug.review.label_studio_tasks import (
     tally_answers,
 )
 from testaug.review.plans import GUIDELINES, INVALID_REASONS, ReviewPlan, invalidity_score
+from testaug.review.project_record import marked_description, marker_of, new_marker
 
 T = TypeVar("T")
 logger = logging.getLogger(__name__)
@@ -267,19 +269,41 @@ class LabelStudio:
         people = self.call("list users", lambda: list(self._client.users.list()))
         return {u.id: u.email or u.username or f"user {u.id}" for u in people}
 
-    def find_project(self, name: str) -> int | None:
-        """The id of the project with exactly this title; None when there is none, and an
-        error naming them when several have it (testaug cannot tell which one is meant)."""
+    def find_project(self, name: str, marker: str | None = None) -> int | None:
+        """The id of the project with exactly this title (and with `marker`, the one whose
+        description carries it); None when there is none. Of several with the title, the
+        one testaug marked as its own; an error naming them when that does not settle it
+        (testaug cannot tell which one is meant)."""
         found = self.call("find project", lambda: list(self._client.projects.list(title=name)))
-        ids = sorted(int(p.id) for p in found if p.title == name)
-        if len(ids) > 1:
-            listed = ", ".join(str(i) for i in ids[:-1]) + f" and {ids[-1]}"
-            each = "both" if len(ids) == 2 else "all"
-            raise LabelStudioError(
-                f"Label Studio projects {listed} at {self.url} are {each} titled {name!r}; "
-                "rename or delete all but one (testaug cannot tell which one is meant)"
-            )
-        return ids[0] if ids else None
+        titled = sorted((p for p in found if p.title == name), key=lambda p: int(p.id))
+        marks = {int(p.id): marker_of(getattr(p, "description", None)) for p in titled}
+        if marker is not None:
+            return next((i for i, mark in marks.items() if mark == marker), None)
+        marked = [i for i, mark in marks.items() if mark is not None]
+        if len(marks) <= 1 or len(marked) == 1:
+            return next(iter(marked or marks), None)
+        ids = list(marks)
+        listed = ", ".join(str(i) for i in ids[:-1]) + f" and {ids[-1]}"
+        each = "both" if len(ids) == 2 else "all"
+        raise LabelStudioError(
+            f"Label Studio projects {listed} at {self.url} are {each} titled {name!r}; "
+            "rename or delete all but one (testaug cannot tell which one is meant)"
+        )
+
+    def project_by_id(self, project_id: int) -> Any | None:
+        """The project with this id (its `title` and `description`); None when the server
+        has none."""
+        from label_studio_sdk.core.api_error import ApiError
+
+        def get() -> Any | None:
+            try:
+                return self._client.projects.get(id=project_id)
+            except ApiError as exc:
+                if exc.status_code == 404:
+                    return None
+                raise
+
+        return self.call("read project", get)
 
     def project(self, name: str) -> int:
         """The id of an existing project; a clear error when there is none by that name."""
@@ -298,17 +322,21 @@ class LabelStudio:
         label_config: str | None = None,
         description: str | None = None,
         instructions: str | None = None,
+        marker: str | None = None,
     ) -> int:
         """A new project with testaug's labeling interface and guidelines, or with the
-        interface and guidelines given (other kinds of review, such as suggestions).
+        interface and guidelines given (other kinds of review, such as suggestions); its
+        description carries `marker` (a new one when not given), so testaug tells it from
+        a user's project of the same title.
 
         After a failed attempt the projects are listed again before another: a server may
         have created the project and lost its answer, and it is not created twice."""
+        marker = marker or new_marker()
 
         def create() -> int:
             project = self._client.projects.create(
                 title=name,
-                description=description or DESCRIPTION,
+                description=marked_description(description or DESCRIPTION, marker),
                 label_config=label_config or labeling_config(labels),
                 expert_instruction=instructions or instructions_html(),
                 show_instruction=True,
@@ -316,7 +344,7 @@ class LabelStudio:
             )
             return int(project.id)
 
-        return self.write("create project", create, lambda: self.find_project(name))
+        return self.write("create project", create, lambda: self.find_project(name, marker))
 
     def write(self, what: str, send: Callable[[], T], settled: Callable[[], T | None]) -> T:
         """Run a request that changes the server, with retries; before each retry
@@ -411,17 +439,21 @@ def push_for_review(
     *,
     seeds: Mapping[str, TestCase],
     labels: Sequence[str],
+    record: Path | None = None,
 ) -> PushResult:
     """Import the candidates a plan sends to people into a project (created if needed),
-    skipping candidates it already has, so pushing twice imports nothing twice."""
+    skipping candidates it already has, so pushing twice imports nothing twice. With a
+    `record`, the project is the one it names, and one found or created is recorded there."""
     n = len(plan.candidate_ids)
     tasks = [task_for(item, n, seeds) for item in plan.review]
-    pushed = push_tasks(studio, project, tasks, key="candidate_id", labels=labels)
+    pushed = push_tasks(studio, project, tasks, key="candidate_id", labels=labels, record=record)
     return PushResult(
         pushed.project_id, pushed.created, plan, pushed.imported, pushed.already_present
     )
 
 
-def pull_verdicts(studio: LabelStudio, project: str) -> ExportReading:
-    """Every verdict people gave in the project so far."""
-    return pull_export(studio, project, read_export)
+def pull_verdicts(
+    studio: LabelStudio, project: str, *, record: Path | None = None
+) -> ExportReading:
+    """Every verdict people gave in the project so far (with a `record`, the one it names)."""
+    return pull_export(studio, project, read_export, record=record)

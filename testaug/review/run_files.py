@@ -22,6 +22,7 @@ from testaug.review.plans import (
     plan_review,
     read_annotations,
 )
+from testaug.review.project_record import record_beside
 from testaug.review.selection import (
     DEFAULT_SELECTION,
     SelectionConfig,
@@ -37,7 +38,8 @@ logger = logging.getLogger(__name__)
 class ReviewConfig(Record):
     """A ranking's review: its files (the annotations, seed cases and calibration beside
     the ranking unless named; the suite the accepted cases join, if any), the Label Studio
-    project (default: `testaug <the ranking's folder>`), how much of the ranking people see
+    project (default: `testaug <the ranking's folder>`; its id is recorded beside the
+    annotations on the first push or pull), how much of the ranking people see
     (`top`, a share, and `budget`, a count; the top 30% when neither is given), and the
     precision the ranker's rule must reach to accept a candidate."""
 
@@ -60,6 +62,10 @@ class ReviewConfig(Record):
 
     def project_name(self) -> str:
         return self.project or f"testaug {self.ranked.parent.resolve().name}"
+
+    def project_record(self) -> Path:
+        """Where the Label Studio project's id is recorded: beside the annotations."""
+        return record_beside(self.annotations_path())
 
     def people_top(self) -> float | None:
         """The share of the ranking people review: `top`, else (with no budget either) the

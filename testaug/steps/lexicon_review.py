@@ -36,6 +36,7 @@ from testaug.editor.lexicon_writer import (
 )
 from testaug.editor.review_label_studio import pull_word_verdicts, push_words
 from testaug.editor.review_terminal import review_words_in_terminal
+from testaug.review.project_record import record_beside
 from testaug.steps.contract import StepOutput, StepSummary, step_output
 
 if TYPE_CHECKING:
@@ -254,11 +255,15 @@ def push_words_file(
     *,
     studio: LabelStudio,
     project: str,
+    record: Path | None = None,
 ) -> StepOutput:
     """Push a suggestions file's words (less those the target lexicons hold) into a Label
-    Studio project; the summary says how many were left out as already in the lexicons."""
+    Studio project: the one recorded in `record` (default: beside the suggestions), else
+    found by title or created, and recorded there. The summary says how many were left
+    out as already in the lexicons."""
     todo = words_to_review(suggestions_path, suite, lexicons)
-    pushed = push_words(studio, project, todo.words, lexicons)
+    record = record or record_beside(suggestions_path)
+    pushed = push_words(studio, project, todo.words, lexicons, record=record)
     summary = LexiconPushSummary(
         project=project,
         project_id=pushed.project_id,
@@ -271,11 +276,18 @@ def push_words_file(
 
 
 def pull_into_lexicons(
-    suite: Path, verdicts_path: Path, *, studio: LabelStudio, project: str
+    suite: Path,
+    verdicts_path: Path,
+    *,
+    studio: LabelStudio,
+    project: str,
+    record: Path | None = None,
 ) -> StepOutput:
-    """Bring people's verdicts from a words project into the verdicts file and write the
-    words that new or changed verdicts keep into the suite's lexicon files."""
-    reading = pull_word_verdicts(studio, project)
+    """Bring people's verdicts from a words project (the one recorded in `record`, default:
+    beside the verdicts) into the verdicts file and write the words that new or changed
+    verdicts keep into the suite's lexicon files."""
+    record = record or record_beside(verdicts_path)
+    reading = pull_word_verdicts(studio, project, record=record)
     update = save_verdicts(verdicts_path, reading.verdicts)
     written = _write_latest(
         suite, verdicts_path, update.fresh, origin=f"Label Studio project {project!r}"

@@ -164,7 +164,9 @@ def review_automatically(config: ReviewConfig) -> StepOutput:
 def push_to_label_studio(config: ReviewConfig, *, studio: LabelStudio) -> StepOutput:
     """The ranker accepts what its rule for `config.target` vouches for; the top of the
     rest goes into the Label Studio project (nothing imported twice), shown with the seed
-    cases; the remainder stays pending. Every local file is read and checked first."""
+    cases; the remainder stays pending. Every local file is read and checked first. The
+    project is the one recorded beside the annotations (found by title, or created, and
+    recorded there on the first push)."""
     from testaug.review.label_studio import push_for_review
 
     annotations_path = config.annotations_path()
@@ -179,7 +181,12 @@ def push_to_label_studio(config: ReviewConfig, *, studio: LabelStudio) -> StepOu
     plan = _people_plan(config, ranked)
     project = config.project_name()
     result = push_for_review(
-        studio, project, plan, seeds=seeds, labels=task_labels(ranked, seeds.values())
+        studio,
+        project,
+        plan,
+        seeds=seeds,
+        labels=task_labels(ranked, seeds.values()),
+        record=config.project_record(),
     )
     update = record_plan(annotations_path, plan, mode="label-studio")
     return step_output(
@@ -269,7 +276,7 @@ def _pull(config: ReviewConfig, studio: LabelStudio) -> tuple[StepOutput, Export
     from testaug.review.label_studio import pull_verdicts
 
     annotations_path, project = config.annotations_path(), config.project_name()
-    reading = pull_verdicts(studio, project)
+    reading = pull_verdicts(studio, project, record=config.project_record())
     update = add_annotations(annotations_path, reading.annotations)
     for problem in reading.problems:
         logger.warning("skipped %s", problem)

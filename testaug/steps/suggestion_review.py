@@ -25,6 +25,8 @@ from testaug.adaptive.verdicts import (
 from testaug.core.file_lock import FileBusy, locked
 from testaug.core.records import Record
 from testaug.core.runs import remove_stale_temporaries
+from testaug.review.label_studio_tasks import find_recorded
+from testaug.review.project_record import PROJECT_RECORD, record_beside
 from testaug.steps.contract import StepOutput, StepSummary, step_output
 
 logger = logging.getLogger(__name__)
@@ -176,11 +178,14 @@ def review_in_terminal(
 
 
 def push_suggestions_file(
-    suggestions_path: Path, *, studio: LabelStudio, project: str
+    suggestions_path: Path, *, studio: LabelStudio, project: str, record: Path | None = None
 ) -> StepOutput:
-    """Push a suggestions file into a Label Studio project (nothing imported twice)."""
+    """Push a suggestions file into a Label Studio project (nothing imported twice): the
+    one recorded in `record` (default: beside the suggestions), else found by title or
+    created, and recorded there."""
     suggestions = read_suggestions(suggestions_path)
-    pushed = push_suggestions(studio, project, suggestions)
+    record = record or record_beside(suggestions_path)
+    pushed = push_suggestions(studio, project, suggestions, record=record)
     summary = SuggestionPushSummary(
         project=project,
         project_id=pushed.project_id,
@@ -198,11 +203,14 @@ def pull_into_tree(
     studio: LabelStudio,
     project: str,
     suggestions_path: Path | None = None,
+    record: Path | None = None,
 ) -> StepOutput:
     """Bring people's verdicts from a suggestions project into the verdicts file, then add
     what every verdict so far accepts to the tree. The suggestions are those the project's
-    tasks carry, and those of `suggestions_path` when given."""
-    reading = pull_suggestion_verdicts(studio, project)
+    tasks carry, and those of `suggestions_path` when given. The project is the one recorded
+    in `record` (default: beside the suggestions, else beside the verdicts)."""
+    record = record or record_beside(suggestions_path or verdicts_path)
+    reading = pull_suggestion_verdicts(studio, project, record=record)
     update = save_verdicts(verdicts_path, reading.verdicts)
     known = dict(reading.contexts)
     if suggestions_path is not None:
@@ -222,7 +230,8 @@ def pull_into_tree(
 
 
 # Rounds of the adapt flow: <work_dir>/round-001/, round-002/, ... each with the round's
-# suggestions.jsonl and the verdicts.jsonl people's verdicts on them go to.
+# suggestions.jsonl and the verdicts.jsonl people's verdicts on them go to; the rounds share
+# one Label Studio project, recorded in the work folder.
 ROUND_PREFIX = "round-"
 SUGGESTIONS_FILE = "suggestions.jsonl"
 VERDICTS_FILE = "verdicts.jsonl"
@@ -331,11 +340,13 @@ def gather_rounds(
 def pull_rounds(
     work_dir: Path, tree_path: Path, *, studio: LabelStudio, project: str
 ) -> StepOutput:
-    """People's verdicts so far from the work folder's Label Studio project, saved by round,
-    and the accepted suggestions of every round added to the tree. A project not there (yet:
-    no push got through) holds no verdict."""
-    if studio.find_project(project) is None:
+    """People's verdicts so far from the work folder's Label Studio project (the one
+    recorded in the work folder, else found by title), saved by round, and the accepted
+    suggestions of every round added to the tree. A project not there (yet: no push got
+    through) holds no verdict; a recorded one no longer there is an error."""
+    record = work_dir / PROJECT_RECORD
+    if find_recorded(studio, project, record) is None:
         logger.warning("no Label Studio project %r at %s yet: no verdicts", project, studio.url)
         return gather_rounds(work_dir, tree_path)
-    reading = pull_suggestion_verdicts(studio, project)
+    reading = pull_suggestion_verdicts(studio, project, record=record)
     return gather_rounds(work_dir, tree_path, incoming=reading.verdicts)

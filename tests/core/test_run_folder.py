@@ -24,6 +24,7 @@ def test_the_files_keep_their_names_on_disk():
         run.triage: "triage.json",
         run.annotations: "annotations.jsonl",
         run.annotation_acceptance: "annotations.acceptance.json",
+        run.label_studio_projects: "label-studio-projects.json",
         run.verdicts: "verdicts.jsonl",
         run.accepted: "accepted.jsonl",
         run.templates: "templates.yaml",

@@ -14,6 +14,7 @@ from testaug.adaptive.suggestion import SuggestionVerdict
 from testaug.adaptive.tree import TreeTest
 from testaug.adaptive.tree_files import read_tree, write_tree
 from testaug.adaptive.verdicts import read_suggestions, read_verdicts, save_verdicts
+from testaug.review.project_record import PROJECT_RECORD, read_record
 from testaug.testing.openai_server import ScriptedOpenAIServer
 from tests.review.fake_label_studio import FakeLabelStudioClient, connect
 
@@ -127,8 +128,11 @@ def test_label_studio_rounds_push_then_pull_what_people_accepted_and_push_again_
     assert first.pushed == first.suggested > 0
     tasks = client.project_named("loop").tasks
     assert [t["data"]["round"] for t in tasks] == [1] * first.suggested
+    [recorded] = read_record(loop.folder() / PROJECT_RECORD).projects  # the rounds' project
+    assert (recorded.title, recorded.id) == ("loop", client.project_named("loop").id)
 
-    client.store.clear()  # as if the push had failed: a waiting run pushes the round again
+    client.project_named("loop").tasks.clear()  # as if the import had failed: a waiting
+    # run pushes the round again, into the project recorded in the work folder
     waiting = adapt(loop)
     assert waiting.round is None
     tasks = client.project_named("loop").tasks

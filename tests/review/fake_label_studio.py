@@ -35,6 +35,7 @@ class FakeProject:
     id: int
     title: str
     label_config: str
+    description: str = ""
     tasks: list[dict[str, Any]] = field(default_factory=list)
 
 
@@ -52,6 +53,7 @@ class FakeLabelStudioClient:
         self.users = SimpleNamespace(list=self._list_users)
         self.projects = SimpleNamespace(
             list=self._list_projects,
+            get=self._get_project,
             create=self._create_project,
             import_tasks=self._import_tasks,
             exports=SimpleNamespace(download_sync=self._download),
@@ -81,11 +83,21 @@ class FakeLabelStudioClient:
         self._fault("list")
         for project in self.store.values():  # the server's title filter is "icontains"
             if title is None or title.lower() in project.title.lower():
-                yield SimpleNamespace(id=project.id, title=project.title)
+                yield _listed(project)
 
-    def _create_project(self, *, title: str, label_config: str, **_: Any) -> SimpleNamespace:
+    def _get_project(self, id: int) -> SimpleNamespace:
+        from label_studio_sdk.core.api_error import ApiError
+
+        self._fault("get")
+        if id not in self.store:
+            raise ApiError(status_code=404, body={"detail": "Not found."})
+        return _listed(self.store[id])
+
+    def _create_project(
+        self, *, title: str, label_config: str, description: str = "", **_: Any
+    ) -> SimpleNamespace:
         self._fault("create")
-        project = FakeProject(max(self.store, default=0) + 1, title, label_config)
+        project = FakeProject(max(self.store, default=0) + 1, title, label_config, description)
         self.store[project.id] = project
         return SimpleNamespace(id=project.id)
 
@@ -133,6 +145,11 @@ class FakeLabelStudioClient:
                 "updated_at": "2026-11-25T10:05:00Z",
             }
         )
+
+
+def _listed(project: FakeProject) -> SimpleNamespace:
+    """A project as the server lists it: id, title and description."""
+    return SimpleNamespace(id=project.id, title=project.title, description=project.description)
 
 
 def connect(client: FakeLabelStudioClient, url: str = URL) -> LabelStudio:
@@ -214,7 +231,11 @@ def _handler_for(client: FakeLabelStudioClient) -> type[BaseHTTPRequestHandler]:
                 return json.dumps({"count": len(found), "results": results}).encode()
             if route == ("POST", "/api/projects"):
                 made = client.projects.create(**body)
-                return json.dumps({"id": made.id, "title": body["title"]}).encode()
+                return json.dumps(vars(_listed(client.store[made.id]))).encode()
+            if self.command == "GET" and (
+                match := re.fullmatch(r"/api/projects/(\d+)", url.path.rstrip("/"))
+            ):
+                return json.dumps(vars(client.projects.get(int(match[1])))).encode()
             if self.command == "POST" and (
                 match := re.fullmatch(r"/api/projects/(\d+)/import", url.path)
             ):

@@ -23,6 +23,7 @@ from tests.tiny_models import VOUCHED_CURVE, make_calibration, write_ranked_run
 pytestmark = [pytest.mark.label_studio, pytest.mark.slow]
 
 PROJECT = "validity of tiny candidates"
+RECORD = "label-studio-projects.json"  # beside the annotations, in the run folder
 
 
 @pytest.fixture(scope="module")
@@ -234,11 +235,14 @@ def test_wrong_key_down_server_and_deleted_project_are_clear_errors_that_lose_no
     sdk.projects.delete(id=project.id)
     gone = annotate(server, run_dir, "pull", "-o", "annotations.jsonl", "--project", PROJECT)
     assert gone.returncode == 1
-    assert f"no Label Studio project named '{PROJECT}'" in gone.stderr
+    recorded = f"Label Studio project {project.id} ({PROJECT!r}), recorded in {RECORD}"
+    assert recorded in gone.stderr  # the recorded project, not another of its title
+    assert f"delete {RECORD}" in gone.stderr
     assert (run_dir / "annotations.jsonl").read_text() == before
 
 
 def test_the_api_key_reaches_no_file_of_the_run_and_no_output(server, run_dir):
+    assert (run_dir / RECORD).is_file()  # the project record is among the files checked
     for path in run_dir.rglob("*"):
         if path.is_file():
             assert API_KEY not in path.read_text(errors="replace"), path

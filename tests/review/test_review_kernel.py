@@ -26,6 +26,7 @@ from testaug.review.kernel import (
     verdict_choice,
 )
 from testaug.review.label_studio import LabelStudioError
+from testaug.review.project_record import marker_of
 from tests.review.fake_label_studio import FakeLabelStudioClient, connect
 
 WORDS = SessionWords(
@@ -250,7 +251,8 @@ def test_a_push_creates_the_project_with_the_kinds_interface_and_tasks_in_order(
     assert pushed.created and (pushed.imported, pushed.already_present) == (2, 0)
     [fields] = created
     assert fields["label_config"] == FruitInLabelStudio.label_config
-    assert fields["description"] == "Fruit to judge"
+    assert fields["description"].startswith("Fruit to judge\n")
+    assert marker_of(fields["description"]) is not None  # testaug's own project
     assert fields["expert_instruction"] == "<p>Ripe or rotten?</p>"
     tasks = client.project_named("fruit").tasks
     assert [t["data"] for t in tasks] == [{"fruit": "plum", "rank": 1}, {"fruit": "fig", "rank": 2}]

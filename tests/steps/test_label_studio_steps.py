@@ -167,9 +167,13 @@ def test_pulling_from_a_deleted_project_is_an_error_that_keeps_the_annotations(
 ):
     push(run_dir, studio)
     before = (run_dir / "annotations.jsonl").read_bytes()
+    [project_id] = fake_client.store
     fake_client.store.clear()
-    with pytest.raises(LabelStudioError, match=f"no Label Studio project named '{PROJECT}'"):
+    with pytest.raises(LabelStudioError) as raised:
         pull(run_dir, studio)
+    message = str(raised.value)
+    assert f"project {project_id} ({PROJECT!r}), recorded in " in message
+    assert f"delete {run_dir / 'label-studio-projects.json'}" in message
     assert (run_dir / "annotations.jsonl").read_bytes() == before
 
 
