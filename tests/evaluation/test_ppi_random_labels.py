@@ -17,32 +17,8 @@ from testaug.evaluation.summary import headline
 from testaug.evaluation.validity import Label, ValidityEvidence, run_validity
 from testaug.review.selection import Draw, Sampled, draws_beside, generator_group, record_draws
 from tests.cli_runner import run_testaug
+from tests.evaluation.test_ppi_headline import RESULTS, result
 
-
-def result(case_id: str, passed: bool, provenance: str) -> CaseResult:
-    return CaseResult(
-        case_id=case_id,
-        model="m",
-        test_type="MFT",
-        capability="Negation",
-        description_id="neg",
-        description="A negated sentence.",
-        source="template" if provenance == "template" else "llm",
-        provenance=provenance,
-        text=f"text {case_id}",
-        passed=passed,
-        predicted="positive",
-        expected="negative",
-        probabilities={"negative": 0.4, "positive": 0.6},
-        reason="",
-    )
-
-
-RESULTS = (
-    [result(f"t{i}", i % 4 != 0, "template") for i in range(20)]  # 5 of 20 fail
-    + [result(f"p{i}", i != 0, "people") for i in range(4)]  # accepted by people, 1 fails
-    + [result(f"r{i}", i % 2 == 0, "ranker") for i in range(10)]  # unverified: 5 of 10 fail
-)
 RANDOM = [Label(f"p{i}", 0.9, True, "random") for i in range(4)] + [
     Label(f"x{i}", 0.9, False, "random")
     for i in range(2)  # rejected: not in the suite

@@ -7,24 +7,10 @@ import json
 from pathlib import Path
 
 from testaug.core.jsonl import write_jsonl
-from testaug.core.records import TestCase
 from testaug.reports.plots import error_rates_png
 from testaug.reports.run_report import write_report
 from tests.cli_runner import run_testaug
-
-
-def case(text: str, label: str, capability: str, source="template", accepted_by=None):
-    return TestCase(
-        task="sentiment",
-        capability=capability,
-        description_id=capability[:3],
-        description=f"A {label} sentence about {capability}.",
-        text=text,
-        label=label,
-        source=source,
-        meta={"accepted_by": accepted_by} if accepted_by else {},
-    )
-
+from tests.reports.test_reports import case
 
 CASES = [
     case("The food was great.", "positive", "Vocabulary"),
