@@ -166,7 +166,7 @@ class _Handler(TrackedHandler):
 
     def _handle(self) -> None:
         proxy = self.server.proxy
-        body = self._read_body()
+        body = self.read_body()
         path = urlsplit(self.path).path
         fault = proxy._take_fault(self.command, path)
         forwarded = fault is None or fault.forward
@@ -198,18 +198,6 @@ class _Handler(TrackedHandler):
             self.close_connection = True
 
     do_GET = do_POST = do_PUT = do_PATCH = do_DELETE = do_HEAD = _handle
-
-    def _read_body(self) -> bytes:
-        if "chunked" in self.headers.get("Transfer-Encoding", "").lower():
-            chunks = []
-            while size := int(self.rfile.readline(65537).split(b";")[0].strip(), 16):
-                chunks.append(self.rfile.read(size))
-                self.rfile.readline()
-            while self.rfile.readline(65537) not in (b"\r\n", b"\n", b""):
-                pass  # trailers
-            return b"".join(chunks)
-        length = int(self.headers.get("Content-Length") or 0)
-        return self.rfile.read(length) if length > 0 else b""
 
 
 class _ProxyServer(LoopbackHTTPServer):

@@ -53,7 +53,7 @@ class JsonHandler(TrackedHandler):
     def do_POST(self) -> None:
         arrived = time.time()
         try:
-            raw = self._read_body()
+            raw = self.read_body()
         except (ValueError, OSError):
             self.close_connection = True
             raw = None
@@ -70,18 +70,6 @@ class JsonHandler(TrackedHandler):
         self._send(answer)
 
     do_GET = do_POST
-
-    def _read_body(self) -> bytes:
-        if "chunked" in self.headers.get("Transfer-Encoding", "").lower():
-            chunks = []
-            while size := int(self.rfile.readline(65537).split(b";")[0].strip(), 16):
-                chunks.append(self.rfile.read(size))
-                self.rfile.readline()
-            while self.rfile.readline(65537) not in (b"\r\n", b"\n", b""):
-                pass  # trailers
-            return b"".join(chunks)
-        length = int(self.headers.get("Content-Length") or 0)
-        return self.rfile.read(length) if length > 0 else b""
 
     def _send(self, answer: Answer) -> None:
         data = answer.body if answer.body is not None else json.dumps(answer.payload).encode()

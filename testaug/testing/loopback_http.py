@@ -70,5 +70,18 @@ class TrackedHandler(BaseHTTPRequestHandler):
         finally:
             self.server.untrack(self.connection)
 
+    def read_body(self) -> bytes:
+        """The request's body, whether sent with a Content-Length or chunked."""
+        if "chunked" in self.headers.get("Transfer-Encoding", "").lower():
+            chunks = []
+            while size := int(self.rfile.readline(65537).split(b";")[0].strip(), 16):
+                chunks.append(self.rfile.read(size))
+                self.rfile.readline()
+            while self.rfile.readline(65537) not in (b"\r\n", b"\n", b""):
+                pass  # trailers
+            return b"".join(chunks)
+        length = int(self.headers.get("Content-Length") or 0)
+        return self.rfile.read(length) if length > 0 else b""
+
     def log_message(self, format: str, *args: Any) -> None:
         """Quiet: no per-request logging."""
