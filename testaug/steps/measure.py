@@ -160,7 +160,7 @@ def evaluate_one_model(
     """One model on the cases (MFT) and their perturbations (INV, DIR): its summary as
     JSON at `out` (headline rates on `evidence`, `examples` failing examples per group),
     every case's result beside it. `labels` as in `perturb_suite`."""
-    from testaug.evaluation.failures import evaluate_model
+    from testaug.evaluation.model_runs import evaluate_model
     from testaug.evaluation.models import load_model
     from testaug.evaluation.summary import evaluation_summary
     from testaug.suites.task_labels import task_labels_and_lexicons

@@ -172,7 +172,8 @@ def test_every_command_has_help(command):
 def test_evaluate_prints_and_writes_what_the_library_summarises_for_each_model_given(tmp_path):
     from testaug.core.jsonl import read_jsonl, write_jsonl
     from testaug.evaluation.battery import default_battery, run_battery
-    from testaug.evaluation.failures import CaseResult, evaluate_model
+    from testaug.evaluation.failures import CaseResult
+    from testaug.evaluation.model_runs import evaluate_model
     from testaug.evaluation.models import load_model
     from testaug.evaluation.summary import evaluation_summary
     from testaug.suites.task_labels import task_labels_and_lexicons

@@ -11,8 +11,8 @@ import pytest
 from testaug.core.errors import TestAugError
 from testaug.core.records import TestCase, description_id
 from testaug.evaluation.expectations import Expectation
-from testaug.evaluation.failures import (
-    ModelEvaluation,
+from testaug.evaluation.failures import ModelEvaluation
+from testaug.evaluation.model_runs import (
     evaluate_from_probabilities,
     evaluate_model,
     needed_inputs,

@@ -11,7 +11,7 @@ import pytest
 from testaug.core.jsonl import write_jsonl
 from testaug.core.records import TestCase
 from testaug.evaluation.expectations import Expectation
-from testaug.evaluation.failures import evaluate_model
+from testaug.evaluation.model_runs import evaluate_model
 from testaug.evaluation.models import load_model
 from testaug.evaluation.perturbations.cases import PerturbedCase
 from testaug.evaluation.summary import EvaluationSummary, evaluation_summary, headline

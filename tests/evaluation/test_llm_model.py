@@ -11,7 +11,7 @@ import pytest
 
 from testaug.core.errors import InputError
 from testaug.core.records import TestCase, description_id
-from testaug.evaluation.failures import evaluate_model
+from testaug.evaluation.model_runs import evaluate_model
 from testaug.evaluation.models import ModelError, check_model_specs, load_model
 from testaug.evaluation.models.llm_prompt import AnswerReader, classify_prompt
 from testaug.testing.openai_server import ScriptedOpenAIServer

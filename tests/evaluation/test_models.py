@@ -12,7 +12,7 @@ import pytest
 
 from testaug.core.errors import InputError
 from testaug.core.records import Prediction, TestCase
-from testaug.evaluation.failures import evaluate_model
+from testaug.evaluation.model_runs import evaluate_model
 from testaug.evaluation.models import (
     MODEL_KINDS,
     ModelError,

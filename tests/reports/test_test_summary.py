@@ -12,7 +12,8 @@ import pytest
 from testaug.core.jsonl import read_jsonl
 from testaug.core.records import TestCase
 from testaug.evaluation.expectations import Expectation
-from testaug.evaluation.failures import CaseResult, evaluate_from_probabilities
+from testaug.evaluation.failures import CaseResult
+from testaug.evaluation.model_runs import evaluate_from_probabilities
 from testaug.evaluation.perturbations.cases import PerturbedCase
 from testaug.reports.browser import find_browser
 from testaug.reports.test_summary import prediction_text, rate_cell, summarize_tests

@@ -131,7 +131,7 @@ def classifier_check(config: FineTuneConfig | None = None) -> Check:
     config = config or FineTuneConfig()
 
     def check(classifier: Any, perturbed: Sequence[PerturbedCase]) -> list[bool | None]:
-        from testaug.evaluation.failures import evaluate_from_probabilities, needed_inputs
+        from testaug.evaluation.model_runs import evaluate_from_probabilities, needed_inputs
 
         inputs = needed_inputs((), perturbed)
         rows = predict_proba(
