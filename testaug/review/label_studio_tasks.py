@@ -3,8 +3,8 @@ created by name, and answers read back from its export. Given a review folder's 
 record (testaug.review.project_record), pushes and pulls use the project it names, and
 record the one they find or create.
 
-The review of candidates (testaug.review.label_studio) brings its own interface, tasks and
-verdicts; suggested tests (testaug.adaptive.review_label_studio) and suggested words
+The review of candidates (testaug.review.label_studio_candidates) brings its own interface,
+tasks and verdicts; suggested tests (testaug.adaptive.review_label_studio) and suggested words
 (testaug.editor.review_label_studio) are kinds of the review kernel (testaug.review.kernel),
 whose `push_items` and `read_export` are built on these.
 """

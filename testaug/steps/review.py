@@ -44,7 +44,8 @@ from testaug.steps.contract import StepOutput, StepSummary, step_output
 if TYPE_CHECKING:
     from rich.console import Console
 
-    from testaug.review.label_studio import ExportReading, LabelStudio
+    from testaug.review.label_studio import LabelStudio
+    from testaug.review.label_studio_candidates import ExportReading
     from testaug.review.terminal import KeyReader
 
 logger = logging.getLogger(__name__)
@@ -167,7 +168,7 @@ def push_to_label_studio(config: ReviewConfig, *, studio: LabelStudio) -> StepOu
     cases; the remainder stays pending. Every local file is read and checked first. The
     project is the one recorded beside the annotations (found by title, or created, and
     recorded there on the first push)."""
-    from testaug.review.label_studio import push_for_review
+    from testaug.review.label_studio_candidates import push_for_review
 
     annotations_path = config.annotations_path()
     check_output_folder(annotations_path)
@@ -273,7 +274,7 @@ def pull_from_label_studio(config: ReviewConfig, *, studio: LabelStudio) -> Step
 
 def _pull(config: ReviewConfig, studio: LabelStudio) -> tuple[StepOutput, ExportReading]:
     """The pull's record and what the export held (the tasks sent, the candidates in them)."""
-    from testaug.review.label_studio import pull_verdicts
+    from testaug.review.label_studio_candidates import pull_verdicts
 
     annotations_path, project = config.annotations_path(), config.project_name()
     reading = pull_verdicts(studio, project, record=config.project_record())

@@ -18,10 +18,9 @@ from testaug.review.label_studio import (
     LabelStudio,
     LabelStudioError,
     TransientLabelStudioError,
-    pull_verdicts,
-    push_for_review,
     redact_url,
 )
+from testaug.review.label_studio_candidates import pull_verdicts, push_for_review
 from testaug.review.plans import INVALID_REASONS, ReviewPlan
 from tests.review.fake_label_studio import KEY, FakeLabelStudioClient, connect
 from tests.tiny_models import write_ranked_run

@@ -26,12 +26,8 @@ from testaug.core.retries import RetriesExhausted, RetryPolicy
 from testaug.editor.lexicon_verdicts import review_words
 from testaug.editor.review_label_studio import push_words
 from testaug.review.acceptance import accept_by_rule
-from testaug.review.label_studio import (
-    LabelStudio,
-    LabelStudioError,
-    pull_verdicts,
-    push_for_review,
-)
+from testaug.review.label_studio import LabelStudio, LabelStudioError
+from testaug.review.label_studio_candidates import pull_verdicts, push_for_review
 from testaug.review.plans import ReviewPlan
 from testaug.testing.fault_proxy import FaultProxy
 from tests.adaptive.suggestion_helpers import suggestion

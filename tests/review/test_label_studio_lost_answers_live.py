@@ -20,7 +20,8 @@ from testaug.adaptive.review_label_studio import (
 from testaug.core.retries import RetryPolicy
 from testaug.editor.lexicon_verdicts import review_words
 from testaug.editor.review_label_studio import push_words
-from testaug.review.label_studio import LabelStudio, pull_verdicts
+from testaug.review.label_studio import LabelStudio
+from testaug.review.label_studio_candidates import pull_verdicts
 from testaug.testing.fault_proxy import FaultProxy
 from tests.adaptive.suggestion_helpers import suggestion
 from tests.cli_runner import HANG_TIMEOUT, run_testaug
