@@ -29,10 +29,10 @@ from pydantic import BaseModel, ConfigDict
 from flows.tasks import LABEL_STUDIO_RETRIES, retry_delays, transient_fault
 from testaug.adaptive.verdicts import read_verdicts
 from testaug.core.settings import Settings
+from testaug.generation.backend_config import connect_backend
 from testaug.review.project_record import PROJECT_RECORD
 from testaug.steps import review
 from testaug.steps.adapt import AdaptConfig, adapt_round
-from testaug.steps.augment import connect_backend
 from testaug.steps.contract import StepOutput
 from testaug.steps.suggestion_review import (
     SUGGESTIONS_FILE,

@@ -13,13 +13,14 @@ from prefect.settings import get_current_settings
 
 from flows.caching import step_cache
 from testaug.core.settings import Settings
+from testaug.generation.backend_config import BackendConfig, connect_backend
 from testaug.generation.backends import TransientBackendError
 from testaug.generation.sampling import GenerationConfig, GenerationError
 from testaug.review.acceptance import calibration_beside
 from testaug.review.selection import SelectionConfig
 from testaug.steps import augment, grow, measure, rank, review
 from testaug.steps import rankers as steps_rankers
-from testaug.steps.augment import BackendConfig, PromptPlan
+from testaug.steps.augment import PromptPlan
 from testaug.steps.contract import StepOutput, is_current
 from testaug.steps.review import ReviewConfig
 
@@ -114,7 +115,7 @@ def generate_candidates(
     """One capability's candidates from the seed cases, logging progress every few prompts."""
     settings = Settings()
     logger = get_run_logger()
-    backend = augment.connect_backend(
+    backend = connect_backend(
         generator,
         api_key=settings.openai_api_key,
         cache_dir=settings.cache_dir,

@@ -67,7 +67,7 @@ _EXPORTS: dict[str, str] = {
     "ModelUnderTest": "testaug.evaluation.models.base",
     "TestAugError": "testaug.core.errors",
     # configurations
-    "BackendConfig": "testaug.steps.augment",
+    "BackendConfig": "testaug.generation.backend_config",
     "PromptPlan": "testaug.steps.augment",
     "GenerationConfig": "testaug.generation.sampling",
     "ReviewConfig": "testaug.review.run_files",

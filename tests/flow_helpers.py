@@ -123,7 +123,7 @@ def run_pipeline(server, run_dir: Path, rankers: Path, return_state: bool = Fals
     """The pipeline flow at size small against our scripted OpenAI-compatible server, with
     `rankers` and vader as the model under test, on two sentiment capabilities."""
     from flows.pipeline import pipeline
-    from testaug.steps.augment import BackendConfig
+    from testaug.generation.backend_config import BackendConfig
     from testaug.steps.config import RunConfig
 
     config = RunConfig(

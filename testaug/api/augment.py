@@ -16,11 +16,12 @@ if TYPE_CHECKING:
 
     from testaug.core.records import RankedCandidate, TestCase
     from testaug.core.settings import Settings
+    from testaug.generation.backend_config import BackendConfig
     from testaug.generation.backends import Backend
     from testaug.review.label_studio import LabelStudio
     from testaug.review.run_files import ReviewConfig
     from testaug.review.terminal import KeyReader
-    from testaug.steps.augment import BackendConfig, Generation
+    from testaug.steps.augment import Generation
     from testaug.steps.contract import StepOutput
 
 
@@ -108,7 +109,7 @@ def _backend(
 ) -> tuple[BackendConfig | None, Backend]:
     """The backend and its record (None for a backend object given as it is), made as the
     CLI makes them: a base URL's user info goes to the backend, never into the record."""
-    from testaug.steps.augment import BackendConfig, backend_from_options
+    from testaug.generation.backend_config import BackendConfig, backend_from_options
 
     if isinstance(backend, BackendConfig):
         fields = backend.model_dump(include={"kind", "model", "base_url", "endpoint", "timeout"})

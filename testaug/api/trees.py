@@ -16,8 +16,8 @@ if TYPE_CHECKING:
     from testaug.adaptive.suggestions import SuggestionRoundConfig
     from testaug.adaptive.tree import TestTree, TreeTest
     from testaug.core.settings import Settings
+    from testaug.generation.backend_config import BackendConfig
     from testaug.generation.backends import Backend
-    from testaug.steps.augment import BackendConfig
     from testaug.steps.contract import StepOutput
 
 

@@ -13,8 +13,8 @@ from testaug.cli.generate import BASE_URL, CACHE, ENDPOINT, LLM, backend_spec
 from testaug.cli.options import build_config, renamed_option
 from testaug.cli.tree import LABELS_HELP, MODEL_HELP, TASK_HELP
 from testaug.core.settings import Settings
+from testaug.generation.backend_config import backend_from_options
 from testaug.generation.backends import BACKENDS
-from testaug.steps.augment import backend_from_options
 
 
 def adapt_command(

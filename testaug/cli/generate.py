@@ -13,15 +13,14 @@ from testaug.cli.console import console, err_console, progress
 from testaug.cli.options import build_config, renamed_option
 from testaug.core.runs import sibling
 from testaug.core.settings import Settings
+from testaug.generation.backend_config import BackendConfig, backend_from_options
 from testaug.generation.backends import BACKENDS, Backend
 from testaug.generation.parsing import REJECT_REASONS
 from testaug.generation.sampling import GenerationConfig, GenerationResult
 from testaug.steps.augment import (
-    BackendConfig,
     Generation,
     PromptPlan,
     PromptSet,
-    backend_from_options,
     build_prompt_set,
     generate_prompt_set,
     read_seed_cases,

@@ -38,9 +38,9 @@ from testaug.core.jsonl import write_jsonl
 from testaug.core.records import Candidate, Record, content_id, description_id
 from testaug.core.runs import remove_stale_temporaries, sibling, write_text_atomic
 from testaug.evaluation.models import check_model_specs
+from testaug.generation.backend_config import BackendConfig
 from testaug.generation.backends import Backend
 from testaug.generation.cache import ResponseCache
-from testaug.steps.augment import BackendConfig
 from testaug.steps.contract import StepOutput, StepSummary, step_output
 
 logger = logging.getLogger(__name__)

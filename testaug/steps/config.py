@@ -13,9 +13,9 @@ from testaug.core.bundled import resolve_suite
 from testaug.core.errors import InputError, Problem
 from testaug.core.records import Record
 from testaug.core.run_sizes import SIZES, RunSize, run_size
+from testaug.generation.backend_config import BackendConfig
 from testaug.review.acceptance import DEFAULT_TARGET
 from testaug.review.plans import DEFAULT_REVIEW_FRACTION
-from testaug.steps.augment import BackendConfig
 from testaug.steps.review import AnnotationMode
 from testaug.suites.load import load_suite
 from testaug.suites.provenance import Evidence

@@ -57,7 +57,7 @@ def test_user_info_is_split_off_and_put_back_unchanged():
 def test_a_backend_spec_refuses_credentials_without_echoing_them():
     from pydantic import ValidationError
 
-    from testaug.steps.augment import BackendConfig
+    from testaug.generation.backend_config import BackendConfig
     from testaug.steps.config import run_config
 
     with pytest.raises(ValidationError):

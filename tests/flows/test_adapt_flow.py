@@ -57,8 +57,8 @@ def tree(tmp_path, monkeypatch):
 
 def config(tree, server, **options):
     from testaug.adaptive.suggestions import SuggestionRoundConfig
+    from testaug.generation.backend_config import BackendConfig
     from testaug.steps.adapt import AdaptConfig
-    from testaug.steps.augment import BackendConfig
 
     return AdaptConfig(
         tree=tree,

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
+from testaug.generation.backend_config import BackendConfig
 from testaug.review.label_studio_server import free_port
-from testaug.steps.augment import BackendConfig
 from testaug.steps.config import RunConfig
 from testaug.testing.openai_server import ScriptedOpenAIServer
 from tests.flow_helpers import echo_seed_reply

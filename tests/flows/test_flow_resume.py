@@ -26,7 +26,7 @@ pytestmark = pytest.mark.slow
 AUGMENT = """
 import sys
 from flows.augment import augment
-from testaug.steps.augment import BackendConfig
+from testaug.generation.backend_config import BackendConfig
 from testaug.steps.config import RunConfig
 run_dir, base_url, rankers = sys.argv[1:4]
 result = augment(RunConfig(

@@ -14,7 +14,8 @@ import pytest
 
 from testaug.generation.backends import Backend, BackendError, CompletionRequest
 from testaug.generation.backends.embedded_models import default_gguf_path
-from testaug.generation.backends.local import LocalBackend, converted_dir, cut_at_stop
+from testaug.generation.backends.gguf import converted_dir
+from testaug.generation.backends.local import LocalBackend, cut_at_stop
 
 PROMPT = (
     "A positive sentiment sentence.\n- { I love this airline. }\n- { The crew was great. }\n- {"

@@ -255,9 +255,9 @@ def test_the_pipeline_sends_the_doubtful_to_people_and_collect_brings_their_verd
 ):
     from flows.collect import collect
     from flows.pipeline import pipeline
+    from testaug.generation.backend_config import BackendConfig
     from testaug.review.label_studio_server import free_port
     from testaug.review.verdicts import Verdict
-    from testaug.steps.augment import BackendConfig
     from testaug.steps.config import RunConfig
     from testaug.testing.openai_server import ScriptedOpenAIServer
     from tests.flow_helpers import echo_seed_reply

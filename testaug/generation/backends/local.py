@@ -25,7 +25,6 @@ importing this module stays cheap.
 
 from __future__ import annotations
 
-import copy
 import hashlib
 import importlib
 import importlib.util
@@ -64,6 +63,7 @@ from testaug.generation.backends.embedded_models import (
     INSTALL_HINT,
     embedded_gguf_path,
 )
+from testaug.generation.backends.gguf import _convert_gguf, converted_dir
 
 if TYPE_CHECKING:
     import torch
@@ -73,19 +73,6 @@ logger = logging.getLogger(__name__)
 # Sampling keeps the `TOP_K` most likely tokens (transformers' own default):
 # it trims the long tail that a 135M model otherwise wanders into.
 TOP_K = 50
-
-
-def converted_dir(gguf: Path, cache_dir: Path) -> Path:
-    """Where the converted copy of `gguf` lives: `cache_dir/models/<name>-<hash>`.
-
-    The hash covers the file's resolved path, size and modification time, so a
-    replaced file gets a fresh copy.
-    """
-    resolved = gguf.resolve()
-    stat = resolved.stat()
-    key = json.dumps([str(resolved), stat.st_size, stat.st_mtime_ns])
-    digest = hashlib.sha256(key.encode("utf-8")).hexdigest()[:12]
-    return cache_dir / "models" / f"{resolved.stem}-{digest}"
 
 
 def sampling_seed(prompt: str, sample_offset: int) -> int:
@@ -378,24 +365,6 @@ def _stop_criteria(tokenizer: Any, prompt_len: int, stops: tuple[str, ...]) -> A
             return torch.tensor(done, dtype=torch.bool, device=input_ids.device)  # type: ignore[return-value]
 
     return StoppingCriteriaList([StopOnText()])
-
-
-def _convert_gguf(gguf: Path, out: Path) -> None:
-    """Load `gguf` (dequantized to fp32) and save a plain safetensors copy into `out`."""
-    with IMPORT_LOCK:
-        from transformers import AutoModelForCausalLM, AutoTokenizer
-
-    directory, name = str(gguf.parent), gguf.name
-    tokenizer = AutoTokenizer.from_pretrained(directory, gguf_file=name)
-    loaded = AutoModelForCausalLM.from_pretrained(directory, gguf_file=name)
-    config = copy.deepcopy(loaded.config)
-    if hasattr(config, "quantization_config"):
-        del config.quantization_config
-    model = AutoModelForCausalLM.from_config(config)
-    model.load_state_dict(loaded.state_dict(), strict=True)
-    model.generation_config = copy.deepcopy(loaded.generation_config)
-    model.save_pretrained(out, safe_serialization=True)
-    tokenizer.save_pretrained(out)
 
 
 @BACKEND_KINDS.register("local")
