@@ -8,8 +8,10 @@ they share: items already judged are passed over, `q` or the end of input stops,
 an item, and every verdict is handed to `save` the moment it is given, so a session can
 stop anywhere and go on later.
 
-A kind reviewed in Label Studio (`LabelStudioKind`) also says how its items become tasks of
-one labeling interface and how a task's answers become verdicts: `push_items` imports the
+A kind reviewed in Label Studio (`LabelStudioKind`: candidates in
+testaug.review.label_studio_candidates, tests in testaug.adaptive.review_label_studio, words in
+testaug.editor.review_label_studio) also says how its items become tasks of one labeling
+interface and how a task's answers become verdicts: `push_items` imports the
 items once into a project, `read_tasks` and `read_export` turn an export into verdicts.
 """
 
@@ -204,6 +206,15 @@ class Problem:
     text: str
 
 
+@dataclass(frozen=True)
+class Flawed(Generic[Context]):
+    """A task read with a flaw worth saying (the Problem) whose answers still give verdicts
+    (the context)."""
+
+    context: Context
+    problem: Problem
+
+
 class LabelStudioKind(Protocol[ItemIn, Context, VerdictOut]):
     """What a review in Label Studio needs from its kind of item."""
 
@@ -231,8 +242,9 @@ class LabelStudioKind(Protocol[ItemIn, Context, VerdictOut]):
         """The task for an item; `rank` is its place in the push, from 1."""
         ...
 
-    def read_task(self, task: Mapping[str, Any]) -> Context | Problem:
-        """What an exported task carries for its verdicts, or why it cannot give any."""
+    def read_task(self, task: Mapping[str, Any]) -> Context | Flawed[Context] | Problem:
+        """What an exported task carries for its verdicts (with a flaw, if it has one), or
+        why it cannot give any."""
         ...
 
     def verdict(
@@ -292,6 +304,9 @@ def read_tasks(
         if isinstance(context, Problem):
             reading.problems.append(f"task {task.get('id')}: {context.text}")
             continue
+        if isinstance(context, Flawed):
+            reading.problems.append(f"task {task.get('id')}: {context.problem.text}")
+            context = context.context
         reading.contexts[(task.get("data") or {}).get(kind.task_key)] = context
         verdict = partial(_verdict, kind, context, users, reading.problems, task.get("id"))
         cancelled, unanswered = tally_answers(task, verdict, reading.verdicts)

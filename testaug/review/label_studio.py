@@ -1,6 +1,6 @@
 """The client of a Label Studio server: projects by name, tasks in, exports out, with
-retries on transient faults and errors in testaug's words. The candidates' review (its
-interface, tasks and verdicts) is testaug.review.label_studio_candidates.
+retries on transient faults and errors in testaug's words. What is reviewed (an interface,
+tasks and verdicts) comes from a kind of item of the review kernel (testaug.review.kernel).
 
 The client is label-studio-sdk 2.x, imported on first use. The API key never leaves
 the client: errors name the server by its redacted URL and never carry headers.
@@ -162,34 +162,26 @@ class LabelStudio:
     def create_project(
         self,
         name: str,
-        labels: Sequence[str],
         *,
-        label_config: str | None = None,
-        description: str | None = None,
-        instructions: str | None = None,
+        label_config: str,
+        description: str = "",
+        instructions: str = "",
         marker: str | None = None,
     ) -> int:
-        """A new project with testaug's labeling interface and guidelines, or with the
-        interface and guidelines given (other kinds of review, such as suggestions); its
-        description carries `marker` (a new one when not given), so testaug tells it from
-        a user's project of the same title.
+        """A new project with the labeling interface, description and instructions (HTML)
+        given by the kind of review; its description carries `marker` (a new one when not
+        given), so testaug tells it from a user's project of the same title.
 
         After a failed attempt the projects are listed again before another: a server may
         have created the project and lost its answer, and it is not created twice."""
-        from testaug.review.label_studio_candidates import (
-            DESCRIPTION,
-            instructions_html,
-            labeling_config,
-        )
-
         marker = marker or new_marker()
 
         def create() -> int:
             project = self._client.projects.create(
                 title=name,
-                description=marked_description(description or DESCRIPTION, marker),
-                label_config=label_config or labeling_config(labels),
-                expert_instruction=instructions or instructions_html(),
+                description=marked_description(description, marker),
+                label_config=label_config,
+                expert_instruction=instructions,
                 show_instruction=True,
                 show_skip_button=True,
             )

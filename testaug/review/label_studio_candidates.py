@@ -6,10 +6,9 @@ The connection to the server is testaug.review.label_studio's `LabelStudio`.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
-from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from xml.sax.saxutils import quoteattr
@@ -17,13 +16,9 @@ from xml.sax.saxutils import quoteattr
 from pydantic import ValidationError
 
 from testaug.core.records import Annotation, Candidate, RankedCandidate, TestCase, label_options
-from testaug.review.label_studio_tasks import (
-    annotator_of,
-    answered_at,
-    pull_export,
-    push_tasks,
-    tally_answers,
-)
+from testaug.review.kernel import Flawed, LabelStudioReading, Problem, push_items
+from testaug.review.kernel import read_export as read_kernel_export
+from testaug.review.label_studio_tasks import annotator_of, answered_at
 from testaug.review.plans import GUIDELINES, INVALID_REASONS, ReviewPlan, invalidity_score
 
 if TYPE_CHECKING:
@@ -110,6 +105,57 @@ def _choice(name: str, value: str) -> dict[str, Any]:
     return {"from_name": name, "to_name": "text", "type": "choices", "value": {"choices": [value]}}
 
 
+@dataclass(frozen=True)
+class CandidateTask:
+    """What an exported candidate task carries for its verdicts: the candidate's id, the
+    task's id and the candidate itself (None when it could not be read)."""
+
+    candidate_id: str
+    task_id: int
+    candidate: Candidate | None
+
+
+@dataclass(frozen=True)
+class CandidatesInLabelStudio:
+    """Candidates as a kind of item of the review kernel: one task per ranked candidate,
+    with the ensemble's score as a prediction (scaled over the `n` candidates of the
+    plan), its seed cases beside it, and corrected labels among `labels`."""
+
+    labels: Sequence[str] = ()
+    seeds: Mapping[str, TestCase] = field(default_factory=dict)
+    n: int = 0
+    task_key: str = "candidate_id"
+    description: str = DESCRIPTION
+
+    @property
+    def label_config(self) -> str:
+        return labeling_config(self.labels)
+
+    @property
+    def instructions(self) -> str:
+        return instructions_html()
+
+    def task(self, item: RankedCandidate, rank: int) -> dict[str, Any]:
+        return task_for(item, self.n, self.seeds)
+
+    def read_task(self, task: Mapping[str, Any]) -> CandidateTask | Flawed[CandidateTask] | Problem:
+        data = task.get("data") or {}
+        cid = data.get("candidate_id")
+        if not isinstance(cid, str):
+            return Problem("no candidate_id in its data")
+        try:
+            candidate = Candidate.model_validate(data.get("candidate"))
+        except ValidationError as exc:
+            problem = Problem(f"data.candidate: {exc.errors()[0]['msg']}")
+            return Flawed(CandidateTask(cid, task.get("id", 0), None), problem)
+        return CandidateTask(cid, task.get("id", 0), candidate)
+
+    def verdict(
+        self, context: CandidateTask, answer: Mapping[str, Any], users: Mapping[int, str]
+    ) -> Annotation | None:
+        return _annotation(context.candidate_id, answer, users)
+
+
 @dataclass
 class ExportReading:
     """Verdicts read from an export, and what could not become one."""
@@ -122,32 +168,18 @@ class ExportReading:
     problems: list[str] = field(default_factory=list)
 
 
-def read_export(tasks: Iterable[Mapping[str, Any]], users: Mapping[int, str]) -> ExportReading:
-    """Annotation records from a Label Studio JSON export.
-
-    Skipped (cancelled) annotations and ones without a valid/invalid choice are counted,
-    not turned into verdicts, so their candidates stay pending.
-    """
-    reading = ExportReading()
-    for task in tasks:
-        data = task.get("data") or {}
-        cid = data.get("candidate_id")
-        if not isinstance(cid, str):
-            reading.problems.append(f"task {task.get('id')}: no candidate_id in its data")
-            continue
-        reading.task_ids[cid] = task.get("id", 0)
-        try:
-            reading.candidates[cid] = Candidate.model_validate(data.get("candidate"))
-        except ValidationError as exc:
-            reading.problems.append(
-                f"task {task.get('id')}: data.candidate: {exc.errors()[0]['msg']}"
-            )
-        cancelled, unanswered = tally_answers(
-            task, partial(_annotation, cid, users=users), reading.annotations
-        )
-        reading.cancelled += cancelled
-        reading.unanswered += unanswered
-    return reading
+def _export_reading(reading: LabelStudioReading[CandidateTask, Annotation]) -> ExportReading:
+    """The kernel's reading of candidate tasks, with each task's candidate and id by
+    candidate id, and the candidates that could not be read among the problems."""
+    contexts = reading.contexts.values()
+    return ExportReading(
+        annotations=reading.verdicts,
+        candidates={c.candidate_id: c.candidate for c in contexts if c.candidate is not None},
+        task_ids={c.candidate_id: c.task_id for c in contexts},
+        cancelled=reading.cancelled,
+        unanswered=reading.unanswered,
+        problems=reading.problems,
+    )
 
 
 def _annotation(cid: str, answer: Mapping[str, Any], users: Mapping[int, str]) -> Annotation | None:
@@ -196,9 +228,8 @@ def push_for_review(
     """Import the candidates a plan sends to people into a project (created if needed),
     skipping candidates it already has, so pushing twice imports nothing twice. With a
     `record`, the project is the one it names, and one found or created is recorded there."""
-    n = len(plan.candidate_ids)
-    tasks = [task_for(item, n, seeds) for item in plan.review]
-    pushed = push_tasks(studio, project, tasks, key="candidate_id", labels=labels, record=record)
+    kind = CandidatesInLabelStudio(labels, seeds, len(plan.candidate_ids))
+    pushed = push_items(studio, project, kind, plan.review, record=record)
     return PushResult(
         pushed.project_id, pushed.created, plan, pushed.imported, pushed.already_present
     )
@@ -208,4 +239,6 @@ def pull_verdicts(
     studio: LabelStudio, project: str, *, record: Path | None = None
 ) -> ExportReading:
     """Every verdict people gave in the project so far (with a `record`, the one it names)."""
-    return pull_export(studio, project, read_export, record=record)
+    return _export_reading(
+        read_kernel_export(studio, project, CandidatesInLabelStudio(), record=record)
+    )

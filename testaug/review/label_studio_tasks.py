@@ -3,10 +3,10 @@ created by name, and answers read back from its export. Given a review folder's 
 record (testaug.review.project_record), pushes and pulls use the project it names, and
 record the one they find or create.
 
-The review of candidates (testaug.review.label_studio_candidates) brings its own interface,
-tasks and verdicts; suggested tests (testaug.adaptive.review_label_studio) and suggested words
-(testaug.editor.review_label_studio) are kinds of the review kernel (testaug.review.kernel),
-whose `push_items` and `read_export` are built on these.
+Candidates (testaug.review.label_studio_candidates), suggested tests
+(testaug.adaptive.review_label_studio) and suggested words (testaug.editor.review_label_studio)
+are kinds of the review kernel (testaug.review.kernel), whose `push_items` and `read_export`
+are built on these.
 """
 
 from __future__ import annotations
@@ -50,10 +50,9 @@ def push_tasks(
     tasks: Sequence[Mapping[str, Any]],
     *,
     key: str,
-    labels: Sequence[str] = (),
-    label_config: str | None = None,
-    description: str | None = None,
-    instructions: str | None = None,
+    label_config: str,
+    description: str,
+    instructions: str,
     record: Path | None = None,
 ) -> TaskPush:
     """Import tasks into a project (created with the interface given, if needed), skipping
@@ -67,7 +66,6 @@ def push_tasks(
         marker = new_marker()
         project_id = studio.create_project(
             project,
-            labels,
             label_config=label_config,
             description=description,
             instructions=instructions,

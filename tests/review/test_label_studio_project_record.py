@@ -86,7 +86,7 @@ def test_a_second_project_of_the_same_title_does_not_take_the_recorded_ones_plac
 ):
     ours = push(studio, record, "plum").project_id
     users = fake_client.projects.create(title=PROJECT, label_config="<View/>").id
-    copy = studio.create_project(PROJECT, [], label_config="<View/>")  # testaug's, elsewhere
+    copy = studio.create_project(PROJECT, label_config="<View/>")  # testaug's, elsewhere
     again = push(studio, record, "plum", "fig")
     assert (again.project_id, again.created, again.imported) == (ours, False, 1)
     assert [t["data"]["fruit"] for t in fake_client.store[ours].tasks] == ["plum", "fig"]
@@ -138,11 +138,11 @@ def test_a_push_without_a_record_prefers_testaugs_marked_project_to_a_users_of_i
     studio, fake_client, record
 ):
     users = fake_client.projects.create(title=PROJECT, label_config="<View/>").id
-    ours = studio.create_project(PROJECT, [], label_config="<View/>")
+    ours = studio.create_project(PROJECT, label_config="<View/>")
     assert studio.find_project(PROJECT) == ours != users
     assert push(studio, record, "plum").project_id == ours
     assert read_record(record).projects[0].id == ours
-    studio.create_project(PROJECT, [], label_config="<View/>")  # two of testaug's own
+    studio.create_project(PROJECT, label_config="<View/>")  # two of testaug's own
     with pytest.raises(LabelStudioError, match=f"are all titled {PROJECT!r}"):
         studio.find_project(PROJECT)
 

@@ -304,3 +304,27 @@ def test_reading_an_export_pulls_every_answer_of_the_project_with_its_users():
 def test_reading_the_export_of_a_project_never_pushed_names_it():
     with pytest.raises(LabelStudioError, match="no Label Studio project named 'fruit'"):
         read_export(connect(FakeLabelStudioClient()), "fruit", FruitInLabelStudio())
+
+
+GENERIC_LABEL_STUDIO_MODULES = ("label_studio.py", "label_studio_tasks.py", "kernel.py")
+KIND_MODULES = (
+    "testaug.review.label_studio_candidates",
+    "testaug.adaptive.review_label_studio",
+    "testaug.editor.review_label_studio",
+)
+
+
+@pytest.mark.parametrize("name", GENERIC_LABEL_STUDIO_MODULES)
+def test_the_generic_label_studio_modules_import_no_kind_of_item(name):
+    import ast
+    from pathlib import Path
+
+    import testaug.review
+
+    source = Path(testaug.review.__file__).with_name(name).read_text(encoding="utf-8")
+    imported = {
+        node.module
+        for node in ast.walk(ast.parse(source))
+        if isinstance(node, ast.ImportFrom) and node.module
+    }
+    assert not imported & set(KIND_MODULES)

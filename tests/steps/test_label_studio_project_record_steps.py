@@ -40,7 +40,7 @@ def recorded_ids(path: Path) -> list[int]:
 def same_title(studio, title: str) -> int:
     """Another review's project of the same title (marked as testaug's), holding nothing:
     without the record, testaug could not tell which is meant."""
-    return studio.create_project(title, [], label_config="<View/>")
+    return studio.create_project(title, label_config="<View/>")
 
 
 @pytest.fixture
