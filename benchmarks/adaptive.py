@@ -283,9 +283,10 @@ def offline_ensemble():  # -> rankers.ensemble.Ensemble
     """The offline ranker ensemble, trained on the shipped labelled candidates at first use."""
     from rankers.ensemble import Ensemble
     from testaug.core.settings import Settings
-    from testaug.steps.rankers import default_training, prepare_rankers
+    from testaug.steps.rankers import PrepareRankersConfig, prepare_rankers
 
-    manifest = prepare_rankers("offline", default_training(), Settings().cache_dir / "rankers")
+    config = PrepareRankersConfig(rankers="offline", cache_root=Settings().cache_dir / "rankers")
+    manifest = prepare_rankers(config)
     return Ensemble.load(manifest.path.parent)
 
 

@@ -208,50 +208,67 @@ def stage_generation(n: int, folder: Path, options: dict[str, Any]) -> dict[str,
 
 def stage_ranking(n: int, folder: Path, options: dict[str, Any]) -> dict[str, Any]:
     from testaug.core.settings import Settings
-    from testaug.steps.rank import rank_candidates
-    from testaug.steps.rankers import default_training, prepare_rankers
+    from testaug.steps.rank import RankConfig, rank_candidates
+    from testaug.steps.rankers import PrepareRankersConfig, prepare_rankers
 
-    rankers = prepare_rankers("offline", default_training(), Settings().cache_dir / "rankers")
+    cache_root = Settings().cache_dir / "rankers"
+    rankers = prepare_rankers(PrepareRankersConfig(rankers="offline", cache_root=cache_root))
+    config = RankConfig(
+        candidates=folder / "candidates.jsonl",
+        rankers=rankers.path.parent,  # the step's main file is the ensemble's manifest
+        out=folder / "ranked.jsonl",
+        cases=folder / "seeds.jsonl",
+    )
     clock = Clock()
     clock.start()
-    done = rank_candidates(
-        folder / "candidates.jsonl",
-        rankers.path.parent,  # the step's main file is the ensemble's manifest
-        folder / "ranked.jsonl",
-        cases_path=folder / "seeds.jsonl",
-    )
+    done = rank_candidates(config)
     return clock.row(done.records)
 
 
 def stage_induction(n: int, folder: Path, options: dict[str, Any]) -> dict[str, Any]:
     from testaug.core.bundled import resolve_suite
     from testaug.core.spacy_pipeline import load_spacy
-    from testaug.steps.grow import expand_induced, induce_templates_file
+    from testaug.steps.grow import (
+        ExpandInducedConfig,
+        InduceConfig,
+        expand_induced,
+        induce_templates_file,
+    )
 
     load_spacy()  # the pipeline is loaded once per process, before timing
     clock = Clock()
     clock.start()
     templates = induce_templates_file(
-        folder / "accepted.jsonl",
-        folder / "cases.jsonl",
-        folder / "templates.yaml",
-        suite=str(resolve_suite("sentiment")),
-        allow_empty=True,
+        InduceConfig(
+            accepted=folder / "accepted.jsonl",
+            cases=folder / "cases.jsonl",
+            out=folder / "templates.yaml",
+            suite=str(resolve_suite("sentiment")),
+            allow_empty=True,
+        )
     )
     expanded = expand_induced(
-        templates, [folder / "cases.jsonl"], folder / "expanded.jsonl", per_template=10, seed=0
+        ExpandInducedConfig(
+            templates=templates,
+            out=folder / "expanded.jsonl",
+            known=(folder / "cases.jsonl",),
+            per_template=10,
+            seed=0,
+        )
     )
     return clock.row(n, templates=templates.records, expanded=expanded.records)
 
 
 def stage_diversity(n: int, folder: Path, options: dict[str, Any]) -> dict[str, Any]:
     from testaug.diversity.dependency_paths import load_parser
-    from testaug.steps.measure import measure_diversity
+    from testaug.steps.measure import DiversityConfig, measure_diversity
 
     load_parser()
     clock = Clock()
     clock.start()
-    done = measure_diversity(folder / "cases.jsonl", folder / "diversity.json")
+    done = measure_diversity(
+        DiversityConfig(cases=folder / "cases.jsonl", out=folder / "diversity.json")
+    )
     return clock.row(n, groups=done.records)
 
 
@@ -259,7 +276,7 @@ def stage_evaluation(n: int, folder: Path, options: dict[str, Any]) -> dict[str,
     import importlib
 
     from testaug.evaluation.models import load_model
-    from testaug.steps.measure import evaluate_one_model
+    from testaug.steps.measure import ModelEvaluationConfig, evaluate_one_model
 
     minilm = importlib.import_module(MINILM).get_model_path()
     spec = {"vader": "vader", "minilm": f"hf:{minilm}?labels=negative,positive"}[options["model"]]
@@ -268,21 +285,25 @@ def stage_evaluation(n: int, folder: Path, options: dict[str, Any]) -> dict[str,
     clock = Clock()
     clock.start()
     done = evaluate_one_model(
-        folder / "cases.jsonl",
-        folder / "perturbed.jsonl",
-        spec,
-        folder / f"evaluation.{options['model']}.json",
+        ModelEvaluationConfig(
+            cases=folder / "cases.jsonl",
+            perturbed=folder / "perturbed.jsonl",
+            model=spec,
+            out=folder / f"evaluation.{options['model']}.json",
+        )
     )
     return clock.row(done.records, output=done)
 
 
 def stage_report(n: int, folder: Path, options: dict[str, Any]) -> dict[str, Any]:
     from testaug.reports.run_report import write_report
-    from testaug.steps.measure import combine_evaluations
+    from testaug.steps.measure import CombineEvaluationsConfig, combine_evaluations
 
     clock = Clock()
     clock.start()
-    combine_evaluations(options["parts"], folder / "evaluation.json")
+    combine_evaluations(
+        CombineEvaluationsConfig(parts=tuple(options["parts"]), out=folder / "evaluation.json")
+    )
     written = write_report(folder)
     return clock.row(n, html_kib=written.html.stat().st_size / 1024)
 

@@ -27,7 +27,6 @@ from prefect.cache_policies import NO_CACHE
 from pydantic import BaseModel, ConfigDict
 
 from flows.tasks import LABEL_STUDIO_RETRIES, retry_delays, transient_fault
-from testaug.adaptive.verdicts import read_verdicts
 from testaug.core.settings import Settings
 from testaug.generation.backend_config import connect_backend
 from testaug.review.project_record import PROJECT_RECORD
@@ -37,6 +36,7 @@ from testaug.steps.contract import StepOutput
 from testaug.steps.suggestion_review import (
     SUGGESTIONS_FILE,
     RoundsSummary,
+    SuggestionReviewConfig,
     gather_rounds,
     pull_rounds,
     push_suggestions_file,
@@ -64,12 +64,9 @@ class AdaptRun(BaseModel):
 def gather_verdicts(config: AdaptConfig) -> StepOutput:
     """People's verdicts on every round so far, saved by round, and the accepted
     suggestions added to the tree."""
-    folder = config.folder()
     if config.review == "label-studio":
-        studio = review.connect_label_studio()
-        return pull_rounds(folder, config.tree, studio=studio, project=config.project_name())
-    incoming = read_verdicts(config.verdicts) if config.verdicts else []
-    return gather_rounds(folder, config.tree, incoming=incoming)
+        return pull_rounds(config, studio=review.connect_label_studio())
+    return gather_rounds(config)
 
 
 @task(
@@ -91,36 +88,34 @@ def suggest(config: AdaptConfig, number: int) -> StepOutput:
     )
     rankers = None
     if config.rankers:
-        from testaug.steps.rankers import default_training, prepare_rankers
+        from testaug.steps.rankers import PrepareRankersConfig, prepare_rankers
 
         trained = prepare_rankers(
-            config.rankers, default_training(), settings.cache_dir / "rankers"
+            PrepareRankersConfig(rankers=config.rankers, cache_root=settings.cache_dir / "rankers")
         )
-        rankers = trained.path.parent
-    return adapt_round(
-        config.tree,
-        config.topic,
-        config.models,
-        round_folder(config.folder(), number) / SUGGESTIONS_FILE,
-        backend=backend,
-        cache_path=settings.response_cache_path,
-        settings=config.round_config(number),
-        task=config.task,
-        labels=config.labels,
-        rankers=rankers,
-        round=number,
-        new_topic=config.new_topic,
+        rankers = str(trained.path.parent)
+    this_round = config.model_copy(
+        update={
+            "round": config.round_config(number),
+            "number": number,
+            "out": round_folder(config.folder(), number) / SUGGESTIONS_FILE,
+            "cache_path": config.cache_path or settings.response_cache_path,
+            "rankers": rankers,
+        }
     )
+    return adapt_round(this_round, backend=backend)
 
 
 @task(name="push suggestions", cache_policy=NO_CACHE, **LABEL_STUDIO_RETRIES)
 def push(config: AdaptConfig, suggestions: Path) -> StepOutput:
     """A round's suggestions into the loop's Label Studio project."""
     studio = review.connect_label_studio()
-    record = config.folder() / PROJECT_RECORD  # the rounds share one project
-    return push_suggestions_file(
-        suggestions, studio=studio, project=config.project_name(), record=record
+    review_config = SuggestionReviewConfig(
+        suggestions=suggestions,
+        project=config.project_name(),
+        record=config.folder() / PROJECT_RECORD,  # the rounds share one project
     )
+    return push_suggestions_file(review_config, studio=studio)
 
 
 @flow(name="adapt")

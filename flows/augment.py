@@ -168,10 +168,10 @@ def review_in_terminal(config: RunConfig, ranked: StepOutput, cases: StepOutput)
         top=config.top,
         target=config.accept_precision,
         selection=SelectionConfig(pooled_rule=config.pooled_rule),
+        annotator=getpass.getuser(),
     )
     return review_here(
         review_config,
-        annotator=getpass.getuser(),
         read_key=key_reader(sys.stdin),
         console=Console(),
     )

@@ -3,7 +3,7 @@ results persisted, transient faults retried. Wiring only: the work is in testaug
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -22,7 +22,9 @@ from testaug.steps import augment, grow, measure, rank, review
 from testaug.steps import rankers as steps_rankers
 from testaug.steps.augment import PromptPlan
 from testaug.steps.contract import StepOutput, is_current
+from testaug.steps.measure import EvaluationConfig
 from testaug.steps.review import ReviewConfig
+from testaug.suites.provenance import Evidence
 
 T = TypeVar("T")
 
@@ -89,17 +91,123 @@ def current_all(
     return outputs
 
 
-expand_seed_cases = step_task("expand seed cases")(augment.expand_seed_cases)
-combine_candidates = step_task("combine candidates")(augment.combine_candidates)
-rank_candidates = step_task("rank candidates")(rank.rank_candidates)
-induce_templates = step_task("induce templates")(grow.induce_templates_file)
-expand_induced = step_task("expand induced templates")(grow.expand_induced)
-extend_suite = step_task("extend suite")(grow.extend_suite)
-measure_diversity = step_task("measure diversity")(measure.measure_diversity)
-perturb_suite = step_task("perturb suite")(measure.perturb_suite)
-combine_evaluations = step_task("combine evaluations")(measure.combine_evaluations)
+# The steps take one config record; each task keeps the paths as its own parameters, so
+# that the cache fingerprints the files it reads (see flows.caching.InputFiles).
+@step_task("expand seed cases")
+def expand_seed_cases(suite: str, out: Path, *, per_template: int | None, seed: int) -> StepOutput:
+    """The suite's templates filled into seed cases (a seeded sample per template)."""
+    config = augment.ExpandConfig(suite=suite, out=out, per_template=per_template, seed=seed)
+    return augment.expand_seed_cases(config)
+
+
+@step_task("combine candidates")
+def combine_candidates(parts: Sequence[StepOutput], out: Path) -> StepOutput:
+    """Candidates (and rejects) of several generation steps in one file, each candidate once."""
+    return augment.combine_candidates(augment.CombineConfig(parts=tuple(parts), out=out))
+
+
+@step_task("rank candidates")
+def rank_candidates(
+    candidates_path: Path,
+    rankers: Path,
+    out: Path,
+    *,
+    cases_path: Path | None = None,
+    batch_size: int = 64,
+) -> StepOutput:
+    """Candidates ordered most-likely-invalid first by the ensemble in `rankers`."""
+    config = rank.RankConfig(
+        candidates=candidates_path,
+        rankers=rankers,
+        out=out,
+        cases=cases_path,
+        batch_size=batch_size,
+    )
+    return rank.rank_candidates(config)
+
+
+@step_task("induce templates")
+def induce_templates(
+    accepted_path: Path,
+    cases_path: Path,
+    out: Path,
+    *,
+    suite: str | None = None,
+    allow_empty: bool = False,
+) -> StepOutput:
+    """Templates from accepted cases that reuse slot words of their seed cases."""
+    config = grow.InduceConfig(
+        accepted=accepted_path, cases=cases_path, out=out, suite=suite, allow_empty=allow_empty
+    )
+    return grow.induce_templates_file(config)
+
+
+@step_task("expand induced templates")
+def expand_induced(
+    templates: StepOutput,
+    known: Sequence[Path],
+    out: Path,
+    *,
+    per_template: int | None,
+    seed: int,
+) -> StepOutput:
+    """Cases filled from induced templates, leaving out any already in the `known` files."""
+    config = grow.ExpandInducedConfig(
+        templates=templates, out=out, known=tuple(known), per_template=per_template, seed=seed
+    )
+    return grow.expand_induced(config)
+
+
+@step_task("extend suite")
+def extend_suite(suite_path: Path, new_cases: Sequence[Path], out: Path) -> StepOutput:
+    """The suite's cases with the new ones appended (each case once)."""
+    config = grow.ExtendConfig(suite=suite_path, new_cases=tuple(new_cases), out=out)
+    return grow.extend_suite(config)
+
+
+@step_task("measure diversity")
+def measure_diversity(
+    cases_path: Path, out: Path, *, by: str = "source", seed: int = 0
+) -> StepOutput:
+    """Self-BLEU and unique dependency paths of the cases, per group (diversity.json)."""
+    config = measure.DiversityConfig(cases=cases_path, out=out, by=by, seed=seed)
+    return measure.measure_diversity(config)
+
+
+@step_task("perturb suite")
+def perturb_suite(
+    cases_path: Path, out: Path, *, per_test: int, seed: int = 0, labels: str | None = None
+) -> StepOutput:
+    """CheckList's INV and DIR perturbations of a seeded sample of the cases."""
+    evaluation = EvaluationConfig(perturb=per_test, seed=seed, labels=labels)
+    return measure.perturb_suite(
+        measure.PerturbConfig(cases=cases_path, out=out, evaluation=evaluation)
+    )
+
+
+@step_task("combine evaluations")
+def combine_evaluations(
+    parts: Sequence[StepOutput],
+    out: Path,
+    *,
+    evidence: Evidence = "verified",
+    run_folder: Path | None = None,
+) -> StepOutput:
+    """The per-model evaluations as one evaluation.json, every case's result beside it."""
+    config = measure.CombineEvaluationsConfig(
+        parts=tuple(parts),
+        out=out,
+        evaluation=EvaluationConfig(evidence=evidence),
+        run_folder=run_folder,
+    )
+    return measure.combine_evaluations(config)
+
+
 # The report and the Label Studio steps read state outside their inputs: never cached.
-write_run_report = task(name="write report")(measure.write_run_report)
+@task(name="write report")
+def write_run_report(run_dir: Path) -> StepOutput:
+    """report.md and a self-contained report.html from the files in the run folder."""
+    return measure.write_run_report(measure.ReportConfig(run_dir=run_dir))
 
 
 @step_task("generate", task_run_name="generate {capability}")
@@ -129,17 +237,16 @@ def generate_candidates(
         if done % 5 == 0:
             logger.info("%s: %d prompts answered", capability, done)
 
-    output = augment.generate_candidates(
-        cases.path,
-        out,
-        backend=backend,
+    config = augment.GenerateConfig(
+        cases=cases.path,
+        out=out,
         generation=generation,
         plan=plan,
-        cache_path=settings.response_cache_path,
-        capabilities=[capability],
+        cache=settings.response_cache_path,
+        capabilities=(capability,),
         generator=generator,
-        on_prompt_done=progress,
     )
+    output = augment.generate_candidates(config, backend=backend, on_prompt_done=progress)
     logger.info(
         "%s: %d candidates from %d prompts (%d requests, %d samples from the cache)",
         capability,
@@ -175,8 +282,8 @@ def review_automatically(
 @step_task("merge verdicts", outputs=("out_dir",))
 def merge_reviewed(annotations_path: Path, ranked_path: Path, out_dir: Path) -> StepOutput:
     """Every ranked candidate decided; the accepted ones as suite cases into `out_dir`."""
-    config = ReviewConfig(ranked=ranked_path, annotations=annotations_path)
-    return review.merge_reviewed(config, out_dir)
+    config = ReviewConfig(ranked=ranked_path, annotations=annotations_path, out=out_dir)
+    return review.merge_reviewed(config)
 
 
 @step_task("evaluate", task_run_name="evaluate {spec}")
@@ -184,15 +291,23 @@ def evaluate_one_model(
     cases: StepOutput, perturbed: StepOutput, spec: str, out: Path, *, batch_size: int = 32
 ) -> StepOutput:
     """One model under test on the suite and its perturbations."""
-    return measure.evaluate_one_model(cases.path, perturbed.path, spec, out, batch_size=batch_size)
+    config = measure.ModelEvaluationConfig(
+        cases=cases.path,
+        perturbed=perturbed.path,
+        model=spec,
+        out=out,
+        evaluation=EvaluationConfig(batch_size=batch_size),
+    )
+    return measure.evaluate_one_model(config)
 
 
 @step_task("prepare rankers", outputs=("cache_root",), retries=0)
 def prepare_rankers(rankers: str, training: Path, cache_root: Path) -> StepOutput:
     """A trained ensemble: a folder as given, or a config trained at first use."""
-    return steps_rankers.prepare_rankers(
-        rankers, training, cache_root, on_progress=log_training_progress
+    config = steps_rankers.PrepareRankersConfig(
+        rankers=rankers, training=training, cache_root=cache_root
     )
+    return steps_rankers.prepare_rankers(config, on_progress=log_training_progress)
 
 
 @step_task("train ensemble", outputs=("out_root",), retries=0)
@@ -258,9 +373,11 @@ def pull_from_label_studio(
     poll_seconds: float = 30.0,
 ) -> StepOutput:
     """People's verdicts so far; with `wait_minutes`, poll until none is pending or time is up."""
-    return review.wait_for_label_studio(
-        ReviewConfig(ranked=ranked_path, annotations=annotations_path, project=project),
-        studio=review.connect_label_studio(),
-        timeout=wait_minutes * 60,
+    config = ReviewConfig(
+        ranked=ranked_path,
+        annotations=annotations_path,
+        project=project,
+        wait_seconds=wait_minutes * 60,
         poll_seconds=poll_seconds,
     )
+    return review.wait_for_label_studio(config, studio=review.connect_label_studio())

@@ -123,10 +123,11 @@ def ensemble_folder(rankers: str | Path, settings: Settings | None = None) -> Pa
     """A trained ranker ensemble's folder: as given, or a config (`offline`, a YAML file)
     trained on the shipped labelled candidates at first use (kept in the cache)."""
     from testaug.core.settings import Settings
-    from testaug.steps.rankers import default_training, prepare_rankers
+    from testaug.steps.rankers import PrepareRankersConfig, prepare_rankers
 
     settings = settings or Settings()
-    trained = prepare_rankers(str(rankers), default_training(), settings.cache_dir / "rankers")
+    config = PrepareRankersConfig(rankers=str(rankers), cache_root=settings.cache_dir / "rankers")
+    trained = prepare_rankers(config)
     return trained.path.parent
 
 
@@ -145,15 +146,16 @@ def rank(
     with. Needs the `rank` extra (torch)."""
     from testaug.core.jsonl import read_jsonl
     from testaug.core.records import RankedCandidate
-    from testaug.steps.rank import rank_candidates
+    from testaug.steps.rank import RankConfig, rank_candidates
 
-    done = rank_candidates(
-        Path(candidates),
-        ensemble_folder(rankers, settings),
-        Path(out),
-        cases_path=Path(cases) if cases else None,
+    config = RankConfig(
+        candidates=Path(candidates),
+        rankers=ensemble_folder(rankers, settings),
+        out=Path(out),
+        cases=Path(cases) if cases else None,
         batch_size=batch_size,
     )
+    done = rank_candidates(config)
     return list(read_jsonl(done.path, RankedCandidate))
 
 
@@ -163,7 +165,7 @@ def review_config(ranked: str | Path | ReviewConfig, **options: Any) -> ReviewCo
     from testaug.review.run_files import ReviewConfig
 
     if isinstance(ranked, ReviewConfig):
-        return ranked.model_copy(update=options) if options else ranked
+        return ReviewConfig.model_validate({**dict(ranked), **options}) if options else ranked
     return ReviewConfig(ranked=Path(ranked), **options)
 
 
@@ -178,14 +180,12 @@ def review_automatically(ranked: str | Path | ReviewConfig, **options: Any) -> S
 def review_in_terminal(
     ranked: str | Path | ReviewConfig,
     *,
-    annotator: str | None = None,
     read_key: KeyReader | None = None,
     console: Console | None = None,
     **options: Any,
 ) -> StepOutput:
     """People review the top of the ranking at this terminal (keys from stdin unless
     `read_key` is given; `annotator` defaults to the login); each verdict is saved at once."""
-    import getpass
     import sys
 
     from rich.console import Console
@@ -195,7 +195,6 @@ def review_in_terminal(
 
     return step(
         review_config(ranked, **options),
-        annotator=annotator or getpass.getuser(),
         read_key=read_key or key_reader(sys.stdin),
         console=console or Console(),
     )
@@ -246,7 +245,9 @@ def merge_reviewed(
     cases (source `llm`), also written to accepted.jsonl (verdicts.jsonl beside it)."""
     from testaug.steps.review import merge_reviewed as step
 
-    done = step(review_config(ranked, **options), Path(out_dir) if out_dir else None)
+    if out_dir is not None:
+        options["out"] = Path(out_dir)
+    done = step(review_config(ranked, **options))
     return read_cases(done.path)
 
 
@@ -260,11 +261,16 @@ def induce_templates(
 ) -> StepOutput:
     """New templates (a suite file at `out`, lexicons and provenance beside it) from the
     slot words that accepted cases reuse from their seed `cases`."""
-    from testaug.steps.grow import induce_templates_file
+    from testaug.steps.grow import InduceConfig, induce_templates_file
 
-    return induce_templates_file(
-        Path(accepted), Path(cases), Path(out), suite=suite, allow_empty=allow_empty
+    config = InduceConfig(
+        accepted=Path(accepted),
+        cases=Path(cases),
+        out=Path(out),
+        suite=suite,
+        allow_empty=allow_empty,
     )
+    return induce_templates_file(config)
 
 
 def expand_templates(
@@ -277,9 +283,14 @@ def expand_templates(
 ) -> list[TestCase]:
     """The cases the induced templates fill (source `expansion`), leaving out those in
     the `known` case files; also written to `out`."""
-    from testaug.steps.grow import expand_induced
+    from testaug.steps.grow import ExpandInducedConfig, expand_induced
 
-    done = expand_induced(
-        templates, [Path(p) for p in known], Path(out), per_template=per_template, seed=seed
+    config = ExpandInducedConfig(
+        templates=templates,
+        out=Path(out),
+        known=tuple(Path(p) for p in known),
+        per_template=per_template,
+        seed=seed,
     )
+    done = expand_induced(config)
     return read_cases(done.path)

@@ -45,7 +45,7 @@ def evaluate(
     from testaug.core.run_folder import RunFolder
     from testaug.evaluation.models.python_object import registered
     from testaug.evaluation.summary import EvaluationSummary
-    from testaug.steps.measure import EvaluationConfig, evaluate_suite
+    from testaug.steps.measure import EvaluationConfig, SuiteEvaluationConfig, evaluate_suite
 
     given = [models] if isinstance(models, str) or not isinstance(models, Sequence) else models
     options = EvaluationConfig(
@@ -67,9 +67,14 @@ def evaluate(
             model if isinstance(model, str) else stack.enter_context(registered(model))
             for model in given
         ]
-        evaluate_suite(
-            cases_file(cases, run.cases), specs, run.evaluation, work_dir=folder, options=options
+        config = SuiteEvaluationConfig(
+            cases=cases_file(cases, run.cases),
+            models=tuple(specs),
+            out=run.evaluation,
+            work=folder,
+            evaluation=options,
         )
+        evaluate_suite(config)
         return read_json(run.evaluation, EvaluationSummary)
 
 
@@ -81,12 +86,13 @@ def measure_diversity(
     `out` (diversity.json) when given."""
     from testaug.core.jsonl import read_json
     from testaug.diversity.measures import DiversitySummary
+    from testaug.steps.measure import DiversityConfig
     from testaug.steps.measure import measure_diversity as diversity_step
 
     with TemporaryDirectory(prefix="testaug-diversity-") as work:
         target = Path(out) if out is not None else Path(work) / "diversity.json"
         path = cases_file(cases, Path(work) / "cases.jsonl")
-        diversity_step(path, target, by=by, seed=seed)
+        diversity_step(DiversityConfig(cases=path, out=target, by=by, seed=seed))
         return read_json(target, DiversitySummary)
 
 
@@ -94,6 +100,6 @@ def report(run_dir: str | Path) -> StepOutput:
     """report.md and a self-contained report.html written into the run folder from the
     files its stages wrote; the output's `path` is the HTML page, `files["markdown"]` the
     Markdown."""
-    from testaug.steps.measure import write_run_report
+    from testaug.steps.measure import ReportConfig, write_run_report
 
-    return write_run_report(Path(run_dir))
+    return write_run_report(ReportConfig(run_dir=Path(run_dir)))

@@ -112,23 +112,23 @@ def adapt(
     from testaug.adaptive.suggestions import SuggestionRoundConfig
     from testaug.api.augment import _backend, ensemble_folder
     from testaug.core.settings import Settings
-    from testaug.steps.adapt import adapt_round, check_round
+    from testaug.steps.adapt import AdaptConfig, adapt_round, check_round
 
     check_round(Path(tree), topic, models, new_topic=new_topic)
     settings = settings or Settings()
     ensemble = ensemble_folder(rankers, settings) if rankers else None
     _, client = _backend(backend, llm, base_url, endpoint, timeout, settings)
-    return adapt_round(
-        Path(tree),
-        topic,
-        models,
-        Path(out),
-        backend=client,
+    config = AdaptConfig(
+        tree=Path(tree),
+        topic=topic,
+        models=tuple(models),
+        out=Path(out),
         cache_path=Path(cache) if cache else settings.response_cache_path,
-        settings=round_settings or SuggestionRoundConfig(),
+        round=round_settings or SuggestionRoundConfig(),
         task=task,
         labels=labels,
-        rankers=ensemble,
+        rankers=str(ensemble) if ensemble is not None else None,
         new_topic=new_topic,
         allow_empty=allow_empty,
     )
+    return adapt_round(config, backend=client)

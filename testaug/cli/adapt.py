@@ -78,7 +78,7 @@ def adapt_command(
     """Suggest new tests for a topic: prompts from the tests the first model fails most,
     completions scored on every model and sorted by the first one's failure score."""
     from testaug.adaptive.suggestions import SuggestionRoundConfig
-    from testaug.steps.adapt import adapt_round, check_round
+    from testaug.steps.adapt import AdaptConfig, adapt_round, check_round
 
     command = "tree adapt"
     llm = renamed_option(
@@ -111,6 +111,27 @@ def adapt_command(
         seed=seed,
     )
     ensemble = _ensemble(rankers, settings) if rankers else None
+    config = build_config(
+        AdaptConfig,
+        flags={
+            "models": "--model",
+            "number": "--round",
+            "out": "--output",
+            "cache_path": "--cache",
+        },
+        tree=tree,
+        topic=topic,
+        models=tuple(model),
+        round=round_settings,
+        task=task,
+        labels=labels,
+        rankers=str(ensemble) if ensemble is not None else None,
+        new_topic=new_topic,
+        number=round_number,
+        out=output,
+        cache_path=cache or settings.response_cache_path,
+        allow_empty=allow_empty,
+    )
     _, client = backend_from_options(
         backend, llm, base_url, endpoint, timeout, settings, build=backend_spec
     )
@@ -118,30 +139,16 @@ def adapt_command(
         ticks = bar.add_task(
             f"suggesting ({client.name}: {client.model})", total=round_settings.prompt.prompts
         )
-        done = adapt_round(
-            tree,
-            topic,
-            model,
-            output,
-            backend=client,
-            cache_path=cache or settings.response_cache_path,
-            settings=round_settings,
-            task=task,
-            labels=labels,
-            rankers=ensemble,
-            round=round_number,
-            on_prompt_done=lambda: bar.advance(ticks),
-            new_topic=new_topic,
-            allow_empty=allow_empty,
-        )
+        done = adapt_round(config, backend=client, on_prompt_done=lambda: bar.advance(ticks))
     _print_round(done, show)
 
 
 def _ensemble(rankers: str, settings: Settings) -> Path:
     """The trained ensemble folder: as given, or trained from a config at first use."""
-    from testaug.steps.rankers import default_training, prepare_rankers
+    from testaug.steps.rankers import PrepareRankersConfig, prepare_rankers
 
-    trained = prepare_rankers(rankers, default_training(), settings.cache_dir / "rankers")
+    config = PrepareRankersConfig(rankers=rankers, cache_root=settings.cache_dir / "rankers")
+    trained = prepare_rankers(config)
     return trained.path.parent
 
 

@@ -28,7 +28,7 @@ from testaug.review.plans import read_annotations
 from testaug.review.selection import DEFAULT_CALIBRATION_SIZE, SelectionConfig
 from testaug.review.verdicts import Verdict, pairwise_agreement, status_counts
 from testaug.steps.contract import StepOutput
-from testaug.steps.rank import retrain_ranking
+from testaug.steps.rank import RetrainConfig, retrain_ranking
 from testaug.steps.review import (
     AnnotateSummary,
     ReviewConfig,
@@ -183,8 +183,10 @@ def terminal_command(
         budget=budget,
         target=accept_precision,
         selection=SelectionConfig(calibration_sample=calibration_sample, pooled_rule=pooled_rule),
+        annotator=annotator,
     )
-    done = review_in_terminal(config, **terminal_reviewer(annotator))
+    reviewer = terminal_reviewer(annotator)
+    done = review_in_terminal(config, read_key=reviewer["read_key"], console=reviewer["console"])
     annotations_path = done.path
     summary = done.summary
     console.print(
@@ -209,14 +211,25 @@ def retrain_command(
 ) -> None:
     """Active loop: retrain the rankers on every verdict so far and re-rank what is pending.
     Push the output again to send the next batch to people."""
+    from testaug.cli.options import build_config
+
     with err_console.status("retraining the ranker ensemble"):
         done = retrain_ranking(
-            ranked_path,
-            annotations_path,
-            output,
-            config=config,
-            rankers_out=rankers_out,
-            extra_path=extra,
+            build_config(
+                RetrainConfig,
+                flags={
+                    "ranked": "RANKED",
+                    "out": "--output",
+                    "ensemble": "--config",
+                    "extra": "--with",
+                },
+                ranked=ranked_path,
+                annotations=annotations_path,
+                out=output,
+                ensemble=config,
+                rankers_out=rankers_out,
+                extra=extra,
+            )
         )
     summary = done.summary
     console.print(

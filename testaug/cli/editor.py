@@ -112,7 +112,8 @@ def suggest_command(
         err_console.status("loading the model and ranking candidates"),
     ):
         target = output or Path(work) / "suggestions.jsonl"
-        done = suggest_words(request, target, cache_dir=Settings().cache_dir)
+        config = request.model_copy(update={"out": target, "cache_dir": Settings().cache_dir})
+        done = suggest_words(config)
         suggestions = list(read_jsonl(done.path, WordSuggestion))
     result = done.summary
     for note in result.notes:

@@ -64,7 +64,7 @@ def evaluate_command(
 ) -> None:
     """Error rates of models under test: each model on the cases, and on perturbed copies
     of them that should keep (or change) its answer. With a gate, exit 1 on a breach."""
-    from testaug.steps.measure import EvaluationConfig, evaluate_suite
+    from testaug.steps.measure import EvaluationConfig, SuiteEvaluationConfig, evaluate_suite
 
     config = gate.build_gate(
         suite=suite,
@@ -86,14 +86,16 @@ def evaluate_command(
     )
     with TemporaryDirectory(prefix="testaug-evaluate-") as work, progress() as bar:
         target = output or RunFolder(Path(work)).evaluation
-        evaluate_suite(
-            cases_path,
-            model,
-            target,
-            work_dir=Path(work),
-            options=options,
-            on_progress=_progress_on(bar),
+        evaluation = build_config(
+            SuiteEvaluationConfig,
+            flags={"cases": "CASES", "models": "--model", "out": "--output"},
+            cases=cases_path,
+            models=tuple(model),
+            out=target,
+            work=Path(work),
+            evaluation=options,
         )
+        evaluate_suite(evaluation, on_progress=_progress_on(bar))
         summary = read_json(target, EvaluationSummary)
     if as_json:
         typer.echo(json.dumps(summary.model_dump(mode="json")))

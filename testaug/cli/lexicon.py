@@ -19,7 +19,7 @@ from testaug.cli.review_options import (
 )
 from testaug.core.bundled import resolve_suite
 from testaug.core.errors import InputError, Problem
-from testaug.steps.lexicon_review import LexiconWrite, default_project, default_verdicts
+from testaug.steps.lexicon_review import LexiconWrite, WordsReviewConfig
 
 lexicon_app = typer.Typer(
     help="Review suggested words (the terminal or Label Studio) into a suite's lexicons.",
@@ -61,14 +61,17 @@ def review_command(
     saved one by one (run it again to go on); kept words are written when the session ends."""
     from testaug.steps.lexicon_review import review_in_terminal
 
-    verdicts = verdicts or default_verdicts(suggestions_path)
-    done = review_in_terminal(
-        suggestions_path,
-        _writable_suite(suite),
-        into,
-        verdicts,
-        **terminal_reviewer(annotator),
+    suite_path = _writable_suite(suite)
+    reviewer = terminal_reviewer(annotator)
+    config = WordsReviewConfig(
+        suite=suite_path,
+        suggestions=suggestions_path,
+        lexicons=tuple(into),
+        verdicts=verdicts,
+        annotator=reviewer["annotator"],
     )
+    verdicts = config.verdicts_file("review")
+    done = review_in_terminal(config, read_key=reviewer["read_key"], console=reviewer["console"])
     session = done.summary
     console.print(
         f"[green]{session.judged:,} judged[/] ({session.kept:,} kept, {session.dropped:,} "
@@ -94,16 +97,20 @@ def push_command(
     from testaug.steps.lexicon_review import push_words_file
     from testaug.steps.review import connect_label_studio
 
-    project = project or default_project(suggestions_path)
-    pushed = push_words_file(
-        suggestions_path,
-        resolve_suite(suite),
-        into,
-        studio=connect_label_studio(url, api_key),
+    config = WordsReviewConfig(
+        suite=resolve_suite(suite),
+        suggestions=suggestions_path,
+        lexicons=tuple(into),
         project=project,
     )
+    pushed = push_words_file(config, studio=connect_label_studio(url, api_key))
     summary = pushed.summary
-    print_pushed("words", project, summary, f", {summary.already_in:,} already in the lexicons")
+    print_pushed(
+        "words",
+        config.project_name("push"),
+        summary,
+        f", {summary.already_in:,} already in the lexicons",
+    )
 
 
 @lexicon_app.command("pull")
@@ -117,19 +124,17 @@ def pull_command(
 ) -> None:
     """Bring people's verdicts on words back from Label Studio into the verdicts file and
     write the kept words into the suite's lexicon files."""
-    from testaug.review.project_record import record_beside
     from testaug.steps.lexicon_review import pull_into_lexicons
     from testaug.steps.review import connect_label_studio
 
-    verdicts = verdicts or default_verdicts(suggestions_path)
-    project = project or default_project(suggestions_path)
-    done = pull_into_lexicons(
-        _writable_suite(suite),
-        verdicts,
-        studio=connect_label_studio(url, api_key),
-        project=project,
-        record=record_beside(suggestions_path),
+    config = WordsReviewConfig(
+        suite=_writable_suite(suite),
+        suggestions=suggestions_path,
+        verdicts=verdicts,
+        project=project,  # recorded beside the suggestions
     )
+    verdicts, project = config.verdicts_file("pull"), config.project_name("pull")
+    done = pull_into_lexicons(config, studio=connect_label_studio(url, api_key))
     pulled = done.summary
     console.print(
         f"[green]pulled[/] project {project!r}: {pulled.verdicts:,} verdicts "
@@ -150,7 +155,8 @@ def apply_command(
     there are left out)."""
     from testaug.steps.lexicon_review import apply_verdicts
 
-    _print_written(apply_verdicts(_writable_suite(suite), verdicts).summary.written)
+    config = WordsReviewConfig(suite=_writable_suite(suite), verdicts=verdicts)
+    _print_written(apply_verdicts(config).summary.written)
 
 
 def _writable_suite(suite: str) -> Path:

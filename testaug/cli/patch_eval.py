@@ -58,7 +58,7 @@ def patch_eval_command(
     """Which of two suites finds more errors: the model's error rate on the same held-out
     cases before and after fine-tuning on suite A and on suite B (mean and standard
     deviation over seeds, overall and per capability)."""
-    from testaug.steps.measure import PatchingConfig, patch_suites
+    from testaug.steps.measure import PatchingConfig, PatchSuitesConfig, patch_suites
 
     options = build_config(
         PatchingConfig,
@@ -72,11 +72,18 @@ def patch_eval_command(
     )
     with TemporaryDirectory(prefix="testaug-patch-") as work:
         target = output or RunFolder(Path(work)).patching
+        config = build_config(
+            PatchSuitesConfig,
+            flags={"out": "--output"},
+            suite_a=suite_a,
+            suite_b=suite_b,
+            model=model,
+            out=target,
+            iid=iid,
+            patching=options,
+        )
         with err_console.status("patching") as status:
-            patch_suites(
-                suite_a, suite_b, model, target, options=options, iid_path=iid,
-                on_progress=lambda message: status.update(message),
-            )  # fmt: skip
+            patch_suites(config, on_progress=lambda message: status.update(message))
         summary = read_json(target, patching_report())
     if as_json:
         typer.echo(json.dumps(summary.model_dump(mode="json")))

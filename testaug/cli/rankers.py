@@ -80,10 +80,20 @@ def rank_command(
     written beside (`<output>.calibration.json`)."""
     from itertools import islice
 
-    from testaug.steps.rank import rank_candidates
+    from testaug.cli.options import build_config
+    from testaug.steps.rank import RankConfig, rank_candidates
 
+    config = build_config(
+        RankConfig,
+        flags={"candidates": "CANDIDATES", "out": "--output"},
+        candidates=candidates,
+        rankers=rankers,
+        out=output,
+        cases=cases,
+        batch_size=batch_size,
+    )
     err_console.print(f"[dim]scoring candidates in {candidates}[/]", highlight=False)
-    done = rank_candidates(candidates, rankers, output, cases_path=cases, batch_size=batch_size)
+    done = rank_candidates(config)
     table = Table(title="most likely invalid", title_justify="left")
     table.add_column("rank", justify="right")
     table.add_column("description")

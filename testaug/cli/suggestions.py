@@ -17,7 +17,7 @@ from testaug.cli.review_options import (
     print_pushed,
     terminal_reviewer,
 )
-from testaug.steps.suggestion_review import TreeUpdate, default_project, default_verdicts
+from testaug.steps.suggestion_review import SuggestionReviewConfig, TreeUpdate
 
 suggestions_app = typer.Typer(
     help="Review suggested tests (the terminal or Label Studio) and add the accepted ones to "
@@ -49,13 +49,15 @@ def review_command(
     Verdicts are saved one by one (run it again to go on); accepted ones join the tree."""
     from testaug.steps.suggestion_review import review_in_terminal
 
-    verdicts = verdicts or default_verdicts(suggestions_path)
-    done = review_in_terminal(
-        suggestions_path,
-        tree,
-        verdicts,
-        **terminal_reviewer(annotator),
+    reviewer = terminal_reviewer(annotator)
+    config = SuggestionReviewConfig(
+        suggestions=suggestions_path,
+        tree=tree,
+        verdicts=verdicts,
+        annotator=reviewer["annotator"],
     )
+    verdicts = config.verdicts_file("review")
+    done = review_in_terminal(config, read_key=reviewer["read_key"], console=reviewer["console"])
     session = done.summary
     console.print(
         f"[green]{session.judged:,} judged[/] ({session.accepted:,} accepted, "
@@ -78,11 +80,9 @@ def push_command(
     from testaug.steps.review import connect_label_studio
     from testaug.steps.suggestion_review import push_suggestions_file
 
-    project = project or default_project(suggestions_path)
-    pushed = push_suggestions_file(
-        suggestions_path, studio=connect_label_studio(url, api_key), project=project
-    )
-    print_pushed("suggestions", project, pushed.summary)
+    config = SuggestionReviewConfig(suggestions=suggestions_path, project=project)
+    pushed = push_suggestions_file(config, studio=connect_label_studio(url, api_key))
+    print_pushed("suggestions", config.project_name("push"), pushed.summary)
 
 
 @suggestions_app.command("pull")
@@ -99,15 +99,11 @@ def pull_command(
     from testaug.steps.review import connect_label_studio
     from testaug.steps.suggestion_review import pull_into_tree
 
-    verdicts = verdicts or default_verdicts(suggestions_path)
-    project = project or default_project(suggestions_path)
-    done = pull_into_tree(
-        tree,
-        verdicts,
-        studio=connect_label_studio(url, api_key),
-        project=project,
-        suggestions_path=suggestions_path,
+    config = SuggestionReviewConfig(
+        suggestions=suggestions_path, tree=tree, verdicts=verdicts, project=project
     )
+    verdicts, project = config.verdicts_file("pull"), config.project_name("pull")
+    done = pull_into_tree(config, studio=connect_label_studio(url, api_key))
     pulled = done.summary
     console.print(
         f"[green]pulled[/] project {project!r}: {pulled.verdicts:,} verdicts "

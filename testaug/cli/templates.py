@@ -9,6 +9,7 @@ import typer
 from rich.table import Table
 
 from testaug.cli.console import console, err_console
+from testaug.cli.options import build_config
 
 templates_app = typer.Typer(help="Templates from generated cases.", no_args_is_help=True)
 
@@ -29,11 +30,19 @@ def induce_command(
     """Turn reused slot words of the seed cases back into slots: one template per case.
     Writes the templates as a suite (source `expansion`) that `testaug templates expand` takes."""
     from testaug.core.run_folder import RunFolder
-    from testaug.steps.grow import induce_templates_file
+    from testaug.steps.grow import InduceConfig, induce_templates_file
 
     cases = cases or RunFolder.of(accepted_path).cases
+    config = build_config(
+        InduceConfig,
+        flags={"accepted": "ACCEPTED", "out": "--output"},
+        accepted=accepted_path,
+        cases=cases,
+        out=output,
+        suite=suite,
+    )
     with err_console.status("parsing the accepted cases and their seeds with spaCy"):
-        induced = induce_templates_file(accepted_path, cases, output, suite=suite)
+        induced = induce_templates_file(config)
 
     table = Table(title_justify="left")
     table.add_column("capability")

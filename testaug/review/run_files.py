@@ -40,8 +40,11 @@ class ReviewConfig(Record):
     the ranking unless named; the suite the accepted cases join, if any), the Label Studio
     project (default: `testaug <the ranking's folder>`; its id is recorded beside the
     annotations on the first push or pull), how much of the ranking people see
-    (`top`, a share, and `budget`, a count; the top 30% when neither is given), and the
-    precision the ranker's rule must reach to accept a candidate."""
+    (`top`, a share, and `budget`, a count; the top 30% when neither is given), the
+    precision the ranker's rule must reach to accept a candidate, who reviews at the
+    terminal (`annotator`, default: the login), where the merge writes the verdicts, the
+    accepted cases and the merged suite (`out`, default: the annotations' folder), and how
+    long a pull waits for people (`wait_seconds`, asking every `poll_seconds`)."""
 
     ranked: Path
     annotations: Path | None = None
@@ -53,6 +56,10 @@ class ReviewConfig(Record):
     budget: int | None = Field(default=None, ge=0)
     target: float = DEFAULT_TARGET
     selection: SelectionConfig = DEFAULT_SELECTION
+    annotator: str | None = None
+    out: Path | None = None
+    wait_seconds: float = Field(default=0.0, ge=0.0)
+    poll_seconds: float = Field(default=30.0, gt=0.0)
 
     def annotations_path(self) -> Path:
         return self.annotations or RunFolder.of(self.ranked).annotations

@@ -73,8 +73,15 @@ class AdaptSummary(StepSummary):
 
 class AdaptConfig(Record):
     """One testing loop (the adapt flow): the tree and focus topic, the models (the first is
-    targeted), how each round suggests (its seed is offset by the round's number), the LLM,
-    how people review (Label Studio or files), and where the rounds go."""
+    targeted), how each round suggests (the flow offsets its seed by the round's number),
+    the LLM, how people review (Label Studio or files), and where the rounds go.
+
+    A round (`adapt_round`, as `testaug tree adapt` and the flow run it) also takes the
+    round's `number`, the file its suggestions go to (`out`; the flow names one in the
+    round's folder), the LLM response cache (`cache_path`; none when unset, the flow and
+    the CLI use the settings' one) and whether a round that keeps no suggestion is written
+    (`allow_empty`); it suggests as `round` says, and its `rankers` is a trained ensemble
+    folder (the flow and the CLI train one from a config first)."""
 
     tree: Path
     topic: str
@@ -90,6 +97,10 @@ class AdaptConfig(Record):
     rankers: str | None = None  # an ensemble folder or config, for P(valid)
     wait_for_verdicts: bool = True
     new_topic: bool = False  # allow a focus topic the tree does not have yet
+    number: int = Field(default=0, ge=0)  # the round's number, recorded
+    out: Path | None = None  # a round's suggestions file
+    cache_path: Path | None = None  # a round's LLM response cache (none when unset)
+    allow_empty: bool = False  # write a round that kept no suggestion
 
     def folder(self) -> Path:
         """The work folder of the rounds."""
@@ -136,31 +147,26 @@ def check_round(
 
 
 def adapt_round(
-    tree_path: Path,
-    topic: str,
-    model_specs: Sequence[str],
-    out: Path,
+    config: AdaptConfig,
     *,
     backend: Backend,
-    cache_path: Path | None,
-    settings: SuggestionRoundConfig = SuggestionRoundConfig(),  # noqa: B008  (a frozen record)
-    task: str | None = None,
-    labels: str | None = None,
-    rankers: Path | None = None,
     embed: Embedder | None = None,
-    round: int = 0,
     on_prompt_done: Callable[[], None] | None = None,
-    new_topic: bool = False,
-    allow_empty: bool = False,
 ) -> StepOutput:
-    """One round of suggestions for `topic` of the tree file, steered by the first model's
-    failures and scored on all of them; see the module docstring. `rankers` is a trained
-    ensemble folder; without it P(valid) stays unset. A topic the tree does not have is an
-    error unless `new_topic`; a round that keeps no suggestion is an error (EmptyRoundError)
-    unless `allow_empty`."""
-    tree = check_round(tree_path, topic, model_specs, new_topic=new_topic)
-    target, *others = load_models(model_specs, task=task, labels=labels)
-    cache = ResponseCache(cache_path)
+    """Round `config.number` of suggestions for the focus topic of the tree file, steered by
+    the first model's failures and scored on all of them, as `config.round` says, written
+    to `config.out`; see the module docstring. `config.rankers` is a trained ensemble
+    folder; without it P(valid) stays unset. A topic the tree does not have is an error
+    unless `config.new_topic`; a round that keeps no suggestion is an error
+    (EmptyRoundError) unless `config.allow_empty`."""
+    if config.out is None:
+        raise ValueError("adapt_round needs config.out, the file the suggestions go to")
+    out, topic, settings, round = config.out, config.topic, config.round, config.number
+    task = config.task
+    rankers = Path(config.rankers) if config.rankers else None
+    tree = check_round(config.tree, topic, config.models, new_topic=config.new_topic)
+    target, *others = load_models(config.models, task=task, labels=config.labels)
+    cache = ResponseCache(config.cache_path)
     try:
         result = suggestion_round(
             tree,
@@ -207,7 +213,7 @@ def adapt_round(
     remove_stale_temporaries(out.parent)  # what killed rounds left there
     write_jsonl(files["dropped"], result.dropped)
     write_jsonl(files["prompts"], result.prompts)
-    if not suggestions and not allow_empty:
+    if not suggestions and not config.allow_empty:
         raise EmptyRoundError(_empty_round_message(result.counts, out, files["dropped"]))
     write_jsonl(out, suggestions)
     write_text_atomic(files["summary"], summary.model_dump_json(indent=1) + "\n")

@@ -82,10 +82,47 @@ class CombineSummary(StepSummary):
     fresh_samples: int
 
 
-def expand_seed_cases(suite: str, out: Path, *, per_template: int | None, seed: int) -> StepOutput:
+class ExpandConfig(Record):
+    """Seed cases from a suite (a file, folder or shipped name): where they go, and the
+    seeded sample of cases per template (`per_template`; None: every case)."""
+
+    suite: str
+    out: Path
+    per_template: int | None
+    seed: int
+
+
+class GenerateConfig(Record):
+    """One generation: the seed cases' file (`cases`), where the candidates go (`out`),
+    the sampling (`generation`) and prompt plan (`plan`), the response cache, the
+    capabilities whose seed cases are used (none: all), a prompt file (default: the task's
+    shipped one), the `arguments` recorded in the manifest, and the LLM's record
+    (`generator`, recorded without credentials)."""
+
+    cases: Path
+    out: Path
+    generation: GenerationConfig
+    plan: PromptPlan
+    cache: Path
+    capabilities: tuple[str, ...] = ()
+    prompt_file: Path | None = None
+    arguments: dict[str, Any] | None = None
+    generator: BackendConfig | None = None
+
+
+class CombineConfig(Record):
+    """Several generation steps' outputs (`parts`) and where their candidates go together."""
+
+    parts: tuple[StepOutput, ...]
+    out: Path
+
+
+def expand_seed_cases(config: ExpandConfig) -> StepOutput:
     """The suite's templates filled into seed cases (a seeded sample per template)."""
-    loaded = load_suite(resolve_suite(suite))
-    written = write_jsonl(out, expand_suite(loaded, per_template=per_template, seed=seed))
+    out = config.out
+    loaded = load_suite(resolve_suite(config.suite))
+    cases = expand_suite(loaded, per_template=config.per_template, seed=config.seed)
+    written = write_jsonl(out, cases)
     logger.info("wrote %d seed cases of suite %s to %s", written, loaded.name, out)
     summary = ExpandSummary(suite=loaded.name, task=loaded.task)
     return step_output("expand", out, written, summary=summary)
@@ -204,36 +241,32 @@ def generate_prompt_set(
 
 
 def generate_candidates(
-    cases_path: Path,
-    out: Path,
+    config: GenerateConfig,
     *,
     backend: Backend,
-    generation: GenerationConfig,
-    plan: PromptPlan,
-    cache_path: Path,
-    capabilities: Sequence[str] = (),
-    prompt_file: Path | None = None,
-    arguments: dict[str, Any] | None = None,
     on_prompt_done: Callable[[], None] | None = None,
-    generator: BackendConfig | None = None,
 ) -> StepOutput:
-    """Prompts from the seed cases in `cases_path` (of some capabilities, or all), sent
+    """Prompts from the seed cases in `config.cases` (of some capabilities, or all), sent
     through the response cache, parsed into candidates; rejects, prompts and the manifest
     are written beside them."""
-    cases = list(read_jsonl(cases_path, TestCase))
+    cases = list(read_jsonl(config.cases, TestCase))
     prompt_set = build_prompt_set(
-        cases, cases_path, plan=plan, capabilities=capabilities, prompt_file=prompt_file
+        cases,
+        config.cases,
+        plan=config.plan,
+        capabilities=config.capabilities,
+        prompt_file=config.prompt_file,
     )
     return generate_prompt_set(
         prompt_set,
-        out,
+        config.out,
         backend=backend,
-        generation=generation,
-        plan=plan,
-        cache_path=cache_path,
-        capabilities=capabilities,
-        generator=generator,
-        arguments=arguments,
+        generation=config.generation,
+        plan=config.plan,
+        cache_path=config.cache,
+        capabilities=config.capabilities,
+        generator=config.generator,
+        arguments=config.arguments,
         on_prompt_done=on_prompt_done,
     ).output
 
@@ -271,8 +304,9 @@ def write_generation(
     return files
 
 
-def combine_candidates(parts: Sequence[StepOutput], out: Path) -> StepOutput:
+def combine_candidates(config: CombineConfig) -> StepOutput:
     """Candidates (and rejects) of several generation steps in one file, each candidate once."""
+    parts, out = config.parts, config.out
     seen: set[str] = set()
     candidates: list[Candidate] = []
     rejects: list[Reject] = []

@@ -13,7 +13,7 @@ from typing import Literal
 from testaug.core.bundled import resolve_suite
 from testaug.core.errors import InputError, Problem
 from testaug.core.jsonl import read_jsonl, write_jsonl
-from testaug.core.records import TestCase
+from testaug.core.records import Record, TestCase
 from testaug.core.runs import sibling, write_yaml
 from testaug.review.verdicts import merge_into_suite
 from testaug.steps.contract import StepOutput, StepSummary, step_output
@@ -57,24 +57,53 @@ class SuiteSummary(StepSummary):
     by_provenance: dict[str, int]
 
 
-def induce_templates_file(
-    accepted_path: Path,
-    cases_path: Path,
-    out: Path,
-    *,
-    suite: str | None = None,
-    allow_empty: bool = False,
-) -> StepOutput:
+class InduceConfig(Record):
+    """Templates induced from the accepted cases' file (`accepted`) and their seed cases'
+    file (`cases`), written as a suite to `out`; `suite` names the suite whose lexicons
+    the templates use (default: the task's shipped suite), and `allow_empty` writes an
+    empty suite where no template comes of the cases instead of failing."""
+
+    accepted: Path
+    cases: Path
+    out: Path
+    suite: str | None = None
+    allow_empty: bool = False
+
+
+class ExpandInducedConfig(Record):
+    """Cases filled from induced templates (the induce step's output, `templates`), leaving
+    out those in the `known` case files, written to `out`; a seeded sample of cases per
+    template (`per_template`; None: every case)."""
+
+    templates: StepOutput
+    out: Path
+    known: tuple[Path, ...] = ()
+    per_template: int | None
+    seed: int
+
+
+class ExtendConfig(Record):
+    """A suite's cases file (`suite`) extended with the cases in the `new_cases` files,
+    written to `out`."""
+
+    suite: Path
+    new_cases: tuple[Path, ...]
+    out: Path
+
+
+def induce_templates_file(config: InduceConfig) -> StepOutput:
     """Templates from accepted cases whose text reuses slot words of their seed cases,
-    written as a suite (`out`, source `expansion`) with its lexicons beside it.
+    written as a suite (`config.out`, source `expansion`) with its lexicons beside it.
 
     The summary holds the templates per capability, the cases they fill, and why
     cases gave no template. No accepted case, no seed case or no template is an error
-    that leaves earlier outputs as they were, unless `allow_empty` (then an empty suite
-    is written, with a warning where no template came of accepted cases)."""
+    that leaves earlier outputs as they were, unless `config.allow_empty` (then an empty
+    suite is written, with a warning where no template came of accepted cases)."""
     from testaug.core.spacy_pipeline import load_spacy
     from testaug.induction.induce import induce_templates, induced_suite, lexicons_used
 
+    accepted_path, cases_path, out = config.accepted, config.cases, config.out
+    suite, allow_empty = config.suite, config.allow_empty
     accepted = list(read_jsonl(accepted_path, TestCase))
     if not accepted and not allow_empty:
         raise InputError(Problem("no accepted cases in the file", file=accepted_path))
@@ -224,21 +253,15 @@ def _induced_problem(problem: Problem, positions: dict, accepted: Path) -> Probl
     )
 
 
-def expand_induced(
-    templates: StepOutput,
-    known: Sequence[Path],
-    out: Path,
-    *,
-    per_template: int | None,
-    seed: int,
-) -> StepOutput:
+def expand_induced(config: ExpandInducedConfig) -> StepOutput:
     """Cases filled from induced templates, leaving out any already in the `known` files;
     each traced to the case its template was induced from (`traced_to_origin`)."""
-    seen = {case.id for path in known for case in read_jsonl(path, TestCase)}
+    templates, out = config.templates, config.out
+    seen = {case.id for path in config.known for case in read_jsonl(path, TestCase)}
     cases: list[TestCase] = []
     if templates.records:
         induced = load_suite(templates.path)
-        expanded = expand_suite(induced, per_template=per_template, seed=seed)
+        expanded = expand_suite(induced, per_template=config.per_template, seed=config.seed)
         fresh = (case for case in expanded if case.id not in seen)
         cases = list(traced_to_origin(fresh, templates.files.get("induced")))
     written = write_jsonl(out, cases)
@@ -266,11 +289,12 @@ def traced_to_origin(cases: Iterable[TestCase], induced: Path | None) -> Iterato
         yield case if origin is None else with_origin(case, origin.case_id, origin.case_provenance)
 
 
-def extend_suite(suite_path: Path, new_cases: Sequence[Path], out: Path) -> StepOutput:
+def extend_suite(config: ExtendConfig) -> StepOutput:
     """The suite's cases with the new ones appended (each case once)."""
+    out = config.out
     merged, added = merge_into_suite(
-        list(read_jsonl(suite_path, TestCase)),
-        (case for path in new_cases for case in read_jsonl(path, TestCase)),
+        list(read_jsonl(config.suite, TestCase)),
+        (case for path in config.new_cases for case in read_jsonl(path, TestCase)),
     )
     write_jsonl(out, merged)
     by_source = Counter(case.source for case in merged)

@@ -59,6 +59,46 @@ def default_project(suggestions_path: Path) -> str:
     return f"testaug lexicon {suggestions_path.stem}"
 
 
+class WordsReviewConfig(Record):
+    """Suggested words reviewed into a suite's lexicons (`testaug review words`): the suite
+    whose lexicon files get the words, the suggestions (JSONL, from `testaug lexicon
+    suggest -o`), the lexicons the words may go into, the verdicts file (default:
+    <suggestions name>.verdicts.jsonl beside them), the Label Studio project (default:
+    `testaug lexicon <suggestions name>`) and the file that records it (default: beside the
+    suggestions, else beside the verdicts), and who judges in the terminal. A step refuses
+    (ValueError) a config without a field it needs."""
+
+    suite: Path
+    suggestions: Path | None = None
+    lexicons: tuple[str, ...] = ()
+    verdicts: Path | None = None
+    project: str | None = None
+    record: Path | None = None
+    annotator: str | None = None
+
+    def suggestions_file(self, step: str) -> Path:
+        """The suggestions file, which `step` needs."""
+        if self.suggestions is None:
+            raise ValueError(f"{step} needs config.suggestions, the suggested words")
+        return self.suggestions
+
+    def verdicts_file(self, step: str) -> Path:
+        """The verdicts file: as given, else <suggestions name>.verdicts.jsonl beside them."""
+        if self.verdicts is not None:
+            return self.verdicts
+        if self.suggestions is None:
+            raise ValueError(f"{step} needs config.verdicts, or config.suggestions beside it")
+        return default_verdicts(self.suggestions)
+
+    def project_name(self, step: str) -> str:
+        """The Label Studio project: as given, else named after the suggestions file."""
+        if self.project is not None:
+            return self.project
+        if self.suggestions is None:
+            raise ValueError(f"{step} needs config.project, or config.suggestions to name it")
+        return default_project(self.suggestions)
+
+
 class LexiconWrite(Record):
     """What writing kept words did to the suite's lexicon files (only files written to)."""
 
@@ -189,18 +229,18 @@ def words_to_review(suggestions_path: Path, suite: Path, lexicons: Sequence[str]
 
 
 def review_in_terminal(
-    suggestions_path: Path,
-    suite: Path,
-    lexicons: Sequence[str],
-    verdicts_path: Path,
-    *,
-    annotator: str,
-    read_key: KeyReader,
-    console: Console,
+    config: WordsReviewConfig, *, read_key: KeyReader, console: Console
 ) -> StepOutput:
-    """Ask a person about each suggested word they have not judged yet (best first), saving
-    every verdict at once; the words kept in this session go into the lexicon files when it
-    ends (an interrupted session included)."""
+    """Ask a person (`config.annotator`) about each suggested word they have not judged yet
+    (best first), saving every verdict at once; the words kept in this session go into the
+    lexicon files when it ends (an interrupted session included)."""
+    step = "review_in_terminal"
+    if config.annotator is None:
+        raise ValueError(f"{step} needs config.annotator, who judges")
+    annotator = config.annotator
+    suggestions_path = config.suggestions_file(step)
+    verdicts_path = config.verdicts_file(step)
+    suite, lexicons = config.suite, config.lexicons
     todo = words_to_review(suggestions_path, suite, lexicons)
     made: list[LexiconVerdict] = []
 
@@ -248,22 +288,17 @@ def _write_latest(
     return write_kept(suite, [v for _, v in every], origin=origin)
 
 
-def push_words_file(
-    suggestions_path: Path,
-    suite: Path,
-    lexicons: Sequence[str],
-    *,
-    studio: LabelStudio,
-    project: str,
-    record: Path | None = None,
-) -> StepOutput:
+def push_words_file(config: WordsReviewConfig, *, studio: LabelStudio) -> StepOutput:
     """Push a suggestions file's words (less those the target lexicons hold) into a Label
-    Studio project: the one recorded in `record` (default: beside the suggestions), else
-    found by title or created, and recorded there. The summary says how many were left
-    out as already in the lexicons."""
-    todo = words_to_review(suggestions_path, suite, lexicons)
-    record = record or record_beside(suggestions_path)
-    pushed = push_words(studio, project, todo.words, lexicons, record=record)
+    Studio project: the one recorded in `config.record` (default: beside the suggestions),
+    else found by title or created, and recorded there. The summary says how many were
+    left out as already in the lexicons."""
+    step = "push_words_file"
+    suggestions_path = config.suggestions_file(step)
+    project = config.project_name(step)
+    todo = words_to_review(suggestions_path, config.suite, config.lexicons)
+    record = config.record or record_beside(suggestions_path)
+    pushed = push_words(studio, project, todo.words, config.lexicons, record=record)
     summary = LexiconPushSummary(
         project=project,
         project_id=pushed.project_id,
@@ -275,22 +310,18 @@ def push_words_file(
     return step_output("lexicon-push", suggestions_path, len(todo.words), summary=summary)
 
 
-def pull_into_lexicons(
-    suite: Path,
-    verdicts_path: Path,
-    *,
-    studio: LabelStudio,
-    project: str,
-    record: Path | None = None,
-) -> StepOutput:
-    """Bring people's verdicts from a words project (the one recorded in `record`, default:
-    beside the verdicts) into the verdicts file and write the words that new or changed
-    verdicts keep into the suite's lexicon files."""
-    record = record or record_beside(verdicts_path)
+def pull_into_lexicons(config: WordsReviewConfig, *, studio: LabelStudio) -> StepOutput:
+    """Bring people's verdicts from a words project (the one recorded in `config.record`,
+    default: beside the suggestions, else beside the verdicts) into the verdicts file and
+    write the words that new or changed verdicts keep into the suite's lexicon files."""
+    step = "pull_into_lexicons"
+    verdicts_path = config.verdicts_file(step)
+    project = config.project_name(step)
+    record = config.record or record_beside(config.suggestions or verdicts_path)
     reading = pull_word_verdicts(studio, project, record=record)
     update = save_verdicts(verdicts_path, reading.verdicts)
     written = _write_latest(
-        suite, verdicts_path, update.fresh, origin=f"Label Studio project {project!r}"
+        config.suite, verdicts_path, update.fresh, origin=f"Label Studio project {project!r}"
     )
     summary = LexiconPullSummary(
         project=project,
@@ -304,10 +335,12 @@ def pull_into_lexicons(
     return _verdicts_output("lexicon-pull", verdicts_path, written, summary)
 
 
-def apply_verdicts(suite: Path, verdicts_path: Path) -> StepOutput:
+def apply_verdicts(config: WordsReviewConfig) -> StepOutput:
     """Write every word a verdicts file keeps into the suite's lexicon files (those already
     there are left out): after a hand-edited verdicts file, or to redo a write. An error
     naming the file when it is not there."""
+    verdicts_path = config.verdicts_file("apply_verdicts")
+    suite = config.suite
     if not verdicts_path.is_file():
         raise InputError(Problem("no such verdicts file", file=verdicts_path))
     numbered = read_numbered_verdicts(verdicts_path)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import logging
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -100,18 +100,29 @@ def _cases(path: Path, labels: str | None = None) -> list[TestCase]:
     return cases
 
 
-def measure_diversity(
-    cases_path: Path, out: Path, *, by: str = "source", seed: int = 0
-) -> StepOutput:
+class DiversityConfig(Record):
+    """What `measure_diversity` measures: the cases, the file the measures go to
+    (diversity.json), the groups (`by`: comma-separated dimensions such as `source` or
+    `capability`) and the seed of the samples Self-BLEU is taken on."""
+
+    cases: Path
+    out: Path
+    by: str = "source"
+    seed: int = 0
+
+
+def measure_diversity(config: DiversityConfig) -> StepOutput:
     """Self-BLEU and unique dependency paths of the cases, per group (diversity.json)."""
     from testaug.diversity.measures import diversity_report, diversity_summary, parse_dimensions
 
-    report = diversity_report(_cases(cases_path), by=parse_dimensions(by), seed=seed)
+    report = diversity_report(
+        _cases(config.cases), by=parse_dimensions(config.by), seed=config.seed
+    )
     summary = diversity_summary(report)
-    write_json(out, summary.model_dump(mode="json"))
+    write_json(config.out, summary.model_dump(mode="json"))
     return step_output(
         "diversity",
-        out,
+        config.out,
         len(report.groups),
         summary=DiversityStepSummary(
             self_bleu=report.whole.self_bleu,
@@ -121,23 +132,51 @@ def measure_diversity(
     )
 
 
-def perturb_suite(
-    cases_path: Path, out: Path, *, per_test: int, seed: int = 0, labels: str | None = None
-) -> StepOutput:
-    """CheckList's INV and DIR perturbations of a seeded sample of the cases (`labels`,
-    comma-separated, name the task's labels; default: the shipped suite's)."""
+class EvaluationConfig(Record):
+    """How a suite is evaluated (`evaluate_suite`, and each of its steps the part it
+    uses): perturbed cases per INV/DIR test (0: none), the task's labels (comma-separated;
+    default: the shipped suite's), the perturbations' seed, the batch size, failing
+    examples kept per group, and the headline's evidence."""
+
+    perturb: int = Field(default=100, ge=0)
+    labels: str | None = None
+    seed: int = 0
+    batch_size: int = Field(default=32, ge=1)
+    examples: int = Field(default=3, ge=0)
+    evidence: Evidence = "verified"
+
+
+class PerturbConfig(Record):
+    """What `perturb_suite` perturbs: the cases, the file the perturbed cases go to, and
+    of `evaluation` the cases per test (`perturb`), their seed and the task's labels."""
+
+    cases: Path
+    out: Path
+    evaluation: EvaluationConfig = EvaluationConfig()
+
+
+def perturb_suite(config: PerturbConfig) -> StepOutput:
+    """CheckList's INV and DIR perturbations of a seeded sample of the cases
+    (`config.evaluation.labels`, comma-separated, name the task's labels; default: the
+    shipped suite's)."""
     from testaug.evaluation.battery import default_battery, run_battery
     from testaug.suites.task_labels import task_labels_and_lexicons
 
-    cases = _cases(cases_path, labels)
-    task_labels, lexicons = task_labels_and_lexicons(cases, labels)
+    options = config.evaluation
+    cases = _cases(config.cases, options.labels)
+    task_labels, lexicons = task_labels_and_lexicons(cases, options.labels)
     perturbed = (
-        run_battery(cases, default_battery(task_labels, lexicons), per_test=per_test, seed=seed)
-        if per_test
+        run_battery(
+            cases,
+            default_battery(task_labels, lexicons),
+            per_test=options.perturb,
+            seed=options.seed,
+        )
+        if options.perturb
         else []
     )
-    written = write_jsonl(out, perturbed)
-    return step_output("perturb", out, written, summary=PerturbSummary())
+    written = write_jsonl(config.out, perturbed)
+    return step_output("perturb", config.out, written, summary=PerturbSummary())
 
 
 def model_slug(spec: str) -> str:
@@ -145,42 +184,52 @@ def model_slug(spec: str) -> str:
     return re.sub(r"[^A-Za-z0-9_.-]+", "-", spec).strip("-") or "model"
 
 
+class ModelEvaluationConfig(Record):
+    """What `evaluate_one_model` evaluates: the cases, their perturbations (a file
+    `perturb_suite` wrote), the model's spec, the file its summary goes to, and of
+    `evaluation` the batch size, failing examples kept per group, the headline's evidence
+    and the task's labels."""
+
+    cases: Path
+    perturbed: Path
+    model: str
+    out: Path
+    evaluation: EvaluationConfig = EvaluationConfig()
+
+
 def evaluate_one_model(
-    cases_path: Path,
-    perturbed_path: Path,
-    spec: str,
-    out: Path,
-    *,
-    batch_size: int = 32,
-    on_progress: Callable[[int, int], None] | None = None,
-    evidence: Evidence = "verified",
-    labels: str | None = None,
-    examples: int = 3,
+    config: ModelEvaluationConfig, *, on_progress: Callable[[int, int], None] | None = None
 ) -> StepOutput:
     """One model on the cases (MFT) and their perturbations (INV, DIR): its summary as
-    JSON at `out` (headline rates on `evidence`, `examples` failing examples per group),
-    every case's result beside it. `labels` as in `perturb_suite`."""
+    JSON at `config.out` (headline rates on the evidence asked for, so many failing
+    examples per group), every case's result beside it. Labels as in `perturb_suite`."""
     from testaug.evaluation.model_runs import evaluate_model
     from testaug.evaluation.models import load_model
     from testaug.evaluation.summary import evaluation_summary
     from testaug.suites.task_labels import task_labels_and_lexicons
 
-    cases = _cases(cases_path, labels)
-    perturbed = list(read_jsonl(perturbed_path, PerturbedCase))
-    task_labels, _ = task_labels_and_lexicons(cases, labels)
-    model = load_model(spec, task_labels=task_labels)
+    options = config.evaluation
+    cases = _cases(config.cases, options.labels)
+    perturbed = list(read_jsonl(config.perturbed, PerturbedCase))
+    task_labels, _ = task_labels_and_lexicons(cases, options.labels)
+    model = load_model(config.model, task_labels=task_labels)
     evaluation = evaluate_model(
-        model, cases, perturbed, batch_size=batch_size, on_progress=on_progress, k=examples
+        model,
+        cases,
+        perturbed,
+        batch_size=options.batch_size,
+        on_progress=on_progress,
+        k=options.examples,
     )
     summary = evaluation_summary(
-        [evaluation], n_cases=len(cases), n_perturbed=len(perturbed), evidence=evidence
+        [evaluation], n_cases=len(cases), n_perturbed=len(perturbed), evidence=options.evidence
     )
-    write_json(out, summary.model_dump(mode="json"))
-    results = sibling(out, "results")
+    write_json(config.out, summary.model_dump(mode="json"))
+    results = sibling(config.out, "results")
     write_jsonl(results, evaluation.results)
     return step_output(
         "evaluate",
-        out,
+        config.out,
         len(evaluation.results),
         files={"results": results},
         summary=EvaluateSummary(
@@ -191,22 +240,29 @@ def evaluate_one_model(
     )
 
 
-def combine_evaluations(
-    parts: Sequence[StepOutput],
-    out: Path,
-    *,
-    evidence: Evidence = "verified",
-    run_folder: Path | None = None,
-) -> StepOutput:
+class CombineEvaluationsConfig(Record):
+    """What `combine_evaluations` combines: the models' evaluations (what
+    `evaluate_one_model` returned), the file they go to (evaluation.json), of `evaluation`
+    the headline's evidence, and the run folder whose ranking and people's labels give the
+    intervals (default: `out`'s folder)."""
+
+    parts: tuple[StepOutput, ...]
+    out: Path
+    evaluation: EvaluationConfig = EvaluationConfig()
+    run_folder: Path | None = None
+
+
+def combine_evaluations(config: CombineEvaluationsConfig) -> StepOutput:
     """The per-model evaluations as one evaluation.json (what `testaug evaluate -o` writes),
     with every case's result in evaluation.results.jsonl. Each model's headline rates are
-    taken again from its results, on `evidence` (verified cases only, or all), their
-    intervals from the ranking and people's labels in `run_folder` (default: `out`'s)."""
+    taken again from its results, on the evidence asked for (verified cases only, or all),
+    their intervals from the ranking and people's labels in the run folder."""
     from testaug.evaluation.failures import CaseResult, interval_sentence
     from testaug.evaluation.summary import EvaluationSummary, headline, with_headline
     from testaug.evaluation.validity import run_validity
 
-    validity = run_validity(run_folder or out.parent) if evidence == "all" else None
+    parts, out, evidence = config.parts, config.out, config.evaluation.evidence
+    validity = run_validity(config.run_folder or out.parent) if evidence == "all" else None
 
     summaries = [read_json(part.path, EvaluationSummary) for part in parts]
     if not summaries:
@@ -247,65 +303,59 @@ def combine_evaluations(
     return step_output("evaluate", out, len(models), summary=outline)
 
 
-class EvaluationConfig(Record):
-    """How `evaluate_suite` evaluates: perturbed cases per INV/DIR test (0: none), the
-    task's labels (comma-separated; default: the shipped suite's), the perturbations' seed,
-    the batch size, failing examples kept per group, and the headline's evidence."""
+class SuiteEvaluationConfig(Record):
+    """What `evaluate_suite` evaluates: the cases, the models' specs, the file the
+    evaluation goes to (evaluation.json), the work folder (the perturbed cases and each
+    model's evaluation) and how (`evaluation`)."""
 
-    perturb: int = Field(default=100, ge=0)
-    labels: str | None = None
-    seed: int = 0
-    batch_size: int = Field(default=32, ge=1)
-    examples: int = Field(default=3, ge=0)
-    evidence: Evidence = "verified"
+    cases: Path
+    models: tuple[str, ...]
+    out: Path
+    work: Path
+    evaluation: EvaluationConfig = EvaluationConfig()
 
 
 def evaluate_suite(
-    cases_path: Path,
-    specs: Sequence[str],
-    out: Path,
+    config: SuiteEvaluationConfig,
     *,
-    work_dir: Path,
-    options: EvaluationConfig = EvaluationConfig(),  # noqa: B008  (a frozen record)
     on_progress: Callable[[str, int, int | None], None] | None = None,
 ) -> StepOutput:
     """Every model on the cases and their perturbations, as the steps of a run do it one
     by one: `perturb_suite`, `evaluate_one_model` per model, `combine_evaluations` into
-    `out` (evaluation.json, with every case's result beside it). The perturbed cases and
-    each model's evaluation are written into `work_dir`. `on_progress(what, done, total)`
-    hears of each stage (total None while it is not known). The specs are checked before
-    any work (an InputError naming --model)."""
+    `config.out` (evaluation.json, with every case's result beside it). The perturbed
+    cases and each model's evaluation are written into `config.work`.
+    `on_progress(what, done, total)` hears of each stage (total None while it is not
+    known). The specs are checked before any work (an InputError naming --model)."""
     from testaug.evaluation.models import check_model_specs
 
-    check_model_specs(specs)
+    check_model_specs(config.models)
     report = on_progress or (lambda what, done, total: None)
+    folder, options = RunFolder(config.work), config.evaluation
     perturbing = "perturbing cases (INV, DIR)"
     report(perturbing, 0, None)
     perturbed = perturb_suite(
-        cases_path,
-        RunFolder(work_dir).perturbed,
-        per_test=options.perturb,
-        seed=options.seed,
-        labels=options.labels,
+        PerturbConfig(cases=config.cases, out=folder.perturbed, evaluation=options)
     )
     report(perturbing, 1, 1)
     parts = []
-    for index, spec in enumerate(specs):
+    for index, spec in enumerate(config.models):
         what = f"evaluating {spec}"
+        one = ModelEvaluationConfig(
+            cases=config.cases,
+            perturbed=perturbed.path,
+            model=spec,
+            out=folder.evaluations / f"{index:02d}-{model_slug(spec)}.json",
+            evaluation=options,
+        )
         parts.append(
             evaluate_one_model(
-                cases_path,
-                perturbed.path,
-                spec,
-                RunFolder(work_dir).evaluations / f"{index:02d}-{model_slug(spec)}.json",
-                batch_size=options.batch_size,
-                on_progress=lambda done, total, what=what: report(what, done, total),
-                evidence=options.evidence,
-                labels=options.labels,
-                examples=options.examples,
+                one, on_progress=lambda done, total, what=what: report(what, done, total)
             )
         )
-    return combine_evaluations(parts, out, evidence=options.evidence, run_folder=cases_path.parent)
+    combined = CombineEvaluationsConfig(
+        parts=tuple(parts), out=config.out, evaluation=options, run_folder=config.cases.parent
+    )
+    return combine_evaluations(combined)
 
 
 # The options of PatchingConfig that are the fine-tuning's.
@@ -325,19 +375,29 @@ class PatchingConfig(Record):
     max_length: int = Field(default=128, ge=8)
 
 
+class PatchSuitesConfig(Record):
+    """What `patch_suites` compares: the two suites' cases, the model under test, the file
+    the report goes to (patching.json), ordinary labelled examples (`iid`, JSONL with text
+    and label) to also score each patched model's generalization on, and how
+    (`patching`)."""
+
+    suite_a: Path
+    suite_b: Path
+    model: str
+    out: Path
+    iid: Path | None = None
+    patching: PatchingConfig = PatchingConfig()
+
+
 def patch_suites(
-    suite_a: Path,
-    suite_b: Path,
-    model: str,
-    out: Path,
-    *,
-    options: PatchingConfig = PatchingConfig(),  # noqa: B008  (a frozen record)
-    iid_path: Path | None = None,
-    on_progress: Callable[[str], None] | None = None,
+    config: PatchSuitesConfig, *, on_progress: Callable[[str], None] | None = None
 ) -> StepOutput:
     """Which suite finds more errors: ERR% on the same held-out cases before and after
-    fine-tuning `model` (hf:PATH[?labels=..], a path or hub id, or a shipped encoder) on
-    part of each suite, over seeds; the report as JSON at `out` (`patching_summary`)."""
+    fine-tuning `config.model` (hf:PATH[?labels=..], a path or hub id, or a shipped
+    encoder) on part of each suite, over seeds; the report as JSON at `config.out`
+    (`patching_summary`)."""
+    suite_a, suite_b, model, out = config.suite_a, config.suite_b, config.model, config.out
+    options, iid_path = config.patching, config.iid
     check_base_model(model)
     from testaug.fixing.finetune import FineTuneConfig
     from testaug.fixing.patching.protocol import IidExample, run_patching
@@ -371,11 +431,18 @@ def patching_summary(report: PatchingReport) -> dict[str, Any]:
     return report.in_percent().model_dump(mode="json")
 
 
-def write_run_report(run_dir: Path) -> StepOutput:
+class ReportConfig(Record):
+    """Which run folder `write_run_report` reports on (and writes report.md and
+    report.html into)."""
+
+    run_dir: Path
+
+
+def write_run_report(config: ReportConfig) -> StepOutput:
     """report.md and a self-contained report.html from the files in the run folder."""
     from testaug.reports.run_report import write_report
 
-    written = write_report(run_dir)
+    written = write_report(config.run_dir)
     return step_output(
         "report",
         written.html,

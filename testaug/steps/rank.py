@@ -14,7 +14,13 @@ from pydantic import Field
 
 from testaug.core.errors import InputError, Problem
 from testaug.core.jsonl import read_jsonl, write_jsonl
-from testaug.core.records import Candidate, LabelledCandidate, RankedCandidate, TestCase
+from testaug.core.records import (
+    Candidate,
+    LabelledCandidate,
+    RankedCandidate,
+    Record,
+    TestCase,
+)
 from testaug.core.runs import sibling, write_text_atomic
 from testaug.steps.contract import StepOutput, StepSummary, step_output
 from testaug.suites.task_labels import checked
@@ -44,29 +50,49 @@ def basis_counts(ranked: Sequence[RankedCandidate]) -> dict[str, int]:
     return dict(Counter(item.triage_basis for item in ranked if item.triage_basis))
 
 
-def rank_candidates(
-    candidates_path: Path,
-    rankers: Path,
-    out: Path,
-    *,
-    cases_path: Path | None = None,
-    batch_size: int = 64,
-) -> StepOutput:
+class RankConfig(Record):
+    """A ranking: the candidates' file, the trained ensemble's folder (`rankers`), where
+    the ranking goes (`out`), the seed cases neighbour members compare candidates with
+    (`cases`; default: the bundled suites') and the scoring batch size."""
+
+    candidates: Path
+    rankers: Path
+    out: Path
+    cases: Path | None = None
+    batch_size: int = Field(default=64, ge=1)
+
+
+class RetrainConfig(Record):
+    """A re-ranking in the active loop: the ranking (`ranked`) and the verdicts so far
+    (`annotations`), where the new ranking goes (`out`), the ensemble config retrained
+    (`ensemble`: a shipped name or a YAML file), the folder the retrained ensemble goes in
+    (`rankers_out`) and other labelled candidates it learns from (`extra`)."""
+
+    ranked: Path
+    annotations: Path
+    out: Path
+    ensemble: str
+    rankers_out: Path
+    extra: Path | None = None
+
+
+def rank_candidates(config: RankConfig) -> StepOutput:
     """Candidates ordered most-likely-invalid first by the ensemble's Borda count, each with
-    the ensemble's calibrated P(valid); the seed cases in `cases_path` are what neighbour
+    the ensemble's calibrated P(valid); the seed cases in `config.cases` are what neighbour
     members compare candidates with (default: the bundled suites'). The ensemble's
     calibration evidence is written beside (`<out>.calibration.json`). An empty candidates
     file is an error that leaves both as they were."""
     from rankers.ensemble import Ensemble
 
+    candidates_path, cases_path, out = config.candidates, config.cases, config.out
     candidates = checked(read_jsonl(candidates_path, Candidate), candidates_path)
     if not candidates:  # an earlier ranking at `out` stays as it was
         raise InputError(Problem("no candidates in the file", file=candidates_path))
     reference = (
         None if cases_path is None else checked(read_jsonl(cases_path, TestCase), cases_path)
     )
-    ensemble = Ensemble.load(rankers)
-    ranked = ensemble.rank(candidates, batch_size=batch_size, reference=reference)
+    ensemble = Ensemble.load(config.rankers)
+    ranked = ensemble.rank(candidates, batch_size=config.batch_size, reference=reference)
     write_jsonl(out, ranked)
     files = write_calibration(ensemble, out)
     logger.info("ranked %d candidates with ensemble %s", len(ranked), ensemble.version)
@@ -74,32 +100,26 @@ def rank_candidates(
     return step_output("rank", out, len(ranked), files=files, summary=summary)
 
 
-def retrain_ranking(
-    ranked_path: Path,
-    annotations_path: Path,
-    out: Path,
-    *,
-    config: str,
-    rankers_out: Path,
-    extra_path: Path | None = None,
-) -> StepOutput:
-    """Active loop: retrain the ensemble (`config`: a shipped name or a YAML file) into
-    `rankers_out` on every verdict of people so far (and the labelled candidates in
-    `extra_path`), then re-rank what is pending into `out`, its calibration beside it."""
+def retrain_ranking(config: RetrainConfig) -> StepOutput:
+    """Active loop: retrain the ensemble (`config.ensemble`: a shipped name or a YAML file)
+    into `config.rankers_out` on every verdict of people so far (and the labelled candidates
+    in `config.extra`), then re-rank what is pending into `config.out`, its calibration
+    beside it."""
     from rankers.active import retrain_and_rerank
     from rankers.ensemble import load_config
     from testaug.review.plans import read_annotations
     from testaug.review.run_files import read_ranked
     from testaug.review.selection import draws_beside, read_draws
 
+    out, extra_path = config.out, config.extra
     extra = list(read_jsonl(extra_path, LabelledCandidate)) if extra_path else []
     result = retrain_and_rerank(
-        read_ranked(ranked_path),
-        read_annotations(annotations_path),
-        load_config(config),
-        rankers_out,
+        read_ranked(config.ranked),
+        read_annotations(config.annotations),
+        load_config(config.ensemble),
+        config.rankers_out,
         extra=extra,
-        draws=read_draws(draws_beside(annotations_path)),
+        draws=read_draws(draws_beside(config.annotations)),
     )
     write_jsonl(out, result.reranked)
     return step_output(

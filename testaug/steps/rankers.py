@@ -7,6 +7,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Literal
 
+from pydantic import Field
+
 from rankers.ensemble import MANIFEST, EnsembleManifest, ProgressCallback, load_config
 from rankers.ensemble_training import trained_ensemble
 from testaug.core.bundled import bundled_dir
@@ -46,21 +48,39 @@ class TrainRankersConfig(Record):
     out: Path | None = None
 
 
+class PrepareRankersConfig(Record):
+    """The ranker ensemble a step asks for (`rankers`): a trained folder, or a config (a
+    shipped name or a YAML file) trained at first use on the labelled candidates in
+    `training` (default: the shipped ones) into a folder under `cache_root` (the callers
+    set it: the rankers cache, from the settings)."""
+
+    rankers: str
+    cache_root: Path
+    training: Path = Field(default_factory=default_training)
+
+
+class EnsembleFolderConfig(Record):
+    """A trained ensemble's folder, and (trained on runs) how many of the labelled
+    candidates it learnt from were people's verdicts (`from_people`) and how many shipped."""
+
+    folder: Path
+    from_people: int | None = None
+    shipped: int | None = None
+
+
 def prepare_rankers(
-    rankers: str,
-    training: Path,
-    cache_root: Path,
-    *,
-    on_progress: ProgressCallback | None = None,
+    config: PrepareRankersConfig, *, on_progress: ProgressCallback | None = None
 ) -> StepOutput:
     """A trained ensemble: a folder as given, or a config (shipped name or YAML file)
-    trained on the labelled candidates in `training` the first time it is asked for."""
-    given = Path(rankers)
+    trained on the labelled candidates in `config.training` the first time it is asked for."""
+    given = Path(config.rankers)
     if (given / MANIFEST).is_file():
-        return ensemble_output(given)
-    labelled = list(read_jsonl(training, LabelledCandidate))
-    folder = trained_ensemble(load_config(rankers), labelled, cache_root, on_progress=on_progress)
-    return ensemble_output(folder)
+        return ensemble_output(EnsembleFolderConfig(folder=given))
+    labelled = list(read_jsonl(config.training, LabelledCandidate))
+    folder = trained_ensemble(
+        load_config(config.rankers), labelled, config.cache_root, on_progress=on_progress
+    )
+    return ensemble_output(EnsembleFolderConfig(folder=folder))
 
 
 def train_from_runs(
@@ -82,19 +102,19 @@ def train_from_runs(
     folder = trained_ensemble(
         load_config(config.ensemble), [*shipped, *people], config.out, on_progress=on_progress
     )
-    return ensemble_output(folder, from_people=len(people), shipped=len(shipped))
+    trained = EnsembleFolderConfig(folder=folder, from_people=len(people), shipped=len(shipped))
+    return ensemble_output(trained)
 
 
-def ensemble_output(
-    folder: Path, *, from_people: int | None = None, shipped: int | None = None
-) -> StepOutput:
+def ensemble_output(config: EnsembleFolderConfig) -> StepOutput:
     """The record of a trained ensemble folder: its manifest, members, version, data size
     (and, trained on runs, the verdicts of people and the shipped candidates among it)."""
+    folder = config.folder
     manifest = read_json(folder / MANIFEST, EnsembleManifest)
     summary = RankersSummary(
         version=manifest.version,
         trained_on=manifest.trained_on,
-        from_people=from_people,
-        shipped=shipped,
+        from_people=config.from_people,
+        shipped=config.shipped,
     )
     return step_output("rankers", folder / MANIFEST, len(manifest.config.members), summary=summary)

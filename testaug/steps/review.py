@@ -223,13 +223,17 @@ def _people_plan(config: ReviewConfig, ranked: list[RankedCandidate]) -> ReviewP
 
 
 def review_in_terminal(
-    config: ReviewConfig, *, annotator: str, read_key: KeyReader, console: Console
+    config: ReviewConfig, *, read_key: KeyReader, console: Console
 ) -> StepOutput:
-    """Mode `terminal`: ask a person about the top of the ranking among the candidates the
-    ranker's rule does not accept; each verdict is saved at once, and a second session
-    goes on where one stopped. The remainder stays pending."""
+    """Mode `terminal`: ask a person (`config.annotator`, default: the login) about the top
+    of the ranking among the candidates the ranker's rule does not accept; each verdict is
+    saved at once, and a second session goes on where one stopped. The remainder stays
+    pending."""
+    import getpass
+
     from testaug.review.terminal import annotate_in_terminal
 
+    annotator = config.annotator or getpass.getuser()
     annotations_path = config.annotations_path()
     ranked = read_ranked(config.ranked)
     seeds = seed_cases(config.cases, config.ranked)
@@ -299,17 +303,14 @@ def _pull(config: ReviewConfig, studio: LabelStudio) -> tuple[StepOutput, Export
 
 
 def wait_for_label_studio(
-    config: ReviewConfig,
-    *,
-    studio: LabelStudio,
-    timeout: float,
-    poll_seconds: float = 30.0,
-    sleep: Callable[[float], None] = time.sleep,
+    config: ReviewConfig, *, studio: LabelStudio, sleep: Callable[[float], None] = time.sleep
 ) -> StepOutput:
     """Pull verdicts until no candidate sent to people (a task of the project) is pending,
-    or until `timeout` seconds have passed; whatever came back by then is in the
-    annotations file. Candidates never sent stay pending and are not waited for."""
-    deadline = time.monotonic() + timeout
+    or until `config.wait_seconds` have passed, asking every `config.poll_seconds`;
+    whatever came back by then is in the annotations file. Candidates never sent stay
+    pending and are not waited for."""
+    poll_seconds = config.poll_seconds
+    deadline = time.monotonic() + config.wait_seconds
     while True:
         pulled, reading = _pull(config, studio)
         pending = pending_count(config.annotations_path(), config.ranked, among=reading.task_ids)
@@ -321,11 +322,11 @@ def wait_for_label_studio(
     return pulled.model_copy(update={"summary": summary})
 
 
-def merge_reviewed(config: ReviewConfig, out_dir: Path | None = None) -> StepOutput:
+def merge_reviewed(config: ReviewConfig) -> StepOutput:
     """Decide every ranked candidate; write verdicts.jsonl and the accepted candidates as
-    suite cases (accepted.jsonl, source `llm`) into `out_dir` (default: the annotations'
+    suite cases (accepted.jsonl, source `llm`) into `config.out` (default: the annotations'
     folder), and with `config.suite` the suite with them added (suite.jsonl)."""
-    return _merge(config, out_dir, ranked=config.ranked)
+    return _merge(config, ranked=config.ranked)
 
 
 def pull_and_merge(config: ReviewConfig, *, studio: LabelStudio) -> StepOutput:
@@ -341,7 +342,7 @@ def pull_and_merge(config: ReviewConfig, *, studio: LabelStudio) -> StepOutput:
             config.ranked,
         )
         ranked = None
-    merged = _merge(config, None, ranked=ranked, candidates=reading.candidates)
+    merged = _merge(config, ranked=ranked, candidates=reading.candidates)
     assert isinstance(pulled.summary, PullSummary) and isinstance(merged.summary, MergeSummary)
     summary = merged.summary.model_copy(update={"pulled": pulled.summary})
     files = {**merged.files, "annotations": pulled.path}
@@ -350,13 +351,12 @@ def pull_and_merge(config: ReviewConfig, *, studio: LabelStudio) -> StepOutput:
 
 def _merge(
     config: ReviewConfig,
-    out_dir: Path | None,
     *,
     ranked: Path | None,
     candidates: Mapping[str, Candidate] | None = None,
 ) -> StepOutput:
     annotations_path = config.annotations_path()
-    out_dir = out_dir or annotations_path.parent
+    out_dir = config.out or annotations_path.parent
     known = dict(candidates or {})
     if ranked is not None:
         known.update({item.candidate.id: item.candidate for item in read_ranked(ranked)})

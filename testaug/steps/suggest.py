@@ -73,7 +73,9 @@ HELPERS = frozenset({"add_seed_candidates", "run_suggest", "seed_forms", "seed_s
 
 
 class SuggestConfig(Record):
-    """What to suggest: the masked sentence and where candidates come from."""
+    """What to suggest: the masked sentence and where candidates come from; for the step
+    (`suggest_words`), the file the suggestions go to (`out`) and the cache folder (WordNet's
+    word lists, the embedded LM, word vectors; default: the settings' cache folder)."""
 
     text: str
     pos: str | None = None
@@ -92,6 +94,8 @@ class SuggestConfig(Record):
     category_weight: float = Field(
         default=CATEGORY_WEIGHT, ge=0.0, description="nats for a word of the seeds' category"
     )
+    out: Path | None = None
+    cache_dir: Path | None = None  # default: the settings' cache folder
 
 
 class SuggestResult(Record):
@@ -115,15 +119,22 @@ class SuggestSummary(StepSummary):
     notes: tuple[str, ...] = ()
 
 
-def suggest_words(
-    request: SuggestConfig, out: Path, *, cache_dir: Path, scorer: LMScorer | None = None
-) -> StepOutput:
-    """The suggestions for the request (`run_suggest`), best first, written to `out` (one
-    `WordSuggestion` a line)."""
-    result = run_suggest(request, cache_dir=cache_dir, scorer=scorer)
+def suggest_words(config: SuggestConfig, *, scorer: LMScorer | None = None) -> StepOutput:
+    """The suggestions for the request (`run_suggest`), best first, written to `config.out`
+    (one `WordSuggestion` a line)."""
+    if config.out is None:
+        raise ValueError("suggest_words needs config.out, the file the suggestions go to")
+    out = config.out
+    if config.cache_dir is not None:
+        cache_dir = config.cache_dir
+    else:
+        from testaug.core.settings import Settings
+
+        cache_dir = Settings().cache_dir
+    result = run_suggest(config, cache_dir=cache_dir, scorer=scorer)
     written = write_jsonl(out, result.suggestions)
     summary = SuggestSummary(
-        text=request.text,
+        text=config.text,
         suggestions=written,
         candidates=result.candidates,
         seconds=result.seconds,

@@ -27,6 +27,7 @@ from testaug.core.records import Record
 from testaug.core.runs import remove_stale_temporaries
 from testaug.review.label_studio_tasks import find_recorded
 from testaug.review.project_record import PROJECT_RECORD, record_beside
+from testaug.steps.adapt import AdaptConfig
 from testaug.steps.contract import StepOutput, StepSummary, step_output
 
 logger = logging.getLogger(__name__)
@@ -59,6 +60,50 @@ def default_verdicts(suggestions_path: Path) -> Path:
 def default_project(suggestions_path: Path) -> str:
     """The Label Studio project of a suggestions file: `testaug suggestions <its folder>`."""
     return f"testaug suggestions {suggestions_path.resolve().parent.name}"
+
+
+class SuggestionReviewConfig(Record):
+    """People's verdicts on a suggestions file (`testaug review tests`): the suggestions
+    (JSONL, from `testaug tree adapt`), the tree the accepted ones join, the verdicts file
+    (default: verdicts.jsonl beside the suggestions), the Label Studio project (default:
+    `testaug suggestions <the suggestions' folder>`) and the file that records it
+    (default: beside the suggestions, else beside the verdicts), and who judges in the
+    terminal. A step refuses (ValueError) a config without a field it needs."""
+
+    suggestions: Path | None = None
+    tree: Path | None = None
+    verdicts: Path | None = None
+    project: str | None = None
+    record: Path | None = None
+    annotator: str | None = None
+
+    def suggestions_file(self, step: str) -> Path:
+        """The suggestions file, which `step` needs."""
+        if self.suggestions is None:
+            raise ValueError(f"{step} needs config.suggestions, the suggestions file")
+        return self.suggestions
+
+    def tree_file(self, step: str) -> Path:
+        """The tree file, which `step` needs."""
+        if self.tree is None:
+            raise ValueError(f"{step} needs config.tree, the tree the accepted ones join")
+        return self.tree
+
+    def verdicts_file(self, step: str) -> Path:
+        """The verdicts file: as given, else verdicts.jsonl beside the suggestions."""
+        if self.verdicts is not None:
+            return self.verdicts
+        if self.suggestions is None:
+            raise ValueError(f"{step} needs config.verdicts, or config.suggestions beside it")
+        return default_verdicts(self.suggestions)
+
+    def project_name(self, step: str) -> str:
+        """The Label Studio project: as given, else named after the suggestions' folder."""
+        if self.project is not None:
+            return self.project
+        if self.suggestions is None:
+            raise ValueError(f"{step} needs config.project, or config.suggestions to name it")
+        return default_project(self.suggestions)
 
 
 class TreeUpdate(Record):
@@ -132,27 +177,32 @@ def add_to_tree(
     )
 
 
-def add_verdicts_file(suggestions_path: Path, verdicts_path: Path, tree_path: Path) -> StepOutput:
+def add_verdicts_file(config: SuggestionReviewConfig) -> StepOutput:
     """Add to the tree what a verdicts file (written by `testaug review tests terminal`, a pull,
     or by hand) accepts of a suggestions file."""
+    step = "add_verdicts_file"
+    suggestions_path = config.suggestions_file(step)
+    verdicts_path = config.verdicts_file(step)
     update = add_to_tree(
-        tree_path, read_suggestions(suggestions_path), read_verdicts(verdicts_path)
+        config.tree_file(step), read_suggestions(suggestions_path), read_verdicts(verdicts_path)
     )
     summary = SuggestionAddSummary(tree=update)
     return _tree_output("suggestion-add", update, summary, verdicts=verdicts_path)
 
 
 def review_in_terminal(
-    suggestions_path: Path,
-    tree_path: Path,
-    verdicts_path: Path,
-    *,
-    annotator: str,
-    read_key: KeyReader,
-    console: Console,
+    config: SuggestionReviewConfig, *, read_key: KeyReader, console: Console
 ) -> StepOutput:
-    """Ask a person in the terminal about each suggestion they have not judged yet (failure
-    order), saving every verdict at once, then add what the verdicts accept to the tree."""
+    """Ask a person (`config.annotator`) in the terminal about each suggestion they have not
+    judged yet (failure order), saving every verdict at once, then add what the verdicts
+    accept to the tree."""
+    step = "review_in_terminal"
+    if config.annotator is None:
+        raise ValueError(f"{step} needs config.annotator, who judges")
+    annotator = config.annotator
+    suggestions_path = config.suggestions_file(step)
+    tree_path = config.tree_file(step)
+    verdicts_path = config.verdicts_file(step)
     suggestions = read_suggestions(suggestions_path)
     tree = read_tree(tree_path)
     session = review_suggestions(
@@ -177,14 +227,15 @@ def review_in_terminal(
     return _tree_output("suggestion-review", update, summary, verdicts=verdicts_path)
 
 
-def push_suggestions_file(
-    suggestions_path: Path, *, studio: LabelStudio, project: str, record: Path | None = None
-) -> StepOutput:
+def push_suggestions_file(config: SuggestionReviewConfig, *, studio: LabelStudio) -> StepOutput:
     """Push a suggestions file into a Label Studio project (nothing imported twice): the
-    one recorded in `record` (default: beside the suggestions), else found by title or
-    created, and recorded there."""
+    one recorded in `config.record` (default: beside the suggestions), else found by title
+    or created, and recorded there."""
+    step = "push_suggestions_file"
+    suggestions_path = config.suggestions_file(step)
+    project = config.project_name(step)
     suggestions = read_suggestions(suggestions_path)
-    record = record or record_beside(suggestions_path)
+    record = config.record or record_beside(suggestions_path)
     pushed = push_suggestions(studio, project, suggestions, record=record)
     summary = SuggestionPushSummary(
         project=project,
@@ -196,20 +247,18 @@ def push_suggestions_file(
     return step_output("suggestion-push", suggestions_path, len(suggestions), summary=summary)
 
 
-def pull_into_tree(
-    tree_path: Path,
-    verdicts_path: Path,
-    *,
-    studio: LabelStudio,
-    project: str,
-    suggestions_path: Path | None = None,
-    record: Path | None = None,
-) -> StepOutput:
+def pull_into_tree(config: SuggestionReviewConfig, *, studio: LabelStudio) -> StepOutput:
     """Bring people's verdicts from a suggestions project into the verdicts file, then add
     what every verdict so far accepts to the tree. The suggestions are those the project's
-    tasks carry, and those of `suggestions_path` when given. The project is the one recorded
-    in `record` (default: beside the suggestions, else beside the verdicts)."""
-    record = record or record_beside(suggestions_path or verdicts_path)
+    tasks carry, and those of `config.suggestions` when given. The project is the one
+    recorded in `config.record` (default: beside the suggestions, else beside the
+    verdicts)."""
+    step = "pull_into_tree"
+    tree_path = config.tree_file(step)
+    verdicts_path = config.verdicts_file(step)
+    project = config.project_name(step)
+    suggestions_path = config.suggestions
+    record = config.record or record_beside(suggestions_path or verdicts_path)
     reading = pull_suggestion_verdicts(studio, project, record=record)
     update = save_verdicts(verdicts_path, reading.verdicts)
     known = dict(reading.contexts)
@@ -296,15 +345,19 @@ class RoundsSummary(StepSummary):
     tree_rows: int
 
 
-def gather_rounds(
-    work_dir: Path,
-    tree_path: Path,
-    *,
-    incoming: Sequence[SuggestionVerdict] = (),
+def gather_rounds(config: AdaptConfig) -> StepOutput:
+    """Save the verdicts of `config.verdicts` (a file a person wrote; none when unset) into
+    the verdicts file of the round whose suggestion each judges (verdicts on no round's
+    suggestion are dropped), then add what every round's verdicts accept to the tree."""
+    incoming = read_verdicts(config.verdicts) if config.verdicts else []
+    return _gather(config.folder(), config.tree, incoming)
+
+
+def _gather(
+    work_dir: Path, tree_path: Path, incoming: Sequence[SuggestionVerdict] = ()
 ) -> StepOutput:
-    """Save `incoming` verdicts (pulled, or a file a person wrote) into the verdicts file of
-    the round whose suggestion each judges (verdicts on no round's suggestion are dropped),
-    then add what every round's verdicts accept to the tree."""
+    """Save `incoming` verdicts (pulled, or read from a file) by round, then add what every
+    round's verdicts accept to the tree (see `gather_rounds`)."""
     folders = round_folders(work_dir)
     pending = list(incoming)
     total = new = latest = latest_suggestions = 0
@@ -337,16 +390,16 @@ def gather_rounds(
     return _tree_output("suggestion-rounds", tree, summary)
 
 
-def pull_rounds(
-    work_dir: Path, tree_path: Path, *, studio: LabelStudio, project: str
-) -> StepOutput:
-    """People's verdicts so far from the work folder's Label Studio project (the one
-    recorded in the work folder, else found by title), saved by round, and the accepted
-    suggestions of every round added to the tree. A project not there (yet: no push got
-    through) holds no verdict; a recorded one no longer there is an error."""
+def pull_rounds(config: AdaptConfig, *, studio: LabelStudio) -> StepOutput:
+    """People's verdicts so far from the work folder's Label Studio project
+    (`config.project_name()`: the one recorded in the work folder, else found by title),
+    saved by round, and the accepted suggestions of every round added to the tree. A project
+    not there (yet: no push got through) holds no verdict; a recorded one no longer there
+    is an error."""
+    work_dir, project = config.folder(), config.project_name()
     record = work_dir / PROJECT_RECORD
     if find_recorded(studio, project, record) is None:
         logger.warning("no Label Studio project %r at %s yet: no verdicts", project, studio.url)
-        return gather_rounds(work_dir, tree_path)
+        return _gather(work_dir, config.tree)
     reading = pull_suggestion_verdicts(studio, project, record=record)
-    return gather_rounds(work_dir, tree_path, incoming=reading.verdicts)
+    return _gather(work_dir, config.tree, reading.verdicts)

@@ -12,7 +12,7 @@ from testaug.adaptive.tree_files import write_tree
 from testaug.core.errors import TestAugError
 from testaug.core.jsonl import read_jsonl
 from testaug.generation.backends.openai_compatible import OpenAIBackend
-from testaug.steps.adapt import adapt_round
+from testaug.steps.adapt import AdaptConfig, adapt_round
 from testaug.testing.openai_server import ScriptedOpenAIServer
 from tests.adaptive.word_models import word_vectors
 from tests.cli_runner import run_testaug
@@ -40,17 +40,19 @@ def tree_file(tmp_path):
 
 def run_round(tree_file, out, reply, **kwargs):
     with ScriptedOpenAIServer(reply) as server:
-        return adapt_round(
-            tree_file,
-            "/Negation",
-            [MODEL],
-            out,
-            backend=OpenAIBackend(model="scripted", api_key="k", base_url=server.base_url),
-            cache_path=None,
-            settings=SuggestionRoundConfig(suggestions=20),
+        config = AdaptConfig(
+            tree=tree_file,
+            topic="/Negation",
+            models=(MODEL,),
+            out=out,
+            round=SuggestionRoundConfig(suggestions=20),
             task="sentiment",
-            embed=word_vectors,
             **kwargs,
+        )
+        return adapt_round(
+            config,
+            backend=OpenAIBackend(model="scripted", api_key="k", base_url=server.base_url),
+            embed=word_vectors,
         )
 
 

@@ -25,7 +25,7 @@ from testaug.editor.lexicon_verdicts import save_verdicts as save_word_verdicts
 from testaug.editor.lexicon_writer import Addition, add_words
 from testaug.generation.backends.openai_compatible import OpenAIBackend
 from testaug.review.plans import add_annotations
-from testaug.steps.adapt import adapt_round
+from testaug.steps.adapt import AdaptConfig, adapt_round
 from testaug.steps.suggestion_review import SUGGESTIONS_FILE, reserved_round, round_folder
 from testaug.testing.openai_server import ScriptedOpenAIServer
 from tests.adaptive.suggestion_helpers import tree
@@ -122,15 +122,17 @@ def test_an_adapt_round_removes_what_a_killed_round_left_beside_its_output(tmp_p
     out = tmp_path / "round" / SUGGESTIONS_FILE
     stale, fresh = _leave_leftovers(out.parent)
     with ScriptedOpenAIServer(_reply) as server:
-        adapt_round(
-            tmp_path / "tree.jsonl",
-            "/Negation",
-            ["py:tests.adaptive.word_models:keyword"],
-            out,
-            backend=OpenAIBackend(model="scripted", api_key="k", base_url=server.base_url),
-            cache_path=None,
-            settings=SuggestionRoundConfig(suggestions=4),
+        config = AdaptConfig(
+            tree=tmp_path / "tree.jsonl",
+            topic="/Negation",
+            models=("py:tests.adaptive.word_models:keyword",),
+            out=out,
+            round=SuggestionRoundConfig(suggestions=4),
             task="sentiment",
+        )
+        adapt_round(
+            config,
+            backend=OpenAIBackend(model="scripted", api_key="k", base_url=server.base_url),
             embed=word_vectors,
         )
     assert out.is_file()

@@ -10,7 +10,7 @@ import yaml
 from testaug.core.jsonl import write_jsonl
 from testaug.editor.lexicon_verdicts import LexiconVerdict, read_verdicts, save_verdicts
 from testaug.editor.lexicon_writer import Addition, add_words
-from testaug.steps.lexicon_review import apply_verdicts
+from testaug.steps.lexicon_review import WordsReviewConfig, apply_verdicts
 from testaug.suites.load import load_suite
 from tests.core.concurrent_processes import run_together
 from tests.editor.lexicon_suite import MASKED, write_suite
@@ -52,7 +52,9 @@ def _apply_files(suite, folder, prefix):
         verdicts = folder / f"{prefix}{index}.verdicts.jsonl"
         verdict = LexiconVerdict(word=word, decision="keep", lexicon="thing", annotator=prefix)
         write_jsonl(verdicts, [verdict])
-        added += apply_verdicts(suite, verdicts).summary.written.added
+        added += apply_verdicts(
+            WordsReviewConfig(suite=suite, verdicts=verdicts)
+        ).summary.written.added
     return added
 
 

@@ -14,7 +14,7 @@ from testaug.core.errors import InputError
 from testaug.editor.lexicon_verdicts import review_words
 from testaug.editor.lexicon_writer import Addition, add_words
 from testaug.editor.review_label_studio import choice_for, read_word_export, word_task
-from testaug.steps.lexicon_review import apply_verdicts
+from testaug.steps.lexicon_review import WordsReviewConfig, apply_verdicts
 from testaug.suites.load import load_suite
 from tests.cli_runner import run_testaug
 from tests.editor.lexicon_suite import LEXICONS, SUITE, suggestions, write_suite
@@ -93,7 +93,7 @@ def test_a_lexicon_file_outside_the_suite_folder_is_refused_and_left_alone(tmp_p
     (folder / "suite.yaml").write_text(suite, encoding="utf-8")
     path = verdicts_file(tmp_path, {"word": "admire", "lexicon": "outside"})
     with pytest.raises(InputError) as caught:
-        apply_verdicts(folder / "suite.yaml", path)
+        apply_verdicts(WordsReviewConfig(suite=folder / "suite.yaml", verdicts=path))
     problem = caught.value.problems[0]
     assert (problem.file, problem.line, problem.field) == (folder / "suite.yaml", 7, "lexicons[1]")
     assert "outside the suite's folder" in problem.message

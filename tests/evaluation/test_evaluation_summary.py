@@ -162,24 +162,40 @@ def test_no_cases_give_no_headline_rate_rather_than_zero_of_zero(model):
 
 
 def test_combined_evaluations_take_the_headline_on_the_evidence_asked_for(tmp_path):
-    from testaug.steps.measure import combine_evaluations, evaluate_one_model
+    from testaug.steps.measure import (
+        CombineEvaluationsConfig,
+        EvaluationConfig,
+        ModelEvaluationConfig,
+        combine_evaluations,
+        evaluate_one_model,
+    )
 
     write_jsonl(tmp_path / "cases.jsonl", CASES)
     write_jsonl(tmp_path / "perturbed.jsonl", [TYPO])
     part = evaluate_one_model(
-        tmp_path / "cases.jsonl",
-        tmp_path / "perturbed.jsonl",
-        "py:tests.models_fixture:predict",
-        tmp_path / "evaluation" / "keywords.json",
+        ModelEvaluationConfig(
+            cases=tmp_path / "cases.jsonl",
+            perturbed=tmp_path / "perturbed.jsonl",
+            model="py:tests.models_fixture:predict",
+            out=tmp_path / "evaluation" / "keywords.json",
+        )
     )
     assert part.summary.error_rate == 25.0 and part.summary.evidence == "verified"
 
-    verified = combine_evaluations([part], tmp_path / "evaluation.json")
+    verified = combine_evaluations(
+        CombineEvaluationsConfig(parts=(part,), out=tmp_path / "evaluation.json")
+    )
     written = json.loads((tmp_path / "evaluation.json").read_text())
     assert written["evidence"] == "verified" and written["models"][0]["error_rate"] == 25.0
     assert verified.summary.headline["py:tests.models_fixture:predict"].left_out == 4
 
-    everything = combine_evaluations([part], tmp_path / "evaluation.json", evidence="all")
+    everything = combine_evaluations(
+        CombineEvaluationsConfig(
+            parts=(part,),
+            out=tmp_path / "evaluation.json",
+            evaluation=EvaluationConfig(evidence="all"),
+        )
+    )
     written = json.loads((tmp_path / "evaluation.json").read_text())
     assert written["evidence"] == "all" and written["models"][0]["error_rate"] == 50.0
     assert written["models"][0]["headline_evidence"] == "all"

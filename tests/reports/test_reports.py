@@ -244,7 +244,7 @@ def test_the_report_states_what_the_ranker_accepted_at_what_precision_and_what_w
     first = next(iter(read_jsonl(ranked, RankedCandidate))).candidate.id
     person = Annotation(candidate_id=first, valid=False, annotator="ann", origin="terminal")
     save_annotations(annotations, [*read_annotations(annotations), person])
-    merge_reviewed(config, run)
+    merge_reviewed(config.model_copy(update={"out": run}))
 
     markdown = write_report(run).markdown.read_text()
     notice = markdown.split("\n\n")[1]
@@ -276,7 +276,7 @@ def test_a_generator_without_labels_is_reported_as_a_weak_prior_resting_on_no_la
     )  # fmt: skip
     config = ReviewConfig(ranked=run / "ranked.jsonl", target=0.9)
     review_automatically(config)
-    merge_reviewed(config, run)
+    merge_reviewed(config.model_copy(update={"out": run}))
     markdown = write_report(run).markdown.read_text()
     assert "The order of these candidates is a weak prior (any generator: 4)" in markdown
     assert "none of its own (pooled over other generators; opt-in)" in markdown
@@ -293,7 +293,7 @@ def test_a_group_without_a_rule_and_a_run_without_calibration_say_so(tmp_path):
     )
     config = ReviewConfig(ranked=run / "ranked.jsonl", target=0.97)
     review_automatically(config)
-    merge_reviewed(config, run)
+    merge_reviewed(config.model_copy(update={"out": run}))
     markdown = write_report(run).markdown.read_text()
     assert "| m | 4 | 0 | no threshold qualifies |  |  | 97% | 200 |" in markdown
     assert "accepted only what it can vouch for at the stated precision: 0 candidates" in markdown

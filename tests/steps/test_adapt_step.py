@@ -15,7 +15,7 @@ from testaug.adaptive.tree import TreeTest
 from testaug.adaptive.tree_files import write_tree
 from testaug.core.jsonl import read_jsonl
 from testaug.generation.backends.openai_compatible import OpenAIBackend
-from testaug.steps.adapt import adapt_round, as_candidate
+from testaug.steps.adapt import AdaptConfig, adapt_round, as_candidate
 from testaug.testing.openai_server import ScriptedOpenAIServer
 from tests.adaptive.word_models import word_vectors
 from tests.flow_helpers import lexical_config
@@ -102,16 +102,18 @@ def test_a_round_writes_suggestions_with_p_valid_and_its_files(tmp_path, tree_fi
     )
     out = tmp_path / "round" / "suggestions.jsonl"
     with ScriptedOpenAIServer(reply) as server:
-        done = adapt_round(
-            tree_file,
-            "/Negation",
-            ["py:tests.adaptive.word_models:keyword"],
-            out,
-            backend=OpenAIBackend(model="scripted", api_key="k", base_url=server.base_url),
-            cache_path=None,
-            settings=SuggestionRoundConfig(suggestions=20),
+        config = AdaptConfig(
+            tree=tree_file,
+            topic="/Negation",
+            models=("py:tests.adaptive.word_models:keyword",),
+            out=out,
+            round=SuggestionRoundConfig(suggestions=20),
             task="sentiment",
-            rankers=folder,
+            rankers=str(folder),
+        )
+        done = adapt_round(
+            config,
+            backend=OpenAIBackend(model="scripted", api_key="k", base_url=server.base_url),
             embed=word_vectors,
         )
     written = list(read_jsonl(out, Suggestion))

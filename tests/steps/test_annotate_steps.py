@@ -19,7 +19,7 @@ from testaug.core.settings import Settings
 from testaug.review.run_files import seed_cases
 from testaug.review.terminal import key_reader
 from testaug.steps import review
-from testaug.steps.rank import retrain_ranking
+from testaug.steps.rank import RetrainConfig, retrain_ranking
 from testaug.steps.review import ReviewConfig
 from tests.steps.test_review_steps import P_VALID, TEXTS
 from tests.tiny_models import VOUCHED_CURVE, make_calibration, write_ranked_run
@@ -67,8 +67,8 @@ def test_without_cases_beside_the_ranking_there_are_no_seeds_and_a_warning(tmp_p
 
 def test_the_terminal_step_records_what_the_session_saved_and_what_waits(run_dir):
     done = review.review_in_terminal(
-        ReviewConfig(ranked=run_dir / "ranked.jsonl", top=0.3),
-        annotator="ann", read_key=key_reader(io.StringIO("\nn1s")),
+        ReviewConfig(ranked=run_dir / "ranked.jsonl", top=0.3, annotator="ann"),
+        read_key=key_reader(io.StringIO("\nn1s")),
         console=Console(file=io.StringIO(), width=100),
     )  # fmt: skip
     summary = done.summary
@@ -153,9 +153,14 @@ def test_retraining_reranks_what_is_pending_with_the_new_ensemble(tmp_path):
     write_yaml(tmp_path / "lexical.yaml", LEXICAL.model_dump(mode="json"))
 
     done = retrain_ranking(
-        tmp_path / "ranked.jsonl", tmp_path / "annotations.jsonl", tmp_path / "next.jsonl",
-        config=str(tmp_path / "lexical.yaml"), rankers_out=tmp_path / "rankers",
-    )  # fmt: skip
+        RetrainConfig(
+            ranked=tmp_path / "ranked.jsonl",
+            annotations=tmp_path / "annotations.jsonl",
+            out=tmp_path / "next.jsonl",
+            ensemble=str(tmp_path / "lexical.yaml"),
+            rankers_out=tmp_path / "rankers",
+        )
+    )
     reranked = list(read_jsonl(done.path, RankedCandidate))
     assert {item.candidate.text for item in reranked} == set(PENDING) and done.records == 4
     assert (done.summary.from_people, done.summary.from_extra) == (8, 0)

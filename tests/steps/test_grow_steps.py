@@ -13,7 +13,14 @@ from testaug.core.errors import InputError
 from testaug.core.jsonl import read_jsonl, write_jsonl
 from testaug.core.records import TestCase
 from testaug.induction.induce import InducedTemplate
-from testaug.steps.grow import expand_induced, extend_suite, induce_templates_file
+from testaug.steps.grow import (
+    ExpandInducedConfig,
+    ExtendConfig,
+    InduceConfig,
+    expand_induced,
+    extend_suite,
+    induce_templates_file,
+)
 from testaug.suites.cases import expand_suite
 from testaug.suites.load import load_suite
 
@@ -64,7 +71,12 @@ def accepted(tmp_path: Path, cases: Path) -> Path:
 @pytest.fixture
 def templates(tmp_path, accepted, cases, tiny_suite_path):
     return induce_templates_file(
-        accepted, cases, tmp_path / "templates.yaml", suite=str(tiny_suite_path)
+        InduceConfig(
+            accepted=accepted,
+            cases=cases,
+            out=tmp_path / "templates.yaml",
+            suite=str(tiny_suite_path),
+        )
     )
 
 
@@ -109,12 +121,20 @@ def test_a_template_whose_lexicon_the_suite_lacks_is_skipped_and_counted(
         words="air_noun: [flight, seat]\n",
     )
     done = induce_templates_file(
-        accepted, cases, tmp_path / "t.yaml", suite=str(other), allow_empty=True
+        InduceConfig(
+            accepted=accepted,
+            cases=cases,
+            out=tmp_path / "t.yaml",
+            suite=str(other),
+            allow_empty=True,
+        )
     )
     assert done.records == 0 and done.summary.fills == 0
     assert done.summary.skipped == {"no_slot_word": 2, "unknown_lexicon": 1}
     with pytest.raises(InputError) as raised:  # outside a flow that allows it: an error
-        induce_templates_file(accepted, cases, tmp_path / "u.yaml", suite=str(other))
+        induce_templates_file(
+            InduceConfig(accepted=accepted, cases=cases, out=tmp_path / "u.yaml", suite=str(other))
+        )
     assert str(raised.value) == (
         f"{accepted}: no template induced from its 3 accepted cases (skipped: 2 no_slot_word, "
         "1 unknown_lexicon); earlier outputs left as they were"
@@ -126,7 +146,9 @@ def test_no_accepted_cases_is_an_error_naming_the_file(tmp_path, cases):
     empty = tmp_path / "accepted.jsonl"
     write_jsonl(empty, [])
     with pytest.raises(InputError, match="no accepted cases in the file") as raised:
-        induce_templates_file(empty, cases, tmp_path / "templates.yaml")
+        induce_templates_file(
+            InduceConfig(accepted=empty, cases=cases, out=tmp_path / "templates.yaml")
+        )
     assert str(empty) in str(raised.value)
     assert not (tmp_path / "templates.yaml").exists()
 
@@ -135,7 +157,11 @@ def test_expansion_leaves_out_known_cases_and_traces_each_to_the_accepted_case(
     tmp_path, templates, accepted, cases
 ):
     out = tmp_path / "expanded.jsonl"
-    done = expand_induced(templates, [cases, accepted], out, per_template=None, seed=0)
+    done = expand_induced(
+        ExpandInducedConfig(
+            templates=templates, out=out, known=(cases, accepted), per_template=None, seed=0
+        )
+    )
     expanded = list(read_jsonl(out, TestCase))
     assert sorted(c.text for c in expanded) == [
         "Never enjoyed an old seat.",
@@ -150,15 +176,19 @@ def test_expansion_leaves_out_known_cases_and_traces_each_to_the_accepted_case(
 
 def test_expansion_fills_at_most_per_template_cases_the_same_for_the_same_seed(tmp_path, templates):
     first, second = tmp_path / "a.jsonl", tmp_path / "b.jsonl"
-    expand_induced(templates, [], first, per_template=2, seed=3)
-    expand_induced(templates, [], second, per_template=2, seed=3)
+    for out in (first, second):
+        expand_induced(ExpandInducedConfig(templates=templates, out=out, per_template=2, seed=3))
     assert len(list(read_jsonl(first, TestCase))) == 2
     assert first.read_bytes() == second.read_bytes()
 
 
 def test_expanded_cases_whose_templates_file_is_gone_stay_untraced(tmp_path, templates, caplog):
     templates.files["induced"].unlink()
-    done = expand_induced(templates, [], tmp_path / "expanded.jsonl", per_template=None, seed=0)
+    done = expand_induced(
+        ExpandInducedConfig(
+            templates=templates, out=tmp_path / "expanded.jsonl", per_template=None, seed=0
+        )
+    )
     assert done.records == 3
     assert done.summary.provenance == {"expansion-unverified": 3}
     assert "expanded cases stay untraced" in caplog.text
@@ -168,10 +198,17 @@ def test_the_suite_grows_by_each_new_case_once_after_its_own_cases(
     tmp_path, templates, accepted, cases
 ):
     expanded = expand_induced(
-        templates, [cases, accepted], tmp_path / "expanded.jsonl", per_template=None, seed=0
+        ExpandInducedConfig(
+            templates=templates,
+            out=tmp_path / "expanded.jsonl",
+            known=(cases, accepted),
+            per_template=None,
+            seed=0,
+        )
     )
     out = tmp_path / "suite.jsonl"
-    done = extend_suite(cases, [accepted, expanded.path, expanded.path, cases], out)
+    new_cases = (accepted, expanded.path, expanded.path, cases)
+    done = extend_suite(ExtendConfig(suite=cases, new_cases=new_cases, out=out))
     suite = list(read_jsonl(out, TestCase))
     original = list(read_jsonl(cases, TestCase))
     assert suite[: len(original)] == original
@@ -197,10 +234,12 @@ def test_a_seed_filled_from_a_built_in_lexicon_the_suite_never_uses_induces_a_te
     write_jsonl(tmp_path / "cases.jsonl", [seed])
     write_jsonl(tmp_path / "accepted.jsonl", [accepted_case("Paris never pleased me.", [seed])])
     written = induce_templates_file(
-        tmp_path / "accepted.jsonl",
-        tmp_path / "cases.jsonl",
-        tmp_path / "templates.yaml",
-        suite=str(tiny_suite_path),
+        InduceConfig(
+            accepted=tmp_path / "accepted.jsonl",
+            cases=tmp_path / "cases.jsonl",
+            out=tmp_path / "templates.yaml",
+            suite=str(tiny_suite_path),
+        )
     )
     assert written.records == 1 and "unknown_lexicon" not in written.summary.skipped
     lexicons = yaml.safe_load((tmp_path / "templates.lexicons.yaml").read_text())

@@ -43,7 +43,11 @@ def assert_names_bogus(error: InputError, path: Path, line: int, field: str = "l
 
 def test_evaluate_refuses_a_case_with_an_unknown_label(bogus_cases: Path, tmp_path: Path):
     with pytest.raises(InputError) as raised:
-        measure.evaluate_suite(bogus_cases, ["vader"], tmp_path / "ev.json", work_dir=tmp_path)
+        measure.evaluate_suite(
+            measure.SuiteEvaluationConfig(
+                cases=bogus_cases, models=("vader",), out=tmp_path / "ev.json", work=tmp_path
+            )
+        )
     assert_names_bogus(raised.value, bogus_cases, 2)
     assert not (tmp_path / "ev.json").exists()
 
@@ -52,7 +56,11 @@ def test_evaluate_one_model_refuses_a_case_with_an_unknown_label(bogus_cases, tm
     perturbed = tmp_path / "perturbed.jsonl"
     perturbed.write_text("")
     with pytest.raises(InputError) as raised:
-        measure.evaluate_one_model(bogus_cases, perturbed, "vader", tmp_path / "one.json")
+        measure.evaluate_one_model(
+            measure.ModelEvaluationConfig(
+                cases=bogus_cases, perturbed=perturbed, model="vader", out=tmp_path / "one.json"
+            )
+        )
     assert_names_bogus(raised.value, bogus_cases, 2)
 
 
@@ -61,9 +69,16 @@ def test_evaluate_checks_a_users_task_against_the_labels_given(tmp_path: Path):
     write_jsonl(
         path, [TestCase(**sentiment_case("maybe").model_dump(exclude={"id"}) | {"task": "own"})]
     )
-    measure.perturb_suite(path, tmp_path / "p.jsonl", per_test=0)  # no labels known: accepted
+    none = measure.EvaluationConfig(perturb=0)
+    # no labels known: accepted
+    measure.perturb_suite(
+        measure.PerturbConfig(cases=path, out=tmp_path / "p.jsonl", evaluation=none)
+    )
     with pytest.raises(InputError, match="its labels: yes, no"):
-        measure.perturb_suite(path, tmp_path / "p.jsonl", per_test=0, labels="yes,no")
+        given = measure.EvaluationConfig(perturb=0, labels="yes,no")
+        measure.perturb_suite(
+            measure.PerturbConfig(cases=path, out=tmp_path / "p.jsonl", evaluation=given)
+        )
 
 
 def test_generate_from_cases_refuses_an_unknown_label(bogus_cases: Path):
@@ -80,7 +95,9 @@ def test_rank_refuses_a_candidate_with_an_unknown_label(tmp_path: Path):
     candidates.write_text(json.dumps(good) + "\n" + json.dumps(bogus) + "\n")
     out = tmp_path / "ranked.jsonl"
     with pytest.raises(InputError) as raised:
-        rank.rank_candidates(candidates, tmp_path / "no-rankers", out)
+        rank.rank_candidates(
+            rank.RankConfig(candidates=candidates, rankers=tmp_path / "no-rankers", out=out)
+        )
     assert_names_bogus(raised.value, candidates, 2)
     assert not out.exists()
 
@@ -89,9 +106,13 @@ def test_rank_refuses_reference_cases_with_an_unknown_label(bogus_cases: Path, t
     candidates = tmp_path / "candidates.jsonl"
     write_jsonl(candidates, [make_candidate("It was great.")])
     with pytest.raises(InputError) as raised:
-        rank.rank_candidates(
-            candidates, tmp_path / "no-rankers", tmp_path / "r.jsonl", cases_path=bogus_cases
+        config = rank.RankConfig(
+            candidates=candidates,
+            rankers=tmp_path / "no-rankers",
+            out=tmp_path / "r.jsonl",
+            cases=bogus_cases,
         )
+        rank.rank_candidates(config)
     assert_names_bogus(raised.value, bogus_cases, 2)
 
 
@@ -127,8 +148,8 @@ def test_merge_refuses_a_corrected_label_outside_the_task(run_dir: Path):
                 ranked=run_dir / "ranked.jsonl",
                 annotations=annotations,
                 suite=run_dir / "cases.jsonl",
-            ),
-            out,
+                out=out,
+            )
         )
     assert_names_bogus(raised.value, annotations, 2, field="corrected_label")
     assert list(out.iterdir()) == []
@@ -140,8 +161,8 @@ def test_merge_accepts_a_corrected_label_of_the_task(run_dir: Path):
     write_jsonl(annotations, [person(ids[0], valid=True, corrected_label="negative")])
     out = run_dir / "merged"
     out.mkdir()
-    config = ReviewConfig(ranked=run_dir / "ranked.jsonl", annotations=annotations)
-    merged = review.merge_reviewed(config, out)
+    config = ReviewConfig(ranked=run_dir / "ranked.jsonl", annotations=annotations, out=out)
+    merged = review.merge_reviewed(config)
     assert [case.label for case in read_jsonl(merged.path, TestCase)] == ["negative"]
 
 

@@ -16,9 +16,11 @@ from testaug.editor.review_label_studio import VERDICT, choice_for
 from testaug.review.label_studio import LabelStudioError
 from testaug.review.project_record import PROJECT_RECORD, read_record
 from testaug.steps import review
-from testaug.steps.lexicon_review import pull_into_lexicons, push_words_file
+from testaug.steps.adapt import AdaptConfig
+from testaug.steps.lexicon_review import WordsReviewConfig, pull_into_lexicons, push_words_file
 from testaug.steps.review import ReviewConfig
 from testaug.steps.suggestion_review import (
+    SuggestionReviewConfig,
     pull_into_tree,
     pull_rounds,
     push_suggestions_file,
@@ -83,17 +85,18 @@ def test_a_round_of_suggestions_records_its_project_beside_it(tmp_path, studio, 
     suggestions_path = tmp_path / "suggestions.jsonl"
     write_jsonl(suggestions_path, suggestions())
     write_tree(tmp_path / "tree.jsonl", tree())
-    pushed = push_suggestions_file(suggestions_path, studio=studio, project=SUGGESTIONS_PROJECT)
+    push = SuggestionReviewConfig(suggestions=suggestions_path, project=SUGGESTIONS_PROJECT)
+    pushed = push_suggestions_file(push, studio=studio)
     assert recorded_ids(tmp_path / PROJECT_RECORD) == [pushed.summary.project_id]
     same_title(studio, SUGGESTIONS_PROJECT)
     answer_suggestion(fake_client, suggestions()[0].id, 1, ACCEPT)
-    pulled = pull_into_tree(
-        tmp_path / "tree.jsonl",
-        tmp_path / "verdicts.jsonl",
-        studio=studio,
+    pull = SuggestionReviewConfig(
+        suggestions=suggestions_path,
+        tree=tmp_path / "tree.jsonl",
+        verdicts=tmp_path / "verdicts.jsonl",
         project=SUGGESTIONS_PROJECT,
-        suggestions_path=suggestions_path,
-    ).summary
+    )
+    pulled = pull_into_tree(pull, studio=studio).summary
     assert (pulled.verdicts, pulled.tree.added) == (1, 1)
 
 
@@ -106,22 +109,33 @@ def test_the_adapt_rounds_share_the_project_recorded_in_the_work_folder(
     for number, part in ((1, items[:2]), (2, items[2:])):
         path = round_folder(work, number) / "suggestions.jsonl"
         write_jsonl(path, part)
-        push_suggestions_file(path, studio=studio, project=SUGGESTIONS_PROJECT, record=record)
+        push = SuggestionReviewConfig(suggestions=path, project=SUGGESTIONS_PROJECT, record=record)
+        push_suggestions_file(push, studio=studio)
     [ours] = recorded_ids(record)
     assert len(fake_client.store[ours].tasks) == 3
     answer_suggestion(fake_client, items[2].id, 1, ACCEPT)
-    done = pull_rounds(work, tmp_path / "tree.jsonl", studio=studio, project=SUGGESTIONS_PROJECT)
+    rounds = AdaptConfig(
+        tree=tmp_path / "tree.jsonl",
+        topic="/Negation",
+        models=("m",),
+        work_dir=work,
+        project=SUGGESTIONS_PROJECT,
+    )
+    done = pull_rounds(rounds, studio=studio)
     assert (done.summary.new_verdicts, done.summary.added) == (1, 1)
     del fake_client.store[ours]
     with pytest.raises(LabelStudioError, match=f"project {ours} .* recorded in {record}"):
-        pull_rounds(work, tmp_path / "tree.jsonl", studio=studio, project=SUGGESTIONS_PROJECT)
+        pull_rounds(rounds, studio=studio)
 
 
 def test_suggested_words_record_their_project_beside_the_suggestions(tmp_path, studio, fake_client):
     suite = write_suite(tmp_path / "suite") / "suite.yaml"
     words = write_suggestions(tmp_path / "suggestions.jsonl")
     project = "testaug lexicon suggestions"
-    pushed = push_words_file(words, suite, ["pos_verb"], studio=studio, project=project)
+    push = WordsReviewConfig(
+        suite=suite, suggestions=words, lexicons=("pos_verb",), project=project
+    )
+    pushed = push_words_file(push, studio=studio)
     ours = pushed.summary.project_id
     assert recorded_ids(tmp_path / PROJECT_RECORD) == [ours]
     same_title(studio, project)
@@ -129,5 +143,6 @@ def test_suggested_words_record_their_project_beside_the_suggestions(tmp_path, s
     choice = {"from_name": VERDICT, "value": {"choices": [choice_for("pos_verb")]}}
     task["annotations"].append({"id": 1, "completed_by": 1, "result": [choice]})
     verdicts = tmp_path / "suggestions.verdicts.jsonl"
-    pulled = pull_into_lexicons(suite, verdicts, studio=studio, project=project).summary
+    pull = WordsReviewConfig(suite=suite, verdicts=verdicts, project=project)
+    pulled = pull_into_lexicons(pull, studio=studio).summary
     assert (pulled.verdicts, pulled.written.added) == (1, 1)

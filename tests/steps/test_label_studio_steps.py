@@ -49,8 +49,8 @@ def pull(run_dir: Path, studio):
     return review.pull_from_label_studio(config(run_dir), studio=studio)
 
 
-def wait(run_dir: Path, studio, **options):
-    return review.wait_for_label_studio(config(run_dir), studio=studio, **options)
+def wait(run_dir: Path, studio, *, sleep, **options):
+    return review.wait_for_label_studio(config(run_dir, **options), studio=studio, sleep=sleep)
 
 
 def never(seconds: float) -> None:
@@ -142,7 +142,7 @@ def test_waiting_with_timeout_zero_pulls_once_and_says_how_many_sent_still_wait(
 ):
     push(run_dir, studio)
     fake_client.answer(PROJECT, by_rank(run_dir)[0], 1, validity="valid")
-    waited = wait(run_dir, studio, timeout=0, sleep=never)
+    waited = wait(run_dir, studio, wait_seconds=0, sleep=never)
     assert (waited.summary.verdicts, waited.summary.pending) == (1, 2)  # of the 3 sent
     assert pending_count(run_dir / "annotations.jsonl", run_dir / "ranked.jsonl") == 6
 
@@ -157,7 +157,7 @@ def test_waiting_polls_until_people_have_answered_every_task_sent(run_dir, studi
         fake_client.answer(PROJECT, sent[len(naps)], 2, validity="valid")
 
     fake_client.answer(PROJECT, sent[0], 1, validity="valid")
-    waited = wait(run_dir, studio, timeout=600, poll_seconds=5, sleep=people_answer_meanwhile)
+    waited = wait(run_dir, studio, wait_seconds=600, poll_seconds=5, sleep=people_answer_meanwhile)
     assert naps == [5, 5]
     assert (waited.summary.verdicts, waited.summary.pending) == (3, 0)
 

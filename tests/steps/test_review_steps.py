@@ -61,7 +61,7 @@ def test_auto_mode_accepts_only_what_the_rule_vouches_for_and_rejects_nothing(ru
     assert (acceptance.groups["m"].candidates, acceptance.groups["m"].accepted) == (10, 3)
     assert StepOutput.model_validate_json(done.model_dump_json()) == done  # as a flow keeps it
 
-    merged = review.merge_reviewed(config, run_dir)
+    merged = review.merge_reviewed(config.model_copy(update={"out": run_dir}))
     verdicts = list(read_jsonl(run_dir / "verdicts.jsonl", Verdict))
     assert sum(v.status == "pending" for v in verdicts) == 7
     assert not any(v.status == "rejected" for v in verdicts)
@@ -145,8 +145,8 @@ def test_waiting_for_label_studio_waits_only_for_the_candidates_sent_there(
         raise AssertionError("waited although every task sent has its verdict")
 
     pulled = review.wait_for_label_studio(
-        ReviewConfig(ranked=run_dir / "ranked.jsonl", project="p"),
-        studio=studio, timeout=600, sleep=never,
+        ReviewConfig(ranked=run_dir / "ranked.jsonl", project="p", wait_seconds=600),
+        studio=studio, sleep=never,
     )  # fmt: skip
     assert pulled.summary.pending == 0 and pulled.summary.verdicts == 3
     assert pending_count(run_dir / "annotations.jsonl", run_dir / "ranked.jsonl") == 4
@@ -155,8 +155,8 @@ def test_waiting_for_label_studio_waits_only_for_the_candidates_sent_there(
 def test_the_terminal_asks_about_the_top_of_what_the_ranker_leaves(run_dir):
     screen = io.StringIO()
     done = review.review_in_terminal(
-        ReviewConfig(ranked=run_dir / "ranked.jsonl", top=0.3),
-        annotator="ann", read_key=key_reader(io.StringIO("\n" * 10)),
+        ReviewConfig(ranked=run_dir / "ranked.jsonl", top=0.3, annotator="ann"),
+        read_key=key_reader(io.StringIO("\n" * 10)),
         console=Console(file=screen, width=100),
     )  # fmt: skip
     assert done.summary.annotated == 3 and done.summary.acceptance.accepted_by_ranker == 3
@@ -167,20 +167,39 @@ def test_the_terminal_asks_about_the_top_of_what_the_ranker_leaves(run_dir):
 
 
 def test_with_nothing_accepted_the_suite_grows_by_nothing_and_nothing_fails(tmp_path):
-    from testaug.steps.grow import expand_induced, extend_suite, induce_templates_file
+    from testaug.steps.grow import (
+        ExpandInducedConfig,
+        ExtendConfig,
+        InduceConfig,
+        expand_induced,
+        extend_suite,
+        induce_templates_file,
+    )
 
     run_dir = write_ranked_run(tmp_path, TEXTS, calibration=make_calibration(m=VOUCHED_CURVE))
     annotations, ranked = run_dir / "annotations.jsonl", run_dir / "ranked.jsonl"
     config = ReviewConfig(ranked=ranked, annotations=annotations)
     review.review_automatically(config)
-    accepted = review.merge_reviewed(config, run_dir)
+    accepted = review.merge_reviewed(config.model_copy(update={"out": run_dir}))
     assert accepted.records == 0 and accepted.path.read_text() == ""
     cases = run_dir / "cases.jsonl"
     templates = induce_templates_file(
-        accepted.path, cases, run_dir / "templates.yaml", allow_empty=True
+        InduceConfig(
+            accepted=accepted.path, cases=cases, out=run_dir / "templates.yaml", allow_empty=True
+        )
     )
     expanded = expand_induced(
-        templates, [cases, accepted.path], run_dir / "expanded.jsonl", per_template=2, seed=0
+        ExpandInducedConfig(
+            templates=templates,
+            out=run_dir / "expanded.jsonl",
+            known=(cases, accepted.path),
+            per_template=2,
+            seed=0,
+        )
     )
-    suite = extend_suite(cases, [accepted.path, expanded.path], run_dir / "suite.jsonl")
+    suite = extend_suite(
+        ExtendConfig(
+            suite=cases, new_cases=(accepted.path, expanded.path), out=run_dir / "suite.jsonl"
+        )
+    )
     assert (templates.records, expanded.records, suite.records) == (0, 0, 2)

@@ -13,7 +13,9 @@ from testaug.adaptive.tree_files import read_tree, write_tree
 from testaug.adaptive.verdicts import merge_verdicts, read_verdicts, save_verdicts
 from testaug.core.jsonl import write_jsonl
 from testaug.review.terminal import key_reader
+from testaug.steps.adapt import AdaptConfig
 from testaug.steps.suggestion_review import (
+    SuggestionReviewConfig,
     add_verdicts_file,
     pull_into_tree,
     push_suggestions_file,
@@ -31,11 +33,11 @@ def files(tmp_path):
 
 def test_a_terminal_review_saves_verdicts_and_adds_the_accepted_to_the_tree(tmp_path):
     suggestions_path, tree_path, verdicts_path = files(tmp_path)
+    config = SuggestionReviewConfig(
+        suggestions=suggestions_path, tree=tree_path, verdicts=verdicts_path, annotator="ann"
+    )
     done = review_in_terminal(
-        suggestions_path,
-        tree_path,
-        verdicts_path,
-        annotator="ann",
+        config,
         read_key=key_reader(io.StringIO("at1\ni")),
         console=Console(file=io.StringIO()),
     )
@@ -59,9 +61,12 @@ def test_adding_the_same_verdicts_twice_leaves_the_tree_file_as_it_was(tmp_path)
         verdicts_path,
         [SuggestionVerdict(suggestion_id=suggestions()[0].id, decision="accept", annotator="a")],
     )
-    assert add_verdicts_file(suggestions_path, verdicts_path, tree_path).summary.tree.added == 1
+    config = SuggestionReviewConfig(
+        suggestions=suggestions_path, tree=tree_path, verdicts=verdicts_path
+    )
+    assert add_verdicts_file(config).summary.tree.added == 1
     before = tree_path.read_bytes()
-    again = add_verdicts_file(suggestions_path, verdicts_path, tree_path).summary.tree
+    again = add_verdicts_file(config).summary.tree
     assert again.added == 0 and again.accepted == 1 and tree_path.read_bytes() == before
 
 
@@ -76,21 +81,25 @@ def test_a_changed_verdict_replaces_the_persons_earlier_one():
 
 def test_push_then_pull_brings_verdicts_into_the_file_and_the_tree(tmp_path, fake_client, studio):
     suggestions_path, tree_path, verdicts_path = files(tmp_path)
-    pushed = push_suggestions_file(suggestions_path, studio=studio, project=PROJECT)
+    config = SuggestionReviewConfig(
+        suggestions=suggestions_path, tree=tree_path, verdicts=verdicts_path, project=PROJECT
+    )
+    pushed = push_suggestions_file(config, studio=studio)
     assert pushed.summary.imported == 3 and pushed.summary.project == PROJECT
     assert pushed.path == suggestions_path and pushed.records == 3
     items = suggestions()
     answer(fake_client, items[0].id, 1, ACCEPT)
     answer(fake_client, items[1].id, 2, ACCEPT_ELSEWHERE, "/Sarcasm")
     answer(fake_client, items[2].id, 2, "reject: invalid")
-    done = pull_into_tree(tree_path, verdicts_path, studio=studio, project=PROJECT).summary
+    pull = SuggestionReviewConfig(tree=tree_path, verdicts=verdicts_path, project=PROJECT)
+    done = pull_into_tree(pull, studio=studio).summary
     assert (done.added, done.tree.accepted, done.tree.added) == (3, 2, 2)
     grown = read_tree(tree_path)
     assert {(r.topic, r.labeler) for r in grown.tests if r.source == "suggestion"} == {
         ("/Negation", "ann@example.org"),
         ("/Sarcasm", "bob@example.org"),
     }
-    again = pull_into_tree(tree_path, verdicts_path, studio=studio, project=PROJECT).summary
+    again = pull_into_tree(pull, studio=studio).summary
     assert (again.added, again.changed, again.tree.added) == (0, 0, 0)
 
 
@@ -107,6 +116,11 @@ def rounds(tmp_path):
     return work, tmp_path / "tree.jsonl", items
 
 
+def loop(work, tree_path, **fields) -> AdaptConfig:
+    """The adapt loop of a work folder and tree (its topic and model are not read here)."""
+    return AdaptConfig(tree=tree_path, topic="/Negation", models=("m",), work_dir=work, **fields)
+
+
 def test_rounds_are_listed_in_number_order_and_verdicts_go_to_the_round_they_judge(tmp_path):
     from testaug.steps.suggestion_review import gather_rounds, round_folder, round_folders
 
@@ -119,13 +133,15 @@ def test_rounds_are_listed_in_number_order_and_verdicts_go_to_the_round_they_jud
         SuggestionVerdict(suggestion_id=items[2].id, decision="accept", annotator="ann"),
         SuggestionVerdict(suggestion_id="not-a-suggestion", decision="accept", annotator="ann"),
     ]
-    done = gather_rounds(work, tree_path, incoming=incoming).summary
+    write_jsonl(tmp_path / "incoming.jsonl", incoming)
+    config = loop(work, tree_path, verdicts=tmp_path / "incoming.jsonl")
+    done = gather_rounds(config).summary
     assert (done.rounds, done.verdicts, done.new_verdicts, done.added) == (3, 2, 2, 2)
     assert done.latest_verdicts == 0  # round 10 has none yet
     assert [v.suggestion_id for v in read_verdicts(round_folder(work, 2) / "verdicts.jsonl")] == [
         items[2].id
     ]
-    again = gather_rounds(work, tree_path, incoming=incoming).summary
+    again = gather_rounds(config).summary
     assert (again.new_verdicts, again.added, again.accepted) == (0, 0, 2)
 
 
@@ -136,7 +152,7 @@ def test_pulled_verdicts_are_saved_by_round_and_join_the_tree(tmp_path, fake_cli
     work, tree_path, items = rounds(tmp_path)
     push_suggestions(studio, PROJECT, items)
     answer(fake_client, items[2].id, 1, ACCEPT)
-    done = pull_rounds(work, tree_path, studio=studio, project=PROJECT).summary
+    done = pull_rounds(loop(work, tree_path, project=PROJECT), studio=studio).summary
     assert (done.new_verdicts, done.latest_verdicts, done.added) == (1, 1, 1)
     assert [r.labeler for r in read_tree(tree_path).tests if r.source == "suggestion"] == [
         "ann@example.org"
@@ -147,5 +163,5 @@ def test_pulling_rounds_from_a_project_not_created_yet_finds_no_verdicts(tmp_pat
     from testaug.steps.suggestion_review import pull_rounds
 
     work, tree_path, _ = rounds(tmp_path)
-    done = pull_rounds(work, tree_path, studio=studio, project="never pushed").summary
+    done = pull_rounds(loop(work, tree_path, project="never pushed"), studio=studio).summary
     assert (done.rounds, done.verdicts, done.added) == (2, 0, 0)

@@ -95,7 +95,7 @@ def induce_and_expand(tmp_path: Path, nlp, cases: list[TestCase], *, keep_proven
     """Induce templates from the accepted cases, write them as the induce step does, and
     expand them with the pipeline's expansion step."""
     from testaug.induction.induce import induce_templates, induced_suite
-    from testaug.steps.grow import InduceSummary, expand_induced
+    from testaug.steps.grow import ExpandInducedConfig, InduceSummary, expand_induced
 
     result = induce_templates(cases, {SEED.id: SEED}, nlp)
     (tmp_path / "lex.yaml").write_text(
@@ -119,7 +119,9 @@ def induce_and_expand(tmp_path: Path, nlp, cases: list[TestCase], *, keep_proven
         files={"induced": tmp_path / "templates.induced.jsonl"}, summary=summary,
     )  # fmt: skip
     out = tmp_path / "expanded.jsonl"
-    done = expand_induced(templates, [], out, per_template=None, seed=0)
+    done = expand_induced(
+        ExpandInducedConfig(templates=templates, out=out, per_template=None, seed=0)
+    )
     return result, list(read_jsonl(out, TestCase)), done
 
 
