@@ -7,7 +7,7 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, get_type_hints
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
@@ -213,7 +213,30 @@ def flow_parameters(flow: Any, parameters: dict[str, Any]) -> dict[str, Any]:
         return parameters
     own = {key: value for key, value in parameters.items() if key in properties}
     fields = {key: value for key, value in parameters.items() if key not in properties}
-    return {**own, "config": fields} if fields else own
+    record = get_type_hints(flow.fn).get("config")
+    nested = _nested(record, fields) if isinstance(record, type) else fields
+    return {**own, "config": nested} if fields else own
+
+
+def _nested(record: type, fields: dict[str, Any]) -> dict[str, Any]:
+    """Flat fields placed in `record`: a name that is not its own field goes into the one
+    record field (such as GeneralizeFilesConfig's `analysis`) that has it."""
+    own = getattr(record, "model_fields", {})
+    inner = {
+        name: field.annotation
+        for name, field in own.items()
+        if isinstance(field.annotation, type) and issubclass(field.annotation, BaseModel)
+    }
+    placed: dict[str, Any] = {}
+    for key, value in fields.items():
+        holder = next(
+            (n for n, r in inner.items() if key not in own and key in r.model_fields), None
+        )
+        if holder is None:
+            placed[key] = value
+        else:
+            placed.setdefault(holder, {})[key] = value
+    return placed
 
 
 def load_flow(entrypoint: str, root: Path = PROJECT_ROOT) -> Any:

@@ -15,13 +15,12 @@ from pydantic import BaseModel, ConfigDict
 from flows import tasks
 from flows.artifacts import publish_summary
 from testaug.fixing.crossfunctional.analysis import (
-    CROSSFUNCTIONAL_FILE,
     PAIR_SCENARIOS,
     CrossFunctionalReport,
     read_report,
 )
 from testaug.steps.contract import StepOutput
-from testaug.steps.generalize import GeneralizeConfig, GeneralizeFilesConfig, generalize_files
+from testaug.steps.generalize import GeneralizeFilesConfig, generalize_files
 
 
 class Generalized(BaseModel):
@@ -38,47 +37,21 @@ class Generalized(BaseModel):
 
 
 @task(name="cross-functional analysis", cache_policy=NO_CACHE)
-def analyse(
-    suite: Path,
-    iid: Path,
-    model: str,
-    out: Path,
-    iid_test: Path | None,
-    perturbed: Path | None,
-    config: GeneralizeConfig,
-) -> StepOutput:
+def analyse(config: GeneralizeFilesConfig) -> StepOutput:
     """Train and score every pair (see `testaug.steps.generalize.generalize_files`)."""
-    logger = get_run_logger()
-    files = GeneralizeFilesConfig(
-        suite=suite,
-        iid=iid,
-        model=model,
-        out=out,
-        iid_test=iid_test,
-        perturbed=perturbed,
-        analysis=config,
-    )
-    return generalize_files(files, on_progress=logger.info)
+    return generalize_files(config, on_progress=get_run_logger().info)
 
 
 @flow(name="generalize")
-def generalize(
-    suite: Path,
-    iid: Path,
-    model: str,
-    run_dir: Path,
-    iid_test: Path | None = None,
-    perturbed: Path | None = None,
-    config: GeneralizeConfig = GeneralizeConfig(),  # noqa: B008  (a frozen record)
-) -> Generalized:
-    """BeLUGA's analysis of `model` on the suite with the i.i.d. file: crossfunctional.json
-    and report.html in `run_dir`, the G table (with significance against the IID baseline)
-    logged and published. With `config.select`, each pair's suite step is tuned on T_val
-    over the grid and the chosen settings are logged. The flow takes the same
-    `GeneralizeConfig` record `testaug evaluate generalization` builds, whole."""
-    out = run_dir / CROSSFUNCTIONAL_FILE
-    analysed = analyse(suite, iid, model, out, iid_test, perturbed, config)
-    html = tasks.write_run_report(run_dir)
+def generalize(config: GeneralizeFilesConfig) -> Generalized:
+    """BeLUGA's analysis of `config.model` on the suite with the i.i.d. file: the report
+    (`config.out`, crossfunctional.json in a run folder) and report.html beside it, the G
+    table (with significance against the IID baseline) logged and published. With
+    `config.analysis.select`, each pair's suite step is tuned on T_val over the grid and
+    the chosen settings are logged. The flow takes the `GeneralizeFilesConfig` record
+    `testaug evaluate generalization` builds, whole."""
+    analysed = analyse(config)
+    html = tasks.write_run_report(config.out.parent)
     publish_g_table(read_report(analysed.path))
     publish_summary("generalize", [analysed, html], report=html.path)
     summary = analysed.summary

@@ -101,9 +101,11 @@ def test_a_deployments_flat_parameters_go_into_the_flows_config_record():
     flat = {"suite": "suite.jsonl", "iid": "iid.jsonl", "seeds": 3, "epochs": 1}
     wrapped = flow_parameters(generalize, flat)
     assert wrapped == {
-        "suite": "suite.jsonl",
-        "iid": "iid.jsonl",
-        "config": {"seeds": 3, "epochs": 1},
+        "config": {
+            "suite": "suite.jsonl",
+            "iid": "iid.jsonl",
+            "analysis": {"seeds": 3, "epochs": 1},
+        }
     }
     config = flow_parameters(retest, {"tree": "t.jsonl", "model": "vader"})
     assert retest.validate_parameters(config)["config"].folder() == Path("t.reports")

@@ -19,7 +19,7 @@ def test_the_generalize_flow_writes_the_report_and_publishes_the_g_table(tmp_pat
     from prefect.client.schemas.filters import ArtifactFilter, ArtifactFilterKey
 
     from flows.generalize import generalize
-    from testaug.steps.generalize import GeneralizeConfig
+    from testaug.steps.generalize import GeneralizeConfig, GeneralizeFilesConfig
 
     model = build_tiny_classifier(tmp_path / "model", 2)
     write_jsonl(tmp_path / "suite.jsonl", suite())
@@ -28,13 +28,15 @@ def test_the_generalize_flow_writes_the_report_and_publishes_the_g_table(tmp_pat
     torch.set_num_threads(1)  # a tiny model: more threads only wait on a busy machine
     try:
         done = generalize(
-            tmp_path / "suite.jsonl",
-            tmp_path / "iid.jsonl",
-            f"hf:{model}",
-            tmp_path / "run",
-            config=GeneralizeConfig(
-                configurations=("IID->T",), scenarios=("type",), epochs=1, learning_rate=1e-3
-            ),
+            GeneralizeFilesConfig(
+                suite=tmp_path / "suite.jsonl",
+                iid=tmp_path / "iid.jsonl",
+                model=f"hf:{model}",
+                out=tmp_path / "run" / "crossfunctional.json",
+                analysis=GeneralizeConfig(
+                    configurations=("IID->T",), scenarios=("type",), epochs=1, learning_rate=1e-3
+                ),
+            )
         )
     finally:
         torch.set_num_threads(threads)
