@@ -80,6 +80,50 @@ class ReviewConfig(Record):
         return DEFAULT_REVIEW_FRACTION if self.top is None and self.budget is None else self.top
 
 
+class SuggestionsReview(Record):
+    """What a review of suggested items (tests of a tree, words of lexicons) is given: the
+    suggestions file, the verdicts file, the Label Studio project and the file that
+    records it, and who judges in the terminal. A kind of review names its default
+    verdicts file and project after the suggestions (`default_verdicts`,
+    `default_project`); a step refuses (ValueError) a config without a field it needs."""
+
+    suggestions: Path | None = None
+    verdicts: Path | None = None
+    project: str | None = None
+    record: Path | None = None
+    annotator: str | None = None
+
+    def default_verdicts(self, suggestions: Path) -> Path:
+        """The verdicts file of a suggestions file when none is given."""
+        raise NotImplementedError
+
+    def default_project(self, suggestions: Path) -> str:
+        """The Label Studio project of a suggestions file when none is given."""
+        raise NotImplementedError
+
+    def suggestions_file(self, step: str) -> Path:
+        """The suggestions file, which `step` needs."""
+        if self.suggestions is None:
+            raise ValueError(f"{step} needs config.suggestions, the suggestions file")
+        return self.suggestions
+
+    def verdicts_file(self, step: str) -> Path:
+        """The verdicts file: as given, else the default beside the suggestions."""
+        if self.verdicts is not None:
+            return self.verdicts
+        if self.suggestions is None:
+            raise ValueError(f"{step} needs config.verdicts, or config.suggestions beside it")
+        return self.default_verdicts(self.suggestions)
+
+    def project_name(self, step: str) -> str:
+        """The Label Studio project: as given, else named after the suggestions."""
+        if self.project is not None:
+            return self.project
+        if self.suggestions is None:
+            raise ValueError(f"{step} needs config.project, or config.suggestions to name it")
+        return self.default_project(self.suggestions)
+
+
 def read_ranked(path: Path) -> list[RankedCandidate]:
     """Ranked candidates; an error naming the file when it has none or a label outside its
     task's labels."""

@@ -37,6 +37,7 @@ from testaug.editor.lexicon_writer import (
 from testaug.editor.review_label_studio import pull_word_verdicts, push_words
 from testaug.editor.review_terminal import review_words_in_terminal
 from testaug.review.project_record import record_beside
+from testaug.review.run_files import SuggestionsReview
 from testaug.steps.contract import StepOutput, StepSummary, step_output
 
 if TYPE_CHECKING:
@@ -59,44 +60,22 @@ def default_project(suggestions_path: Path) -> str:
     return f"testaug lexicon {suggestions_path.stem}"
 
 
-class WordsReviewConfig(Record):
+class WordsReviewConfig(SuggestionsReview):
     """Suggested words reviewed into a suite's lexicons (`testaug review words`): the suite
-    whose lexicon files get the words, the suggestions (JSONL, from `testaug lexicon
-    suggest -o`), the lexicons the words may go into, the verdicts file (default:
+    whose lexicon files get the words and the lexicons the words may go into, besides the
+    suggestions (JSONL, from `testaug lexicon suggest -o`), the verdicts file (default:
     <suggestions name>.verdicts.jsonl beside them), the Label Studio project (default:
     `testaug lexicon <suggestions name>`) and the file that records it (default: beside the
-    suggestions, else beside the verdicts), and who judges in the terminal. A step refuses
-    (ValueError) a config without a field it needs."""
+    suggestions, else beside the verdicts), and who judges in the terminal."""
 
     suite: Path
-    suggestions: Path | None = None
     lexicons: tuple[str, ...] = ()
-    verdicts: Path | None = None
-    project: str | None = None
-    record: Path | None = None
-    annotator: str | None = None
 
-    def suggestions_file(self, step: str) -> Path:
-        """The suggestions file, which `step` needs."""
-        if self.suggestions is None:
-            raise ValueError(f"{step} needs config.suggestions, the suggested words")
-        return self.suggestions
+    def default_verdicts(self, suggestions: Path) -> Path:
+        return default_verdicts(suggestions)
 
-    def verdicts_file(self, step: str) -> Path:
-        """The verdicts file: as given, else <suggestions name>.verdicts.jsonl beside them."""
-        if self.verdicts is not None:
-            return self.verdicts
-        if self.suggestions is None:
-            raise ValueError(f"{step} needs config.verdicts, or config.suggestions beside it")
-        return default_verdicts(self.suggestions)
-
-    def project_name(self, step: str) -> str:
-        """The Label Studio project: as given, else named after the suggestions file."""
-        if self.project is not None:
-            return self.project
-        if self.suggestions is None:
-            raise ValueError(f"{step} needs config.project, or config.suggestions to name it")
-        return default_project(self.suggestions)
+    def default_project(self, suggestions: Path) -> str:
+        return default_project(suggestions)
 
 
 class LexiconWrite(Record):

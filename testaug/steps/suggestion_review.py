@@ -27,6 +27,7 @@ from testaug.core.records import Record
 from testaug.core.runs import remove_stale_temporaries
 from testaug.review.label_studio_tasks import find_recorded
 from testaug.review.project_record import PROJECT_RECORD, record_beside
+from testaug.review.run_files import SuggestionsReview
 from testaug.steps.adapt import AdaptConfig
 from testaug.steps.contract import StepOutput, StepSummary, step_output
 
@@ -62,48 +63,27 @@ def default_project(suggestions_path: Path) -> str:
     return f"testaug suggestions {suggestions_path.resolve().parent.name}"
 
 
-class SuggestionReviewConfig(Record):
-    """People's verdicts on a suggestions file (`testaug review tests`): the suggestions
-    (JSONL, from `testaug tree adapt`), the tree the accepted ones join, the verdicts file
-    (default: verdicts.jsonl beside the suggestions), the Label Studio project (default:
-    `testaug suggestions <the suggestions' folder>`) and the file that records it
-    (default: beside the suggestions, else beside the verdicts), and who judges in the
-    terminal. A step refuses (ValueError) a config without a field it needs."""
+class SuggestionReviewConfig(SuggestionsReview):
+    """People's verdicts on a suggestions file (`testaug review tests`): the tree the
+    accepted ones join, besides the suggestions (JSONL, from `testaug tree adapt`), the
+    verdicts file (default: verdicts.jsonl beside the suggestions), the Label Studio
+    project (default: `testaug suggestions <the suggestions' folder>`) and the file that
+    records it (default: beside the suggestions, else beside the verdicts), and who judges
+    in the terminal."""
 
-    suggestions: Path | None = None
     tree: Path | None = None
-    verdicts: Path | None = None
-    project: str | None = None
-    record: Path | None = None
-    annotator: str | None = None
 
-    def suggestions_file(self, step: str) -> Path:
-        """The suggestions file, which `step` needs."""
-        if self.suggestions is None:
-            raise ValueError(f"{step} needs config.suggestions, the suggestions file")
-        return self.suggestions
+    def default_verdicts(self, suggestions: Path) -> Path:
+        return default_verdicts(suggestions)
+
+    def default_project(self, suggestions: Path) -> str:
+        return default_project(suggestions)
 
     def tree_file(self, step: str) -> Path:
         """The tree file, which `step` needs."""
         if self.tree is None:
             raise ValueError(f"{step} needs config.tree, the tree the accepted ones join")
         return self.tree
-
-    def verdicts_file(self, step: str) -> Path:
-        """The verdicts file: as given, else verdicts.jsonl beside the suggestions."""
-        if self.verdicts is not None:
-            return self.verdicts
-        if self.suggestions is None:
-            raise ValueError(f"{step} needs config.verdicts, or config.suggestions beside it")
-        return default_verdicts(self.suggestions)
-
-    def project_name(self, step: str) -> str:
-        """The Label Studio project: as given, else named after the suggestions' folder."""
-        if self.project is not None:
-            return self.project
-        if self.suggestions is None:
-            raise ValueError(f"{step} needs config.project, or config.suggestions to name it")
-        return default_project(self.suggestions)
 
 
 class TreeUpdate(Record):
