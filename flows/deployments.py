@@ -102,7 +102,7 @@ def _cron_part_ok(part: str, low: int, high: int, names: Sequence[str]) -> bool:
     return len(ends) == 1 or ends[0] <= ends[1]  # type: ignore[operator]
 
 
-class DeploymentSpec(BaseModel):
+class DeploymentConfig(BaseModel):
     """One entry of prefect.yaml's `deployments` (the keys testaug uses; others are Prefect's)."""
 
     model_config = ConfigDict(extra="ignore")
@@ -115,7 +115,7 @@ class DeploymentSpec(BaseModel):
     tags: list[str] = Field(default_factory=list)
 
 
-def read_deployments(path: Path = PREFECT_YAML) -> list[DeploymentSpec]:
+def read_deployments(path: Path = PREFECT_YAML) -> list[DeploymentConfig]:
     """The deployments of a prefect.yaml; errors name the file, line and field."""
     document = load_yaml(path)
     entries = (document.data or {}).get("deployments") if isinstance(document.data, dict) else None
@@ -124,7 +124,7 @@ def read_deployments(path: Path = PREFECT_YAML) -> list[DeploymentSpec]:
     specs = []
     for index, entry in enumerate(entries):
         try:
-            specs.append(DeploymentSpec.model_validate(entry))
+            specs.append(DeploymentConfig.model_validate(entry))
         except ValidationError as exc:
             raise InputError(
                 [
@@ -171,7 +171,7 @@ def _is_key_name(name: str) -> bool:
     return any(word in lowered for word in ("api_key", "apikey", "token", "password", "secret"))
 
 
-def choose(specs: Sequence[DeploymentSpec], names: Sequence[str]) -> list[DeploymentSpec]:
+def choose(specs: Sequence[DeploymentConfig], names: Sequence[str]) -> list[DeploymentConfig]:
     """The deployments named (all of them when no name is given)."""
     known = {spec.name: spec for spec in specs}
     unknown = [name for name in names if name not in known]
@@ -185,7 +185,7 @@ def choose(specs: Sequence[DeploymentSpec], names: Sequence[str]) -> list[Deploy
     return [known[name] for name in names] if names else list(specs)
 
 
-def runner_deployment(spec: DeploymentSpec, root: Path = PROJECT_ROOT) -> Any:
+def runner_deployment(spec: DeploymentConfig, root: Path = PROJECT_ROOT) -> Any:
     """A Prefect RunnerDeployment of the flow at the spec's entrypoint (a file relative to
     `root`). It names the flow by module path (`flows.pipeline.pipeline`), so a worker runs
     it from the installed package, in any folder, with nothing copied."""
@@ -256,7 +256,7 @@ def load_flow(entrypoint: str, root: Path = PROJECT_ROOT) -> Any:
 
 
 def deploy(
-    specs: Sequence[DeploymentSpec],
+    specs: Sequence[DeploymentConfig],
     pool: str,
     *,
     working_dir: Path,
@@ -279,7 +279,7 @@ def deploy(
     return ids
 
 
-def serve(specs: Sequence[DeploymentSpec], root: Path = PROJECT_ROOT) -> None:
+def serve(specs: Sequence[DeploymentConfig], root: Path = PROJECT_ROOT) -> None:
     """Serve the deployments from this process until it is stopped: schedules fire here."""
     from prefect import serve as prefect_serve
 

@@ -77,7 +77,7 @@ TASK_BY_LABEL = {
 KEPT_ANSWER_CHARS = 200
 
 
-class LlmOptions(Record):
+class LlmConfig(Record):
     """A parsed `llm:` spec: the backend, its model and the options (module docstring)."""
 
     backend: str
@@ -104,7 +104,7 @@ def _number(spec: str, name: str, value: str, kind: type, low: float) -> int | f
     return number
 
 
-def parse_llm_spec(spec: str, argument: str) -> LlmOptions:
+def parse_llm_spec(spec: str, argument: str) -> LlmConfig:
     """An `llm:` spec's backend, model and options, checked without loading anything:
     an unknown backend or option is a `ModelError` suggesting the nearest."""
     from testaug.generation.backends import BACKEND_KINDS
@@ -170,7 +170,7 @@ def parse_llm_spec(spec: str, argument: str) -> LlmOptions:
     ):
         if value.get(name):
             parsed[name] = _number(spec, name, value[name], kind, low)
-    return LlmOptions.model_validate(parsed)
+    return LlmConfig.model_validate(parsed)
 
 
 def task_of(labels: Sequence[str]) -> str | None:
@@ -191,14 +191,14 @@ class LlmModel:
         cache_path: Path | None,
         name: str,
         labels: Sequence[str] | None = None,
-        options: LlmOptions | None = None,
+        options: LlmConfig | None = None,
     ) -> None:
         self.name = name
         self.labels = tuple(task_labels)
         self.backend = backend
         self.prompt = prompt
         self.cache_path = cache_path
-        self.options = options or LlmOptions(backend=backend.name)
+        self.options = options or LlmConfig(backend=backend.name)
         self.offered = tuple(labels) if labels else self.labels
         self._mapping = map_labels(self.offered, self.labels)
         self._reader = AnswerReader(self.offered, prompt.synonyms)
@@ -279,7 +279,7 @@ _LOCAL_BACKENDS: dict[tuple[str, str | None, Path], Backend] = {}
 _LOCAL_LOCK = threading.Lock()
 
 
-def connect(options: LlmOptions) -> tuple[Backend, Path]:
+def connect(options: LlmConfig) -> tuple[Backend, Path]:
     """The backend an `llm:` spec names (an in-process model loaded once per process) and the
     response cache's file. The key, the URL's user info and the cache folder come from the
     settings (the environment)."""
