@@ -60,6 +60,14 @@ class AdaptationConfig(BaseModel):
     fallback_weight: float = Field(
         default=1.0, ge=0, description="zero-shot: the generic signals' weight (the prior's: 1)"
     )
+    min_random_labels: int = Field(
+        default=20,
+        ge=0,
+        description=(
+            "a group's random labels (both verdicts among them) before its parts' weights"
+            " are measured on them alone (0: always on every label)"
+        ),
+    )
 
 
 class PartState(BaseModel):
@@ -128,8 +136,12 @@ def _auc(invalid: np.ndarray, scores: np.ndarray) -> float:
     return float(roc_auc_score(invalid, scores))
 
 
-def _part(scores: np.ndarray, invalid: np.ndarray) -> PartState:
-    auc = _auc(invalid, scores)
+def _part(
+    scores: np.ndarray, invalid: np.ndarray, *, earned: np.ndarray | None = None
+) -> PartState:
+    """A part's state: its sorted out-of-fold scores, and its AUC and weight measured on
+    the labels in `earned` (every label when None)."""
+    auc = _auc(invalid, scores) if earned is None else _auc(invalid[earned], scores[earned])
     return PartState(
         oof_scores=tuple(float(v) for v in np.sort(scores)),
         auc=round(auc, 6),
@@ -162,6 +174,21 @@ def group_slug(group: str) -> str:
 def is_random_sample(item: LabelledCandidate) -> bool:
     """Whether a label was drawn at random (a census of a labelled set counts as one)."""
     return item.sampled != "uncertain" and item.sampled != "ranked"
+
+
+def earning_labels(
+    members: Sequence[LabelledCandidate], invalid: np.ndarray, least: int
+) -> np.ndarray | None:
+    """Which of a group's labels its parts earn their weights on: those drawn at random,
+    once there are `least` of them with both verdicts (labels people chose to give, such
+    as the candidates the ranker was least sure of, are harder than the group's candidates
+    at large, and would understate every part); else every label (None)."""
+    if least <= 0:
+        return None
+    drawn = np.array([is_random_sample(m) for m in members])
+    if drawn.all() or drawn.sum() < least or len(set(invalid[drawn].tolist())) < 2:
+        return None
+    return drawn
 
 
 def train_adaptation(
@@ -220,7 +247,8 @@ def train_adaptation(
             LEARNER: learner_oof,
             GENERIC: generic[index],
         }
-        parts = {name: _part(scores, labels) for name, scores in values.items()}
+        earned = earning_labels(members, labels, config.min_random_labels)
+        parts = {name: _part(scores, labels, earned=earned) for name, scores in values.items()}
         head = fit_linear_head(
             features[index], labels.astype(int), l2=config.l2, sample_weight=weights
         )

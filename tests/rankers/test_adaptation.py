@@ -12,6 +12,8 @@ from rankers.adaptation import (
     PRIOR,
     WEAK_PRIOR,
     PartState,
+    _part,
+    earning_labels,
     generic_signals,
     malformed_signal,
     stack,
@@ -79,6 +81,29 @@ def test_calibration_curves_rest_only_on_labels_drawn_at_random():
         folds=3, random=drawn,
     )  # fmt: skip
     assert group not in fewer.evidence.curves  # 60 random labels are too few for 61
+
+
+def labelled(i: int, *, valid: bool, sampled: str) -> LabelledCandidate:
+    return LabelledCandidate(candidate=candidate(f"case {i}"), valid=valid, sampled=sampled)
+
+
+def test_parts_earn_their_weights_on_random_labels_once_there_are_enough_of_both_verdicts():
+    random = [labelled(i, valid=i % 3 != 0, sampled="random") for i in range(30)]
+    chosen = [labelled(30 + i, valid=i % 2 == 0, sampled="uncertain") for i in range(30)]
+    members = [*random, *chosen]
+    invalid = np.array([not m.valid for m in members])
+    earned = earning_labels(members, invalid, 20)
+    assert earned is not None and earned.tolist() == [True] * 30 + [False] * 30
+    assert earning_labels(members, invalid, 31) is None  # too few random labels: all count
+    assert earning_labels(members, invalid, 0) is None  # switched off
+    assert earning_labels(random, invalid[:30], 20) is None  # all random: nothing to set apart
+    one_verdict = [*(labelled(i, valid=True, sampled="random") for i in range(30)), *chosen]
+    assert earning_labels(one_verdict, np.array([not m.valid for m in one_verdict]), 20) is None
+    # a part that ranks the random labels well earns its weight there, whatever it does
+    # on the labels chosen for being hard
+    scores = np.concatenate([invalid[:30].astype(float), 1.0 - invalid[30:]])
+    assert _part(scores, invalid, earned=earned).auc == 1.0
+    assert _part(scores, invalid).auc < 1.0
 
 
 @pytest.mark.slow
