@@ -2,12 +2,15 @@
 
 The shipped members form a generator-agnostic prior. For each calibration group (a
 generator at a setting) with at least `min_labels` labels of its own, a learner is trained
-on that group's labels only (logistic regression on the suite-neighbour features) and
+on that group's labels only (logistic regression on the suite-neighbour features; with
+`embedding_learner`, a second one on frozen MiniLM embeddings of the description with its
+label and the candidate) and
 stacked with each member and the generic signals below: each part's score is placed
 against its out-of-fold scores in the group, and the parts are averaged with weights
-max(AUC - 0.5, 0) measured on the group's out-of-fold labels (so a member such as an LLM
-judge earns its weight on each generator's own labels). As a group's labels grow, the learner earns weight where it beats the
-prior; a part that is no better than random on the group gets no weight there.
+max(AUC - 0.5, 0) measured on the group's out-of-fold labels (its random labels alone once
+there are enough), so a member such as an LLM judge earns its weight on each generator's
+own labels. As a group's labels grow, a learner earns weight where it beats the prior; a
+part that is no better than random on the group gets no weight there.
 
 A group with no labels of its own is ranked zero-shot: the prior blended with fixed-sign
 signals that do not depend on one generator's habits (how far the candidate sits from its
@@ -28,12 +31,16 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
 from rankers.calibration import calibration_group
+from rankers.embedding import EmbeddingRanker, embedding_features
 from rankers.folds import fold_assignment
 from rankers.linear_head import fit_linear_head
 from rankers.neighbours import FEATURES, NeighbourRanker, neighbour_features
 from testaug.core.records import Candidate, LabelledCandidate, TestCase, content_id
 
 PRIOR, LEARNER, GENERIC = "prior", "learner", "generic"
+# The second learner of a group's own labels: logistic regression on frozen embeddings of
+# the description with its label and the candidate (rankers.embedding's features).
+EMBEDDING_LEARNER = "embedding learner"
 # Fixed-sign generator-agnostic signals (higher = more likely invalid): the neighbour
 # features whose direction held on every generator measured, negated where higher is valid.
 _GENERIC_COLUMNS = (
@@ -57,6 +64,12 @@ class AdaptationConfig(BaseModel):
     min_labels: int = Field(default=30, ge=10, description="a group's labels before its learner")
     folds: int = Field(default=5, ge=2, description="cross-fitting folds inside a group")
     l2: float = Field(default=0.1, gt=0, description="the learner's inverse regularisation")
+    embedding_learner: bool = Field(
+        default=False, description="also stack a learner on frozen embeddings of each group"
+    )
+    embedding_l2: float = Field(
+        default=1.0, gt=0, description="the embedding learner's inverse regularisation"
+    )
     fallback_weight: float = Field(
         default=1.0, ge=0, description="zero-shot: the generic signals' weight (the prior's: 1)"
     )
@@ -136,7 +149,7 @@ def _auc(invalid: np.ndarray, scores: np.ndarray) -> float:
     return float(roc_auc_score(invalid, scores))
 
 
-def _part(
+def part_state(
     scores: np.ndarray, invalid: np.ndarray, *, earned: np.ndarray | None = None
 ) -> PartState:
     """A part's state: its sorted out-of-fold scores, and its AUC and weight measured on
@@ -191,6 +204,32 @@ def earning_labels(
     return drawn
 
 
+def _out_of_fold(
+    x: np.ndarray,
+    invalid: np.ndarray,
+    fold_of: np.ndarray,
+    folds: int,
+    *,
+    l2: float,
+    weights: np.ndarray | None,
+) -> np.ndarray:
+    """A logistic regression's out-of-fold decision values (0 in a fold whose training
+    part holds one verdict only)."""
+    out = np.zeros(len(invalid))
+    for fold in range(folds):
+        inside, outside = fold_of != fold, fold_of == fold
+        if len(set(invalid[inside].tolist())) < 2:
+            continue
+        head = fit_linear_head(
+            x[inside],
+            invalid[inside].astype(int),
+            l2=l2,
+            sample_weight=None if weights is None else weights[inside],
+        )
+        out[outside] = head.decision(x[outside])
+    return out
+
+
 def train_adaptation(
     items: Sequence[LabelledCandidate],
     prior_oof: np.ndarray,
@@ -210,7 +249,7 @@ def train_adaptation(
     invalid = np.array([not item.valid for item in items])
     features = neighbour_features(candidates, reference)
     generic = generic_signals(features, candidates)
-    zero_parts = {PRIOR: _part(prior_oof, invalid), GENERIC: _part(generic, invalid)}
+    zero_parts = {PRIOR: part_state(prior_oof, invalid), GENERIC: part_state(generic, invalid)}
     zero_parts = {
         PRIOR: zero_parts[PRIOR].model_copy(update={"weight": 1.0}),
         GENERIC: zero_parts[GENERIC].model_copy(update={"weight": config.fallback_weight}),
@@ -229,31 +268,34 @@ def train_adaptation(
             continue
         fold_of = fold_assignment(members, folds, seed=0)
         weights = None if sample_weight is None else sample_weight[index]
-        learner_oof = np.zeros(len(index))
-        for fold in range(folds):
-            inside, outside = fold_of != fold, fold_of == fold
-            if len(set(labels[inside].tolist())) < 2:
-                learner_oof[outside] = 0.0
-                continue
-            head = fit_linear_head(
-                features[index][inside],
-                labels[inside].astype(int),
-                l2=config.l2,
-                sample_weight=None if weights is None else weights[inside],
-            )
-            learner_oof[outside] = head.decision(features[index][outside])
+        learner_oof = _out_of_fold(
+            features[index], labels, fold_of, folds, l2=config.l2, weights=weights
+        )
         values = {
             **{member_part(name): scores[index] for name, scores in member_oof.items()},
             LEARNER: learner_oof,
             GENERIC: generic[index],
         }
+        embedded = None
+        if config.embedding_learner:
+            embedded = embedding_features([candidates[i] for i in index])
+            values[EMBEDDING_LEARNER] = _out_of_fold(
+                embedded, labels, fold_of, folds, l2=config.embedding_l2, weights=weights
+            )
         earned = earning_labels(members, labels, config.min_random_labels)
-        parts = {name: _part(scores, labels, earned=earned) for name, scores in values.items()}
+        parts = {name: part_state(scores, labels, earned=earned) for name, scores in values.items()}
         head = fit_linear_head(
             features[index], labels.astype(int), l2=config.l2, sample_weight=weights
         )
         slug = group_slug(group)
         NeighbourRanker(LEARNER, "minilm", head).save(folder / "groups" / slug)
+        if embedded is not None:
+            embedding_head = fit_linear_head(
+                embedded, labels.astype(int), l2=config.embedding_l2, sample_weight=weights
+            )
+            EmbeddingRanker(EMBEDDING_LEARNER, "minilm", embedding_head).save(
+                folder / "groups" / slug
+            )
         states[group] = GroupState(
             labels=len(index),
             random_labels=sum(is_random_sample(m) for m in members),
@@ -318,6 +360,9 @@ def adapted_scores(
             LEARNER: learner.head.decision(features[index]),
             GENERIC: generic[index],
         }
+        if EMBEDDING_LEARNER in adapted.parts:
+            embedder = EmbeddingRanker.load(folder / "groups" / adapted.folder)
+            parts[EMBEDDING_LEARNER] = embedder.score([candidates[i] for i in index])
         scores[index] = stack({k: v for k, v in parts.items() if k in adapted.parts}, adapted.parts)
         shares = {k: p.weight for k, p in adapted.parts.items()}
         total = sum(shares.values()) or 1.0

@@ -7,15 +7,16 @@ import numpy as np
 import pytest
 
 from rankers.adaptation import (
+    EMBEDDING_LEARNER,
     GENERIC,
     LEARNER,
     PRIOR,
     WEAK_PRIOR,
     PartState,
-    _part,
     earning_labels,
     generic_signals,
     malformed_signal,
+    part_state,
     stack,
 )
 from rankers.calibration import calibration_group, fit_calibration
@@ -102,8 +103,8 @@ def test_parts_earn_their_weights_on_random_labels_once_there_are_enough_of_both
     # a part that ranks the random labels well earns its weight there, whatever it does
     # on the labels chosen for being hard
     scores = np.concatenate([invalid[:30].astype(float), 1.0 - invalid[30:]])
-    assert _part(scores, invalid, earned=earned).auc == 1.0
-    assert _part(scores, invalid).auc < 1.0
+    assert part_state(scores, invalid, earned=earned).auc == 1.0
+    assert part_state(scores, invalid).auc < 1.0
 
 
 @pytest.mark.slow
@@ -120,22 +121,22 @@ def test_a_generator_with_labels_is_stacked_and_an_unseen_one_is_ranked_as_a_wea
     gemma = [i for i in rows if i.candidate.model == "gemma-3-270m"][:90]
     smol = [i for i in rows if i.candidate.model == "SmolLM2-135M-Instruct"][:150]
     strong = [i for i in rows if i.candidate.backend == "hand"][:40]
-    config = load_config("offline").model_copy(
-        update={
-            "adaptation": load_config("offline").adaptation.model_copy(update={"min_labels": 40})
-        }
+    adaptation = load_config("offline").adaptation.model_copy(
+        update={"min_labels": 40, "embedding_learner": True}
     )
+    config = load_config("offline").model_copy(update={"adaptation": adaptation})
     ensemble = train_ensemble([*smol, *gemma], config, tmp_path / "ens")
     state = ensemble.manifest.adaptation
     assert state is not None
     adapted = {g for g in state.groups}
     assert calibration_group(gemma[0].candidate) in adapted
     for group in state.groups.values():
-        assert set(group.parts) == {"member neighbours", LEARNER, GENERIC}
+        assert set(group.parts) == {"member neighbours", LEARNER, EMBEDDING_LEARNER, GENERIC}
         assert all(p.weight == round(max(p.auc - 0.5, 0.0), 6) for p in group.parts.values())
     ranked = ensemble.rank([i.candidate for i in [*gemma[:5], *strong]])
     by_model = {r.candidate.model: r for r in ranked}
     assert by_model["gemma-3-270m"].triage_basis.startswith("stacked on")
+    assert "embedding learner" in by_model["gemma-3-270m"].triage_basis
     assert by_model["strong-style (hand-written)"].triage_basis.startswith(WEAK_PRIOR)
     assert [r.rank for r in ranked] == list(range(1, len(ranked) + 1))
     scores = [r.triage_score for r in ranked]
