@@ -5,7 +5,7 @@ Prints a table of training time per epoch on 1,000 labelled candidates (the
 shipped training split, cycled up to 1,000) and scoring throughput in
 candidates per second, batched (64) against one at a time (the reference).
 
-Run: python benchmarks/rankers.py [--labelled data/validity/train.jsonl] [--n 1000]
+Run: python benchmarks/rankers.py [--labelled data/validity/train] [--n 1000]
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ from rankers.cross_encoder import CrossEncoderConfig, train_cross_encoder
 from rankers.ensemble import load_config
 from rankers.lexical import LexicalConfig, train_lexical
 from testaug.core.bundled import bundled_dir
-from testaug.core.jsonl import read_jsonl
+from testaug.core.jsonl import read_jsonl_parts
 from testaug.core.records import LabelledCandidate
 
 
@@ -45,16 +45,14 @@ def per_second(score, candidates, batch_size: int) -> float:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument(
-        "--labelled", type=Path, default=bundled_dir("data") / "validity" / "train.jsonl"
-    )
+    parser.add_argument("--labelled", type=Path, default=bundled_dir("data") / "validity" / "train")
     parser.add_argument("--n", type=int, default=1000)
     parser.add_argument("--epochs", type=int, default=1, help="epochs timed per member")
     parser.add_argument("--score-n", type=int, default=256, help="candidates scored")
     args = parser.parse_args()
     os.environ.setdefault("HF_HUB_OFFLINE", "1")  # the models are local: never ask the hub
 
-    base = list(read_jsonl(args.labelled, LabelledCandidate))
+    base = list(read_jsonl_parts(args.labelled, LabelledCandidate))
     labelled = list(itertools.islice(itertools.cycle(base), args.n))
     candidates = [item.candidate for item in labelled[: args.score_n]]
     table = Table(title=f"offline rankers on CPU: {args.n} labelled candidates")

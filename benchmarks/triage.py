@@ -1,7 +1,7 @@
 # ruff: noqa: E402  (imports follow the sys.path fix below)
 """Benchmark: how the validity triage transfers, and how fast it learns a new generator.
 
-On every labelled candidate of data/validity (train.jsonl + test.jsonl) with the offline
+On every labelled candidate of data/validity (train/ + test.jsonl) with the offline
 ensemble; a candidate's source is its generator model, or `rule` for hard cases made by
 rule. Effort is the share of a ranking people review for 90% accuracy (ACC@k, as in
 testaug/triage.py); gap closed is the share of the effort gap from random order to the
@@ -17,12 +17,12 @@ perfect (oracle) order that the ranking closes, both computed on the same candid
                     random), the ensemble is retrained after each (a learner of the
                     generator's own labels stacked with the prior) and ranks the rest.
                     Target (selected order): >= 60% after 100 labels, >= 75% after 200.
-  in domain         trained on train.jsonl, ranking each source's test.jsonl: >= 80% for
+  in domain         trained on train/, ranking each source's test.jsonl: >= 80% for
                     the target generators.
   own acceptance    per target generator: 100 of its candidates labelled at random, the
                     rule read from them alone; of the rest, what it accepts must be at
                     precision >= 90% in >= 95% of bootstrap resamples, and not nothing.
-  acceptance        trained on train.jsonl; on test.jsonl, per calibration group with its
+  acceptance        trained on train/; on test.jsonl, per calibration group with its
                     own random labels, what the rule at precision 0.9 accepts (>= 95% of
                     resamples at >= 0.9); ECE of P(valid) on test.jsonl <= 0.05.
   training time     trained on all candidates, first in the process (encoder load and
@@ -70,7 +70,7 @@ from rankers.transfer import (
     training_time,
 )
 from testaug.core.bundled import bundled_dir
-from testaug.core.jsonl import read_jsonl
+from testaug.core.jsonl import read_jsonl, read_jsonl_parts
 from testaug.core.records import LabelledCandidate
 from testaug.testing.benchmark import print_checks
 
@@ -109,7 +109,7 @@ def held_out_section(
 ) -> list[Check]:
     table = new_table(
         f"held-out source: effort for {ACCURACY:.0%} accuracy, {config} ensemble, zero-shot "
-        "(in domain: trained on train.jsonl, ranking the source's test.jsonl)",
+        "(in domain: trained on train/, ranking the source's test.jsonl)",
         ["held out", "trained on", "candidates", "invalid", "effort", "random", "oracle",
          "gap closed", "plain Borda", "target", "in domain", "target"],
     )  # fmt: skip
@@ -203,7 +203,7 @@ def own_acceptance_section(console: Console, results: Sequence[LoopAcceptance]) 
 def acceptance_section(console: Console, result: AcceptanceResult) -> list[Check]:
     table = new_table(
         f"acceptance at precision {PRECISION:.0%}: trained on {result.trained_on:,} "
-        f"(train.jsonl), applied to {result.tested_on:,} (test.jsonl)",
+        f"(train/), applied to {result.tested_on:,} (test.jsonl)",
         ["calibration group", "candidates", "threshold", "OOF precision (low)", "accepted",
          "valid", "precision", f">= {PRECISION:.0%} in"],
     )  # fmt: skip
@@ -281,7 +281,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     os.environ.setdefault("HF_HUB_OFFLINE", "1")  # the models are local: never ask the hub
     console = Console(width=150, soft_wrap=True)
-    train = list(read_jsonl(args.data / "train.jsonl", LabelledCandidate))
+    train = list(read_jsonl_parts(args.data / "train", LabelledCandidate))
     test = list(read_jsonl(args.data / "test.jsonl", LabelledCandidate))
     if args.quick:
         train = prompt_subset(train, QUICK_FRACTION, args.seed)

@@ -206,7 +206,9 @@ def retrain_command(
     output: Path = typer.Option(..., "-o", "--output", help="Where to write the re-ranked ones."),
     config: str = typer.Option("offline", help="Ensemble config: offline, paper, or a YAML file."),
     extra: Path | None = typer.Option(
-        None, "--with", help="Labelled candidates to train on as well (e.g. data/validity)."
+        None,
+        "--with",
+        help="Labelled candidates to train on as well (JSONL, or a folder of parts such as data/validity/train).",
     ),
 ) -> None:
     """Active loop: retrain the rankers on every verdict so far and re-rank what is pending.

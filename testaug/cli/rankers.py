@@ -11,7 +11,7 @@ from rich.table import Table
 
 from testaug.cli.console import console, err_console, progress
 from testaug.core.errors import InputError, Problem
-from testaug.core.jsonl import read_jsonl, write_jsonl
+from testaug.core.jsonl import read_jsonl, read_jsonl_parts, write_jsonl
 from testaug.core.records import LabelledCandidate, RankedCandidate, TestCase
 from testaug.core.triage import CalibrationCheck, SourceEvaluation, TriageSummary
 
@@ -22,7 +22,9 @@ rankers_app = typer.Typer(
 
 @rankers_app.command("train")
 def train_command(
-    labelled: Path = typer.Argument(..., help="Labelled candidates (JSONL: candidate + valid)."),
+    labelled: Path = typer.Argument(
+        ..., help="Labelled candidates (JSONL: candidate + valid), or a folder of JSONL parts."
+    ),
     output: Path = typer.Option(..., "-o", "--output", help="Folder for the trained ensemble."),
     config: str = typer.Option("offline", help="Ensemble config: offline, paper, or a YAML file."),
 ) -> None:
@@ -31,7 +33,7 @@ def train_command(
     from rankers.ensemble_training import train_ensemble
 
     ensemble_config = load_config(config)
-    items = list(read_jsonl(labelled, LabelledCandidate))
+    items = list(read_jsonl_parts(labelled, LabelledCandidate))
     if not items:
         raise InputError(Problem("no labelled candidates to train on", file=labelled))
     if len({item.valid for item in items}) < 2:
@@ -114,7 +116,9 @@ def rank_command(
 
 @rankers_app.command("evaluate")
 def evaluate_command(
-    labelled: Path = typer.Argument(..., help="Held-out labelled candidates (JSONL)."),
+    labelled: Path = typer.Argument(
+        ..., help="Held-out labelled candidates (JSONL, or a folder of JSONL parts)."
+    ),
     rankers: Path = typer.Option(..., "--rankers", help="A trained ensemble folder."),
     target: float = typer.Option(0.9, min=0.0, max=1.0, help="Target accuracy."),
     cases: Path | None = typer.Option(
@@ -140,7 +144,7 @@ def evaluate_command(
     )
     from testaug.reports.plots import plot_acc_curves
 
-    items = list(read_jsonl(labelled, LabelledCandidate))
+    items = list(read_jsonl_parts(labelled, LabelledCandidate))
     ensemble = Ensemble.load(rankers)
     reference = list(read_jsonl(cases, TestCase)) if cases else None
     scores = ensemble.score([item.candidate for item in items], reference=reference)

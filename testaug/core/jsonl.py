@@ -145,6 +145,25 @@ def read_jsonl(path: Path | str, model: type[RecordT]) -> Iterator[RecordT]:
         yield record
 
 
+def jsonl_files(path: Path | str) -> list[Path]:
+    """The JSONL files a path names: the file itself, or a folder's *.jsonl files in name
+    order (a data set kept in parts); InputError naming a folder that holds none."""
+    path = Path(path)
+    if not path.is_dir():
+        return [path]
+    parts = sorted(path.glob("*.jsonl"))
+    if not parts:
+        raise InputError(Problem("a folder without .jsonl files", file=path))
+    return parts
+
+
+def read_jsonl_parts(path: Path | str, model: type[RecordT]) -> Iterator[RecordT]:
+    """Records from a JSONL file or from each file of a folder of parts, in name order;
+    errors as `read_jsonl`."""
+    for part in jsonl_files(path):
+        yield from read_jsonl(part, model)
+
+
 def read_numbered_jsonl(path: Path | str, model: type[RecordT]) -> Iterator[tuple[int, RecordT]]:
     """(line number, record) for each record of a JSONL file, read once; errors as
     `read_jsonl`."""

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Literal
 from pydantic import Field
 
 from testaug.core.errors import InputError, Problem
-from testaug.core.jsonl import read_jsonl, write_jsonl
+from testaug.core.jsonl import read_jsonl, read_jsonl_parts, write_jsonl
 from testaug.core.records import (
     Candidate,
     LabelledCandidate,
@@ -112,7 +112,7 @@ def retrain_ranking(config: RetrainConfig) -> StepOutput:
     from testaug.review.selection import draws_beside, read_draws
 
     out, extra_path = config.out, config.extra
-    extra = list(read_jsonl(extra_path, LabelledCandidate)) if extra_path else []
+    extra = list(read_jsonl_parts(extra_path, LabelledCandidate)) if extra_path else []
     result = retrain_and_rerank(
         read_ranked(config.ranked),
         read_annotations(config.annotations),

@@ -12,7 +12,7 @@ from pydantic import Field
 from rankers.ensemble import MANIFEST, EnsembleManifest, ProgressCallback, load_config
 from rankers.ensemble_training import trained_ensemble
 from testaug.core.bundled import bundled_dir
-from testaug.core.jsonl import read_json, read_jsonl
+from testaug.core.jsonl import read_json, read_jsonl_parts
 from testaug.core.records import LabelledCandidate, Record
 from testaug.steps.contract import StepOutput, StepSummary, step_output
 
@@ -32,8 +32,9 @@ class RankersSummary(StepSummary):
 
 
 def default_training() -> Path:
-    """The shipped labelled candidates the offline ensemble trains on at first use."""
-    return bundled_dir("data") / "validity" / "train.jsonl"
+    """The shipped labelled candidates the offline ensemble trains on at first use: a
+    folder of JSONL parts, read in name order."""
+    return bundled_dir("data") / "validity" / "train"
 
 
 class TrainRankersConfig(Record):
@@ -76,7 +77,7 @@ def prepare_rankers(
     given = Path(config.rankers)
     if (given / MANIFEST).is_file():
         return ensemble_output(EnsembleFolderConfig(folder=given))
-    labelled = list(read_jsonl(config.training, LabelledCandidate))
+    labelled = list(read_jsonl_parts(config.training, LabelledCandidate))
     folder = trained_ensemble(
         load_config(config.rankers), labelled, config.cache_root, on_progress=on_progress
     )
@@ -98,7 +99,7 @@ def train_from_runs(
     people = labelled_from_runs(p for p in runs.glob("*") if p.is_dir()) if runs.is_dir() else []
     judged = {item.candidate.id for item in people}
     base = config.base or default_training()
-    shipped = [i for i in read_jsonl(base, LabelledCandidate) if i.candidate.id not in judged]
+    shipped = [i for i in read_jsonl_parts(base, LabelledCandidate) if i.candidate.id not in judged]
     folder = trained_ensemble(
         load_config(config.ensemble), [*shipped, *people], config.out, on_progress=on_progress
     )

