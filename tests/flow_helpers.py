@@ -44,11 +44,11 @@ def trained_lexical_rankers(folder: Path) -> Path:
     `folder`: what the pipeline trains at first use, so a run given this folder skips it."""
     from rankers.ensemble import load_config
     from rankers.ensemble_training import trained_ensemble
-    from testaug.core.jsonl import read_jsonl
+    from testaug.core.jsonl import read_jsonl_parts
     from testaug.core.records import LabelledCandidate
     from testaug.steps.rankers import default_training
 
-    labelled = list(read_jsonl(default_training(), LabelledCandidate))
+    labelled = list(read_jsonl_parts(default_training(), LabelledCandidate))
     return trained_ensemble(load_config(str(lexical_config(folder))), labelled, folder / "rankers")
 
 
@@ -96,12 +96,12 @@ def calibrated_lexical_rankers(folder: Path, capabilities: tuple[str, ...]) -> P
     sample of the scripted generator, so its own labels vouch for some of its candidates."""
     from rankers.ensemble import load_config
     from rankers.ensemble_training import trained_ensemble
-    from testaug.core.jsonl import read_jsonl
+    from testaug.core.jsonl import read_jsonl_parts
     from testaug.core.records import LabelledCandidate
     from testaug.steps.rankers import default_training
 
     labelled = [
-        *read_jsonl(default_training(), LabelledCandidate),
+        *read_jsonl_parts(default_training(), LabelledCandidate),
         *scripted_calibration_sample(capabilities),
     ]
     return trained_ensemble(load_config(str(lexical_config(folder))), labelled, folder / "rankers")

@@ -208,7 +208,7 @@ def retrain_command(
     extra: Path | None = typer.Option(
         None,
         "--with",
-        help="Labelled candidates to train on as well (JSONL, or a folder of parts such as data/validity/train).",
+        help="Labelled candidates to train on as well (JSONL, or a folder of parts).",
     ),
 ) -> None:
     """Active loop: retrain the rankers on every verdict so far and re-rank what is pending.

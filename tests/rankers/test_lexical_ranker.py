@@ -102,11 +102,11 @@ def test_scores_in_small_chunks_equal_scores_in_one(monkeypatch):
 TRAIN_AND_SCORE = """
 import json
 from rankers.lexical import LexicalConfig, train_lexical
-from testaug.core.jsonl import read_jsonl
+from testaug.core.jsonl import read_jsonl_parts
 from testaug.core.records import LabelledCandidate
 from testaug.steps.rankers import default_training
 
-items = list(read_jsonl(default_training(), LabelledCandidate))[:300]
+items = list(read_jsonl_parts(default_training(), LabelledCandidate))[:300]
 ranker = train_lexical(items, LexicalConfig(name="x", min_count=1, iterations=50))
 print(json.dumps([ranker.bias, *ranker.score([i.candidate for i in items[:20]]).tolist()]))
 """
