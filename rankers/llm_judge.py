@@ -33,7 +33,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 from rankers.cross_encoder import RankerError
 from rankers.judge_prompt import DEFAULT_PROMPT, load_judge_prompt
 from testaug.core.records import Candidate, LabelledCandidate, TestCase
-from testaug.core.secrets import split_userinfo
+from testaug.core.secrets import split_userinfo, url_without_credentials
 from testaug.generation.single_answers import AnswerStats
 
 if TYPE_CHECKING:
@@ -71,12 +71,7 @@ class LlmJudgeConfig(BaseModel):
     @classmethod
     def _no_credentials(cls, url: str | None) -> str | None:
         """A URL without user info: the config is saved with every fold."""
-        if url is not None and split_userinfo(url)[1] is not None:
-            raise ValueError(
-                "holds credentials (user:password@): give the URL without them and the "
-                "user info in TESTAUG_BASE_URL_USERINFO"
-            )
-        return url
+        return url_without_credentials(url)
 
 
 # -- reading a reply ---------------------------------------------------------------------------

@@ -65,6 +65,17 @@ def split_userinfo(url: str) -> tuple[str, str | None]:
     return urlunsplit(parts._replace(netloc=host)), userinfo
 
 
+def url_without_credentials(url: str | None) -> str | None:
+    """The URL as given; ValueError (for a record's validator) when it holds user info, as a
+    URL that is recorded (manifests, saved configs, Prefect's parameters) must not."""
+    if url is not None and split_userinfo(url)[1] is not None:
+        raise ValueError(
+            "holds credentials (user:password@): give the URL without them and the "
+            "user info in TESTAUG_BASE_URL_USERINFO"
+        )
+    return url
+
+
 def with_userinfo(url: str, userinfo: str | None) -> str:
     """The URL with `userinfo` put back in front of its host (unchanged when None)."""
     if not userinfo:

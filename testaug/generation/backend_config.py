@@ -12,7 +12,7 @@ from typing import Any, Literal
 from pydantic import Field, SecretStr, field_validator
 
 from testaug.core.records import Record
-from testaug.core.secrets import redact_url, split_userinfo, with_userinfo
+from testaug.core.secrets import redact_url, split_userinfo, url_without_credentials, with_userinfo
 from testaug.core.settings import Settings
 from testaug.generation.backends import BACKEND_KINDS, Backend, create_backend
 
@@ -40,12 +40,7 @@ class BackendConfig(Record):
     @classmethod
     def _no_credentials(cls, url: str | None) -> str | None:
         """A URL without user info: a spec is recorded (manifests, Prefect's parameters)."""
-        if url is not None and split_userinfo(url)[1] is not None:
-            raise ValueError(
-                "holds credentials (user:password@): give the URL without them and the "
-                "user info in TESTAUG_BASE_URL_USERINFO"
-            )
-        return url
+        return url_without_credentials(url)
 
 
 def connect_backend(
