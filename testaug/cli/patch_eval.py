@@ -58,7 +58,7 @@ def patch_eval_command(
     """Which of two suites finds more errors: the model's error rate on the same held-out
     cases before and after fine-tuning on suite A and on suite B (mean and standard
     deviation over seeds, overall and per capability)."""
-    from testaug.steps.measure import PatchingConfig, PatchSuitesConfig, patch_suites
+    from testaug.steps.patch import PatchingConfig, PatchSuitesConfig, patch_suites
 
     options = build_config(
         PatchingConfig,

@@ -52,10 +52,10 @@ from testaug.steps.measure import (
     DiversityStepSummary,
     EvaluateSummary,
     HeadlineSummary,
-    PatchSummary,
     PerturbSummary,
     ReportSummary,
 )
+from testaug.steps.patch import PatchSummary
 from testaug.steps.rank import RankSummary
 from testaug.steps.rankers import RankersSummary
 from testaug.steps.retest import RetestSummary
