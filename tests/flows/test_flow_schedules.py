@@ -187,6 +187,7 @@ def test_a_served_run_that_fails_on_bad_input_logs_one_line_and_no_traceback(
     prefect_server, tmp_path
 ):
     from prefect.client.orchestration import get_client
+    from prefect.client.schemas.filters import LogFilter, LogFilterFlowRunId
     from prefect.settings import PREFECT_API_URL, temporary_settings
 
     broken = tmp_path / "prefect.yaml"
@@ -236,6 +237,13 @@ def test_a_served_run_that_fails_on_bad_input_logs_one_line_and_no_traceback(
             while "no-such-suite" not in log.read_text():  # the runner's last log lines
                 assert time.monotonic() < deadline, log.read_text()[-2000:]
                 time.sleep(0.2)
+            # Stop the runner only once it has seen the run's process exit: a SIGTERM
+            # while that process still holds the runner's control channel open makes
+            # Prefect's own shutdown print a traceback that is not the run's.
+            runner_saw_exit = LogFilter(flow_run_id=LogFilterFlowRunId(any_=[run.id]))
+            while not any("exited" in entry.message for entry in client.read_logs(runner_saw_exit)):
+                assert time.monotonic() < deadline, log.read_text()[-2000:]
+                time.sleep(0.5)
     finally:
         os.killpg(serving.pid, signal.SIGTERM)
         serving.wait(timeout=HANG_TIMEOUT)
