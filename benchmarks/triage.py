@@ -267,7 +267,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--config", default="offline", help="offline, paper, or a YAML file")
     parser.add_argument("--json", type=Path, help="write every number to this file")
     parser.add_argument(
-        "--quick", action="store_true", help=f"{QUICK_FRACTION:.0%} of each source's prompts"
+        "--quick",
+        action="store_true",
+        help=f"{QUICK_FRACTION * 100:.0f}%% of each source's prompts",
     )
     parser.add_argument("--sizes", type=int, nargs="+", default=[50, 100, 200])
     parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1], help="loop samples")
