@@ -2,10 +2,10 @@
 
 The shipped members form a generator-agnostic prior. For each calibration group (a
 generator at a setting) with at least `min_labels` labels of its own, a learner is trained
-on that group's labels only (logistic regression on the suite-neighbour features; with
-`embedding_learner`, a second one on frozen MiniLM embeddings of the description with its
-label and the candidate) and
-stacked with each member and the generic signals below: each part's score is placed
+on that group's labels only (logistic regression on the suite-neighbour features, and
+unless `embedding_learner` is off, a second one on frozen MiniLM embeddings of the
+description with its label and the candidate) and stacked with each member and the
+generic signals below: each part's score is placed
 against its out-of-fold scores in the group, and the parts are averaged with weights
 max(AUC - 0.5, 0) measured on the group's out-of-fold labels (its random labels alone once
 there are enough), so a member such as an LLM judge earns its weight on each generator's
@@ -35,6 +35,7 @@ from rankers.embedding import EmbeddingRanker, embedding_features
 from rankers.folds import fold_assignment
 from rankers.linear_head import fit_linear_head
 from rankers.neighbours import FEATURES, NeighbourRanker, neighbour_features
+from rankers.stacking import PartState, fit_curve, on_curve, part_state, stack
 from testaug.core.records import Candidate, LabelledCandidate, TestCase, content_id
 
 PRIOR, LEARNER, GENERIC = "prior", "learner", "generic"
@@ -83,16 +84,6 @@ class AdaptationConfig(BaseModel):
     )
 
 
-class PartState(BaseModel):
-    """One stacked part in one group: its sorted out-of-fold scores there, AUC and weight."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
-    oof_scores: tuple[float, ...]
-    auc: float
-    weight: float
-
-
 class GroupState(BaseModel):
     """A group's stacking: how many labels it has (and how many were sampled at random) and
     its parts (prior, learner, generic)."""
@@ -103,6 +94,9 @@ class GroupState(BaseModel):
     random_labels: int
     folder: str | None  # the learner's folder under groups/, None without one
     parts: dict[str, PartState]
+    # P(invalid) from the stacked score, fitted on the group's out-of-fold stacked scores:
+    # a logistic curve, its logit at scores 0 and 1 (empty: the stacked score as it is).
+    invalid_curve: tuple[float, ...] = ()
 
 
 class AdaptationState(BaseModel):
@@ -115,6 +109,7 @@ class AdaptationState(BaseModel):
     zero_shot: dict[str, PartState]
     shift_threshold: float  # own-description similarity below which data counts as far
     groups: dict[str, GroupState] = Field(default_factory=dict)
+    zero_shot_curve: tuple[float, ...] = ()  # the zero-shot blend's, over every candidate
 
 
 def malformed_signal(candidate: Candidate) -> float:
@@ -133,44 +128,6 @@ def generic_signals(features: np.ndarray, candidates: Sequence[Candidate]) -> np
     columns = np.column_stack([sign * features[:, j] for j, sign in _GENERIC_COLUMNS])
     malformed = np.array([malformed_signal(c) for c in candidates])
     return columns.mean(axis=1) + malformed
-
-
-def percentile(values: np.ndarray, reference: Sequence[float]) -> np.ndarray:
-    """The share of `reference` (sorted) at or below each value."""
-    ref = np.asarray(reference, dtype=np.float64)
-    if not len(ref):
-        return np.full(len(values), 0.5)
-    return np.searchsorted(ref, np.asarray(values, dtype=np.float64), side="right") / len(ref)
-
-
-def _auc(invalid: np.ndarray, scores: np.ndarray) -> float:
-    from sklearn.metrics import roc_auc_score
-
-    return float(roc_auc_score(invalid, scores))
-
-
-def part_state(
-    scores: np.ndarray, invalid: np.ndarray, *, earned: np.ndarray | None = None
-) -> PartState:
-    """A part's state: its sorted out-of-fold scores, and its AUC and weight measured on
-    the labels in `earned` (every label when None)."""
-    auc = _auc(invalid, scores) if earned is None else _auc(invalid[earned], scores[earned])
-    return PartState(
-        oof_scores=tuple(float(v) for v in np.sort(scores)),
-        auc=round(auc, 6),
-        weight=round(max(auc - 0.5, 0.0), 6),
-    )
-
-
-def stack(parts: dict[str, np.ndarray], states: dict[str, PartState]) -> np.ndarray:
-    """The weighted mean of each part's percentile against its out-of-fold scores (equal
-    weights where no part earned any)."""
-    total_weight = sum(states[name].weight for name in parts)
-    out = np.zeros(len(next(iter(parts.values()))))
-    for name, values in parts.items():
-        weight = states[name].weight if total_weight > 0 else 1.0
-        out += weight * percentile(values, states[name].oof_scores)
-    return out / (total_weight if total_weight > 0 else len(parts))
 
 
 def member_part(name: str) -> str:
@@ -254,7 +211,9 @@ def train_adaptation(
         PRIOR: zero_parts[PRIOR].model_copy(update={"weight": 1.0}),
         GENERIC: zero_parts[GENERIC].model_copy(update={"weight": config.fallback_weight}),
     }
-    triage = stack({PRIOR: prior_oof, GENERIC: generic}, zero_parts)
+    blend = stack({PRIOR: prior_oof, GENERIC: generic}, zero_parts)
+    zero_shot_curve = fit_curve(blend, invalid)
+    triage = on_curve(blend, zero_shot_curve)
     groups = np.array([calibration_group(c) for c in candidates])
     states: dict[str, GroupState] = {}
     for group in sorted(set(groups.tolist())):
@@ -296,19 +255,22 @@ def train_adaptation(
             EmbeddingRanker(EMBEDDING_LEARNER, "minilm", embedding_head).save(
                 folder / "groups" / slug
             )
+        stacked = stack(values, parts)
         states[group] = GroupState(
             labels=len(index),
             random_labels=sum(is_random_sample(m) for m in members),
             folder=slug,
             parts=parts,
+            invalid_curve=fit_curve(stacked, labels),
         )
-        triage[index] = stack(values, parts)
+        triage[index] = on_curve(stacked, states[group].invalid_curve)
     own_best = features[:, _OWN_BEST]
     state = AdaptationState(
         config=config,
         zero_shot=zero_parts,
         shift_threshold=round(float(np.quantile(own_best, 0.25)), 6) if len(own_best) else 0.0,
         groups=states,
+        zero_shot_curve=zero_shot_curve,
     )
     return state, triage
 
@@ -344,7 +306,9 @@ def adapted_scores(
     features = neighbour_features(candidates, reference)
     generic = generic_signals(features, candidates)
     groups = np.array([calibration_group(c) for c in candidates])
-    scores = stack({PRIOR: prior, GENERIC: generic}, state.zero_shot)
+    scores = on_curve(
+        stack({PRIOR: prior, GENERIC: generic}, state.zero_shot), state.zero_shot_curve
+    )
     basis = [""] * len(candidates)
     for group in sorted(set(groups.tolist())):
         index = np.flatnonzero(groups == group)
@@ -363,7 +327,8 @@ def adapted_scores(
         if EMBEDDING_LEARNER in adapted.parts:
             embedder = EmbeddingRanker.load(folder / "groups" / adapted.folder)
             parts[EMBEDDING_LEARNER] = embedder.score([candidates[i] for i in index])
-        scores[index] = stack({k: v for k, v in parts.items() if k in adapted.parts}, adapted.parts)
+        stacked = stack({k: v for k, v in parts.items() if k in adapted.parts}, adapted.parts)
+        scores[index] = on_curve(stacked, adapted.invalid_curve)
         shares = {k: p.weight for k, p in adapted.parts.items()}
         total = sum(shares.values()) or 1.0
         text = ", ".join(f"{k} {v / total:.0%}" for k, v in shares.items())

@@ -219,7 +219,7 @@ class RankedCandidate(Record):
     ensemble_version: str | None = None
     p_valid: float | None = None
     calibration_group: str | None = None
-    triage_score: float | None = None  # the stacked score the rank follows (0..1)
+    triage_score: float | None = None  # the score the rank follows: P(invalid) from the stacking
     triage_basis: str | None = None  # what the order rests on for this candidate's generator
 
 

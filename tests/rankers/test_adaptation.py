@@ -12,17 +12,15 @@ from rankers.adaptation import (
     LEARNER,
     PRIOR,
     WEAK_PRIOR,
-    PartState,
     earning_labels,
     generic_signals,
     malformed_signal,
-    part_state,
-    stack,
 )
 from rankers.calibration import calibration_group, fit_calibration
 from rankers.ensemble import load_config
 from rankers.ensemble_training import train_ensemble
 from rankers.neighbours import FEATURES
+from rankers.stacking import PartState, fit_curve, on_curve, part_state, stack
 from testaug.core.bundled import bundled_dir
 from testaug.core.jsonl import read_jsonl_parts
 from testaug.core.records import LabelledCandidate
@@ -48,6 +46,29 @@ def test_parts_are_weighed_by_their_out_of_fold_auc_and_equally_when_none_earned
     assert list(np.argsort(-stack(values, earned))) == [1, 0]  # the learner wins
     none = {PRIOR: part(reference, 0.0), LEARNER: part(reference, 0.0)}
     assert stack(values, none)[0] == pytest.approx(stack(values, none)[1])
+
+
+def test_stacked_scores_become_p_invalid_that_keeps_a_groups_order_and_its_base_rate():
+    rng = np.random.default_rng(0)
+    stacked = rng.uniform(0, 1, 400)
+    mostly_invalid = rng.uniform(0, 1, 400) < 0.5 + 0.4 * stacked  # about 70% invalid
+    rarely_invalid = rng.uniform(0, 1, 400) < 0.1 * stacked  # about 5% invalid
+    high, low = fit_curve(stacked, mostly_invalid), fit_curve(stacked, rarely_invalid)
+    scores = np.array([0.1, 0.5, 0.9])
+    assert list(np.argsort(on_curve(scores, low))) == [0, 1, 2]  # the order within a group
+    # the same stacked score means more doubt in the group with more invalid candidates
+    assert (on_curve(scores, high) > on_curve(scores, low)).all()
+    assert on_curve(np.array([0.5]), high)[0] == pytest.approx(mostly_invalid.mean(), abs=0.1)
+
+
+def test_a_curve_never_reverses_a_groups_order_and_one_verdict_gives_no_curve():
+    stacked = np.linspace(0, 1, 50)
+    reversed_labels = stacked < 0.5  # the stacked score points the wrong way here
+    curve = fit_curve(stacked, reversed_labels)
+    assert curve[1] > curve[0]
+    assert list(np.argsort(on_curve(np.array([0.2, 0.8]), curve))) == [0, 1]
+    assert fit_curve(stacked, np.zeros(50, dtype=bool)) == ()
+    assert list(on_curve(stacked, ())) == list(stacked)
 
 
 def test_placeholders_leaked_instructions_and_identical_sides_count_as_malformed():
