@@ -66,7 +66,7 @@ class AdaptationConfig(BaseModel):
     folds: int = Field(default=5, ge=2, description="cross-fitting folds inside a group")
     l2: float = Field(default=0.1, gt=0, description="the learner's inverse regularisation")
     embedding_learner: bool = Field(
-        default=False, description="also stack a learner on frozen embeddings of each group"
+        default=True, description="also stack a learner on frozen embeddings of each group"
     )
     embedding_l2: float = Field(
         default=1.0, gt=0, description="the embedding learner's inverse regularisation"
