@@ -30,6 +30,7 @@ import sys
 import tempfile
 from collections.abc import Sequence
 from pathlib import Path
+from typing import NamedTuple
 
 # benchmarks/rankers.py is named like the `rankers` package: drop this folder from the path.
 sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != Path(__file__).resolve().parent]
@@ -44,7 +45,7 @@ from rankers.transfer import Trainings, source_of
 from rankers.triage import triage_report
 from testaug.core.bundled import bundled_dir
 from testaug.core.jsonl import read_jsonl, read_jsonl_parts
-from testaug.core.records import LabelledCandidate
+from testaug.core.records import LabelledCandidate, TestCase
 
 ACCURACY = 0.9
 SOURCES = ("strong-style (hand-written)", "gemma-3-270m", "SmolLM2-135M-Instruct")
@@ -61,8 +62,25 @@ def as_stacked(state: AdaptationState) -> AdaptationState:
     return state.model_copy(update={"zero_shot_curve": (), "groups": groups})
 
 
+class Prior(NamedTuple):
+    """What the prior says of a held-out source's candidates, computed once per source."""
+
+    cases: Sequence[TestCase]  # the seed cases its member compares candidates with
+    scores: dict[str, np.ndarray]  # each member's, by member name
+    position: np.ndarray  # the members' Borda position
+
+
+def prior_of(ensemble: Ensemble, held: Sequence[LabelledCandidate]) -> Prior:
+    candidates = [item.candidate for item in held]
+    cases = ensemble.reference_for(candidates, None)
+    scores = ensemble.score(candidates, reference=cases)
+    position = ensemble.ensemble_score(scores)
+    assert position is not None
+    return Prior(cases, scores, position)
+
+
 def gaps_after(
-    ensemble: Ensemble,
+    prior: Prior,
     held: Sequence[LabelledCandidate],
     size: int,
     seed: int,
@@ -72,23 +90,18 @@ def gaps_after(
     """Adapt the prior to `size` random labels of `held`; the gap it closes on the rest,
     ranked by the stacked scores and by P(invalid)."""
     order = np.random.default_rng(seed).permutation(len(held))
-    sample, rest = [held[i] for i in order[:size]], [held[i] for i in order[size:]]
-    cases = ensemble.reference_for([item.candidate for item in held], None)
+    drawn, left = order[:size], order[size:]
+    sample, rest = [held[i] for i in drawn], [held[i] for i in left]
 
-    def prior(items: Sequence[LabelledCandidate]) -> tuple[np.ndarray, dict[str, np.ndarray]]:
-        scores = ensemble.score([item.candidate for item in items], reference=cases)
-        position = ensemble.ensemble_score(scores)
-        assert position is not None
-        return position, scores
+    def part(index: np.ndarray) -> tuple[np.ndarray, dict[str, np.ndarray]]:
+        return prior.position[index], {k: v[index] for k, v in prior.scores.items()}
 
-    position, scores = prior(sample)
-    state, _ = train_adaptation(sample, position, scores, cases, config, work)
-    position, scores = prior(rest)
+    state, _ = train_adaptation(sample, *part(drawn), prior.cases, config, work)
     invalid = np.array([not item.valid for item in rest])
     gaps = []
     for ranked_by in (as_stacked(state), state):
         adapted = adapted_scores(
-            [i.candidate for i in rest], position, scores, cases, ranked_by, work
+            [i.candidate for i in rest], *part(left), prior.cases, ranked_by, work
         )
         ranked = invalid[np.argsort(-np.asarray(adapted.scores), kind="stable")]
         gaps.append(triage_report(ranked, ACCURACY).gap_closed)
@@ -124,7 +137,7 @@ def main() -> int:
     for source in args.sources:
         held = [item for item in items if source_of(item) == source]
         others = [item for item in items if source_of(item) != source]
-        ensemble = trainings.ensemble(others, f"every source but {source}")
+        prior = prior_of(trainings.ensemble(others, f"every source but {source}"), held)
         for size in args.sizes:
             runs = []
             for embedding_learner in (False, True):
@@ -134,7 +147,7 @@ def main() -> int:
                 runs.append(
                     np.array(
                         [
-                            gaps_after(ensemble, held, size, seed, adaptation, work / "adapted")
+                            gaps_after(prior, held, size, seed, adaptation, work / "adapted")
                             for seed in range(args.seeds)
                         ]
                     )

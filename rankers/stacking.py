@@ -70,11 +70,9 @@ def fit_curve(stacked: np.ndarray, invalid: np.ndarray) -> tuple[float, ...]:
 
 
 def on_curve(stacked: np.ndarray, curve: Sequence[float]) -> np.ndarray:
-    """Stacked scores as P(invalid) on the curve fitted for them (as they are without one).
-    Groups stacked from different parts, with different shares of invalid candidates, then
-    share one scale in a ranking that mixes them: ranked by the stacked scores themselves,
-    a group's candidates sank below another's, so that labelling some candidates of a
-    generator at several settings made the whole ranking worse."""
+    """Stacked scores as P(invalid) on the curve fitted for them (as they are without one),
+    so that groups stacked from different parts, with different shares of invalid
+    candidates, share one scale in a ranking that mixes them."""
     if not curve:
         return stacked
     logit = curve[0] + (curve[1] - curve[0]) * np.asarray(stacked)
