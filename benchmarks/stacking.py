@@ -16,8 +16,12 @@ default (with it, and ranked by P(invalid) read from each group's own labels, so
 groups share one scale where a source spans several generator settings). Unlike the
 labelling loop of benchmarks/triage.py (one deterministic order of labels per generator),
 the mean over random samples says whether a part helps or merely won a draw.
+`--cross-encoder` adds a fourth: the default with each group's own fine-tuned
+cross-encoder (rankers.group_cross_encoder; minutes per draw on 2 cores). `--in-domain`
+adds a row per source: adapted to all of its train/ labels, ranking its test.jsonl.
 
-Run: python benchmarks/stacking.py [--seeds 10] [--sizes 50 100 200] [--work DIR]
+Run: python benchmarks/stacking.py [--seeds 10] [--sizes 50 100 200] [--cross-encoder]
+[--in-domain] [--work DIR]
 Exits 1 when the default closes less of the gap than the reference, averaged over the
 sources and sizes.
 """
@@ -41,6 +45,7 @@ from rich.table import Table
 
 from rankers.adaptation import AdaptationConfig, AdaptationState, adapted_scores, train_adaptation
 from rankers.ensemble import Ensemble, load_config
+from rankers.group_cross_encoder import GroupCrossEncoderConfig
 from rankers.transfer import Trainings, source_of
 from rankers.triage import triage_report
 from testaug.core.bundled import bundled_dir
@@ -54,6 +59,7 @@ VARIANTS = (
     "+ embedding learner, as stacked",
     "default: + embedding learner, P(invalid)",
 )
+CROSS_ENCODER_VARIANT = "default + cross-encoder learner"
 
 
 def as_stacked(state: AdaptationState) -> AdaptationState:
@@ -79,18 +85,22 @@ def prior_of(ensemble: Ensemble, held: Sequence[LabelledCandidate]) -> Prior:
     return Prior(cases, scores, position)
 
 
+def random_split(count: int, size: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
+    """`size` random indices of `count` (the labels) and the others (what is ranked)."""
+    order = np.random.default_rng(seed).permutation(count)
+    return order[:size], order[size:]
+
+
 def gaps_after(
     prior: Prior,
     held: Sequence[LabelledCandidate],
-    size: int,
-    seed: int,
+    split: tuple[np.ndarray, np.ndarray],
     config: AdaptationConfig,
     work: Path,
 ) -> tuple[float, float]:
-    """Adapt the prior to `size` random labels of `held`; the gap it closes on the rest,
-    ranked by the stacked scores and by P(invalid)."""
-    order = np.random.default_rng(seed).permutation(len(held))
-    drawn, left = order[:size], order[size:]
+    """Adapt the prior to the labels of `held` at `split[0]`; the gap it closes on those at
+    `split[1]`, ranked by the stacked scores and by P(invalid)."""
+    drawn, left = split
     sample, rest = [held[i] for i in drawn], [held[i] for i in left]
 
     def part(index: np.ndarray) -> tuple[np.ndarray, dict[str, np.ndarray]]:
@@ -108,6 +118,31 @@ def gaps_after(
     return gaps[0], gaps[1]
 
 
+def variant_gaps(
+    prior: Prior,
+    held: Sequence[LabelledCandidate],
+    splits: Sequence[tuple[np.ndarray, np.ndarray]],
+    adaptation: AdaptationConfig,
+    cross_encoder: bool,
+    work: Path,
+) -> list[np.ndarray]:
+    """The gap each variant closes on each split (labels, ranked): the reference, + the
+    embedding learner, the default and, with `cross_encoder`, the default with each group's
+    own cross-encoder."""
+
+    def gaps(config: AdaptationConfig) -> np.ndarray:
+        return np.array([gaps_after(prior, held, s, config, work / "adapted") for s in splits])
+
+    without = gaps(adaptation.model_copy(update={"embedding_learner": False}))
+    default = gaps(adaptation.model_copy(update={"embedding_learner": True}))
+    columns = [without[:, 0], default[:, 0], default[:, 1]]
+    if cross_encoder:
+        least = min(len(labels) for labels, _ in splits)
+        own = GroupCrossEncoderConfig(min_labels=max(min(least, 200), 20))
+        columns.append(gaps(adaptation.model_copy(update={"cross_encoder": own}))[:, 1])
+    return columns
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--data", type=Path, default=bundled_dir("data") / "validity")
@@ -115,6 +150,16 @@ def main() -> int:
     parser.add_argument("--sources", nargs="+", default=list(SOURCES))
     parser.add_argument("--sizes", nargs="+", type=int, default=[50, 100, 200])
     parser.add_argument("--seeds", type=int, default=10, help="random label samples per size")
+    parser.add_argument(
+        "--cross-encoder",
+        action="store_true",
+        help="also measure the default with each group's own fine-tuned cross-encoder",
+    )
+    parser.add_argument(
+        "--in-domain",
+        action="store_true",
+        help="also adapt to the source's train/ labels and rank its test.jsonl candidates",
+    )
     parser.add_argument("--work", type=Path, help="folder for trained ensembles (default: temp)")
     args = parser.parse_args()
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
@@ -131,32 +176,32 @@ def main() -> int:
         f"after n of its labels drawn at random (mean ± standard error of {args.seeds} draws)",
         title_justify="left",
     )
-    for column in ("held out", "n", *VARIANTS, "default - reference"):
+    variants = [*VARIANTS, *([CROSS_ENCODER_VARIANT] if args.cross_encoder else [])]
+    for column in ("held out", "n", *variants, "default - reference"):
         table.add_column(column, justify="left" if column == "held out" else "right")
     differences = []
     for source in args.sources:
         held = [item for item in items if source_of(item) == source]
         others = [item for item in items if source_of(item) != source]
         prior = prior_of(trainings.ensemble(others, f"every source but {source}"), held)
-        for size in args.sizes:
-            runs = []
-            for embedding_learner in (False, True):
-                adaptation = config.adaptation.model_copy(
-                    update={"embedding_learner": embedding_learner}
-                )
-                runs.append(
-                    np.array(
-                        [
-                            gaps_after(prior, held, size, seed, adaptation, work / "adapted")
-                            for seed in range(args.seeds)
-                        ]
-                    )
-                )
-            columns = [runs[0][:, 0], runs[1][:, 0], runs[1][:, 1]]
+        test_ids = {
+            item.candidate.id for item in read_jsonl(args.data / "test.jsonl", LabelledCandidate)
+        }
+        in_test = np.array([item.candidate.id in test_ids for item in held])
+        rows = [
+            (str(size), [random_split(len(held), size, s) for s in range(args.seeds)])
+            for size in args.sizes
+        ]
+        if args.in_domain:
+            in_domain = (np.flatnonzero(~in_test), np.flatnonzero(in_test))
+            rows.append((f"in domain ({len(in_domain[0])})", [in_domain]))
+        for name, splits in rows:
+            columns = variant_gaps(prior, held, splits, config.adaptation, args.cross_encoder, work)
             cells = [f"{g.mean():.1%} ± {g.std() / np.sqrt(len(g)):.1%}" for g in columns]
-            difference = float(columns[2].mean() - columns[0].mean())
-            differences.append(difference)
-            table.add_row(source, str(size), *cells, f"{difference:+.1%}")
+            difference = float(columns[2].mean() - columns[0].mean())  # the default's
+            if len(splits) > 1:
+                differences.append(difference)
+            table.add_row(source, name, *cells, f"{difference:+.1%}")
     console.print(table)
     mean = float(np.mean(differences))
     met = mean >= 0

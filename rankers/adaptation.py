@@ -4,8 +4,9 @@ The shipped members form a generator-agnostic prior. For each calibration group 
 generator at a setting) with at least `min_labels` labels of its own, a learner is trained
 on that group's labels only (logistic regression on the suite-neighbour features, and
 unless `embedding_learner` is off, a second one on frozen MiniLM embeddings of the
-description with its label and the candidate) and stacked with each member and the
-generic signals below (rankers.stacking): each part's score is placed against its
+description with its label and the candidate; where a config turns it on, a third: a
+cross-encoder fine-tuned on a group with a few hundred labels, rankers.group_cross_encoder)
+and stacked with each member and the generic signals below (rankers.stacking): each part's score is placed against its
 out-of-fold scores in the group, and the parts are averaged with weights max(AUC - 0.5, 0)
 measured on the group's out-of-fold labels (its random labels alone once there are
 enough), so a member such as an LLM judge earns its weight on each generator's own labels.
@@ -34,6 +35,12 @@ from pydantic import BaseModel, ConfigDict, Field
 from rankers.calibration import calibration_group
 from rankers.embedding import EmbeddingRanker, embedding_features
 from rankers.folds import fold_assignment
+from rankers.group_cross_encoder import (
+    CROSS_ENCODER_LEARNER,
+    GroupCrossEncoderConfig,
+    cross_fit_group_cross_encoder,
+    load_group_cross_encoder,
+)
 from rankers.linear_head import fit_linear_head
 from rankers.neighbours import FEATURES, NeighbourRanker, neighbour_features
 from rankers.stacking import PartState, fit_curve, on_curve, part_state, stack
@@ -74,6 +81,10 @@ class AdaptationConfig(BaseModel):
     )
     fallback_weight: float = Field(
         default=1.0, ge=0, description="zero-shot: the generic signals' weight (the prior's: 1)"
+    )
+    cross_encoder: GroupCrossEncoderConfig | None = Field(
+        default=None,
+        description="fine-tune a cross-encoder on each group with a few hundred labels (off)",
     )
     min_random_labels: int = Field(
         default=20,
@@ -242,12 +253,20 @@ def train_adaptation(
             values[EMBEDDING_LEARNER] = _out_of_fold(
                 embedded, labels, fold_of, folds, l2=config.embedding_l2, weights=weights
             )
+        slug = group_slug(group)
+        if config.cross_encoder is not None and len(index) >= config.cross_encoder.min_labels:
+            values[CROSS_ENCODER_LEARNER] = cross_fit_group_cross_encoder(
+                members,
+                np.array([is_random_sample(m) for m in members]),
+                config.cross_encoder,
+                folder / "groups" / slug,
+                folder / ".work" / "groups" / slug,
+            )
         earned = earning_labels(members, labels, config.min_random_labels)
         parts = {name: part_state(scores, labels, earned=earned) for name, scores in values.items()}
         head = fit_linear_head(
             features[index], labels.astype(int), l2=config.l2, sample_weight=weights
         )
-        slug = group_slug(group)
         NeighbourRanker(LEARNER, "minilm", head).save(folder / "groups" / slug)
         if embedded is not None:
             embedding_head = fit_linear_head(
@@ -328,6 +347,11 @@ def adapted_scores(
         if EMBEDDING_LEARNER in adapted.parts:
             embedder = EmbeddingRanker.load(folder / "groups" / adapted.folder)
             parts[EMBEDDING_LEARNER] = embedder.score([candidates[i] for i in index])
+        if CROSS_ENCODER_LEARNER in adapted.parts and state.config.cross_encoder is not None:
+            own = load_group_cross_encoder(
+                folder / "groups" / adapted.folder, state.config.cross_encoder
+            )
+            parts[CROSS_ENCODER_LEARNER] = own.score([candidates[i] for i in index])
         stacked = stack({k: v for k, v in parts.items() if k in adapted.parts}, adapted.parts)
         scores[index] = on_curve(stacked, adapted.invalid_curve)
         shares = {k: p.weight for k, p in adapted.parts.items()}
