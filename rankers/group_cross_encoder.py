@@ -9,7 +9,8 @@ It costs minutes a group on 2 cores (each fold and the final model are a fine-tu
 so it is off unless a config sets `adaptation: {cross_encoder: {...}}`, and it trains on
 at most `max_labels` of a group's labels (its random ones first). Labels it did not
 train on are scored by the final model, which never saw them, so every label has an
-out-of-sample score.
+out-of-sample score. Sample weights are not applied: within one group, every label
+counts once.
 """
 
 from __future__ import annotations
