@@ -5,14 +5,15 @@ generator at a setting) with at least `min_labels` labels of its own, a learner 
 on that group's labels only (logistic regression on the suite-neighbour features, and
 unless `embedding_learner` is off, a second one on frozen MiniLM embeddings of the
 description with its label and the candidate; where a config turns it on, a third: a
-cross-encoder fine-tuned on a group with a few hundred labels, rankers.group_cross_encoder)
-and stacked with each member and the generic signals below (rankers.stacking): each part's score is placed against its
-out-of-fold scores in the group, and the parts are averaged with weights max(AUC - 0.5, 0)
-measured on the group's out-of-fold labels (its random labels alone once there are
-enough), so a member such as an LLM judge earns its weight on each generator's own labels.
-As a group's labels grow, a learner earns weight where it beats the prior; a part that is
-no better than random on the group gets no weight there. The stacked score is read as
-P(invalid) on a curve fitted to the group's labels, so that groups share one scale.
+cross-encoder fine-tuned on a group with a few hundred labels,
+rankers.group_cross_encoder) and stacked with each member and the generic signals below
+(rankers.stacking): each part's score is placed against its out-of-fold scores in the
+group, and the parts are averaged with weights max(AUC - 0.5, 0) measured on the group's
+out-of-fold labels (its random labels alone once there are enough), so a member such as an
+LLM judge earns its weight on each generator's own labels. As a group's labels grow, a
+learner earns weight where it beats the prior; a part that is no better than random on the
+group gets no weight there. The stacked score is read as P(invalid) on a curve fitted to
+the group's labels, so that groups share one scale.
 
 A group with no labels of its own is ranked zero-shot: the prior blended with fixed-sign
 signals that do not depend on one generator's habits (how far the candidate sits from its
