@@ -164,10 +164,9 @@ def main() -> int:
     args = parser.parse_args()
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     console = Console()
-    items = [
-        *read_jsonl_parts(args.data / "train", LabelledCandidate),
-        *read_jsonl(args.data / "test.jsonl", LabelledCandidate),
-    ]
+    test = list(read_jsonl(args.data / "test.jsonl", LabelledCandidate))
+    test_ids = {item.candidate.id for item in test}
+    items = [*read_jsonl_parts(args.data / "train", LabelledCandidate), *test]
     config = load_config(args.config)
     work = args.work or Path(tempfile.mkdtemp(prefix="testaug-stacking-"))
     trainings = Trainings(config, work, lambda line: console.print(line, style="dim"))
@@ -184,15 +183,12 @@ def main() -> int:
         held = [item for item in items if source_of(item) == source]
         others = [item for item in items if source_of(item) != source]
         prior = prior_of(trainings.ensemble(others, f"every source but {source}"), held)
-        test_ids = {
-            item.candidate.id for item in read_jsonl(args.data / "test.jsonl", LabelledCandidate)
-        }
-        in_test = np.array([item.candidate.id in test_ids for item in held])
         rows = [
             (str(size), [random_split(len(held), size, s) for s in range(args.seeds)])
             for size in args.sizes
         ]
         if args.in_domain:
+            in_test = np.array([item.candidate.id in test_ids for item in held])
             in_domain = (np.flatnonzero(~in_test), np.flatnonzero(in_test))
             rows.append((f"in domain ({len(in_domain[0])})", [in_domain]))
         for name, splits in rows:

@@ -14,12 +14,14 @@ from rankers.group_cross_encoder import (
     CROSS_ENCODER_LEARNER,
     FOLDER,
     GroupCrossEncoderConfig,
+    cross_fit_group_cross_encoder,
+    load_group_cross_encoder,
     training_subset,
 )
 from testaug.core.bundled import bundled_dir
 from testaug.core.jsonl import read_jsonl_parts
 from testaug.core.records import LabelledCandidate
-from tests.tiny_models import build_tiny_cross_encoder
+from tests.tiny_models import build_tiny_cross_encoder, make_labelled
 
 
 def test_the_cross_encoder_trains_on_random_labels_first_up_to_its_cap():
@@ -36,6 +38,30 @@ def test_the_cross_encoder_learner_is_off_unless_a_config_sets_it():
     assert load_config("offline").adaptation.cross_encoder is None
     config = AdaptationConfig.model_validate({"cross_encoder": {"min_labels": 300}})
     assert config.cross_encoder == GroupCrossEncoderConfig(min_labels=300)
+
+
+def test_labels_it_trained_on_score_out_of_fold_and_the_rest_by_the_saved_final_model(
+    tmp_path,
+):
+    tiny = build_tiny_cross_encoder("bert", tmp_path / "tiny")
+    members = make_labelled(
+        [f"a lovely, warm film number {i}" for i in range(16)],
+        [f"a dull, cold film number {i}" for i in range(14)],
+    )
+    drawn = np.array([i % 2 == 0 for i in range(len(members))])
+    own = GroupCrossEncoderConfig(
+        min_labels=20, max_labels=20, model=str(tiny), folds=2, epochs=1, batch_size=8
+    )
+    scores = cross_fit_group_cross_encoder(
+        members, drawn, own, tmp_path / "group", tmp_path / "work"
+    )
+    final = load_group_cross_encoder(tmp_path / "group", own).score([m.candidate for m in members])
+    trained = training_subset(drawn, 20, seed=0)
+    unseen = np.setdiff1d(np.arange(len(members)), trained)
+    assert set(np.flatnonzero(drawn)) <= set(trained.tolist())
+    np.testing.assert_allclose(scores[unseen], final[unseen], atol=1e-5)
+    assert not np.allclose(scores[trained], final[trained], atol=1e-5)  # fold models' scores
+    assert not (tmp_path / "work").exists()
 
 
 @pytest.mark.slow
@@ -61,7 +87,7 @@ def test_a_group_with_enough_labels_stacks_its_own_fine_tuned_cross_encoder(tmp_
     assert state is not None
     group = state.groups[calibration_group(gemma[0].candidate)]
     part = group.parts[CROSS_ENCODER_LEARNER]
-    assert len(part.oof_scores) == 90  # every label scored: 60 out of fold, 30 by the final model
+    assert len(part.oof_scores) == 90  # one out-of-sample score per label of the group
     assert part.weight == round(max(part.auc - 0.5, 0.0), 6)
     assert (tmp_path / "ens" / "groups" / str(group.folder) / FOLDER).is_dir()
     assert not (tmp_path / "ens" / ".work").exists()
