@@ -18,7 +18,8 @@ the group's labels, so that groups share one scale.
 A group with no labels of its own is ranked zero-shot: the prior blended with fixed-sign
 signals that do not depend on one generator's habits (how far the candidate sits from its
 own description's seed cases against other descriptions', whether its nearest seed cases
-share its description and label, repeated words, placeholders and leaked instructions).
+share its description and label, the probability a probe trained on the seed cases gives
+its label, repeated words, placeholders and leaked instructions).
 Where its candidates also lie far from the training data (their similarity to their own
 description's seeds falls below the training data's), the ranking says so: the order is a
 weak prior until people label some.
@@ -57,6 +58,7 @@ _GENERIC_COLUMNS = (
     (FEATURES.index("own_over_other"), -1.0),
     (FEATURES.index("knn_own"), -1.0),
     (FEATURES.index("knn_label_agrees"), -1.0),
+    (FEATURES.index("label_probe"), -1.0),
     (FEATURES.index("repetition"), 1.0),
 )
 _OWN_BEST = FEATURES.index("own_best")

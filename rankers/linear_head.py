@@ -83,6 +83,7 @@ class LinearRanker:
     features are made (`features`) and the JSON file it is saved in (`file_name`)."""
 
     file_name: ClassVar[str]
+    feature_count: ClassVar[int | None] = None  # the features a saved head must weigh, if fixed
 
     def __init__(self, name: str, model: str, head: LinearHead) -> None:
         self.name = name
@@ -121,6 +122,12 @@ class LinearRanker:
             message = (
                 f"{len(saved.mean)} means, {len(saved.scale)} scales and "
                 f"{len(saved.weights)} weights; train the ensemble again"
+            )
+            raise InputError(Problem(message, file))
+        if cls.feature_count is not None and len(saved.weights) != cls.feature_count:
+            message = (
+                f"{len(saved.weights)} weights for {cls.feature_count} features: trained by "
+                "another version of testaug; train the ensemble again"
             )
             raise InputError(Problem(message, file))
         if any(value == 0 for value in saved.scale):

@@ -15,7 +15,9 @@ generators it never saw:
   whose label agrees; its own description's rank among all descriptions;
 - whether it fills a template of its own description under that template's label, with
   words the lexicons give those slots, or a template of another description
-  (`rankers/template_fit.py`).
+  (`rankers/template_fit.py`);
+- the probability a label probe trained on the reference cases gives its proposed label
+  (`rankers/label_probe.py`).
 
 Reference cases whose text equals the candidate's are left out. A candidate whose
 description has no reference cases keeps the features that do not need one (an indicator
@@ -32,6 +34,7 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
 from rankers.embedding import embeddings
+from rankers.label_probe import label_probe, no_evidence, pair_features
 from rankers.linear_head import LinearRanker, fit_linear_head
 from rankers.template_fit import TemplateIndex
 from testaug.core.records import Candidate, LabelledCandidate, TestCase, label_options
@@ -63,7 +66,9 @@ TEMPLATE_FEATURES = (
     "own_template_all_known",
     "other_template_known",
 )
-FEATURES = SIMILARITY_FEATURES + TEMPLATE_FEATURES
+LABEL_FEATURES = ("label_probe",)
+FEATURES = SIMILARITY_FEATURES + TEMPLATE_FEATURES + LABEL_FEATURES
+_LABEL_PROBE = FEATURES.index("label_probe")
 NEIGHBOURS = 10
 CHUNK = 256
 
@@ -80,7 +85,7 @@ class NeighbourConfig(BaseModel):
 
 
 class _TaskReference:
-    """One task's reference cases, embedded and grouped by description."""
+    """One task's reference cases, embedded and grouped by description, and its label probe."""
 
     def __init__(self, cases: Sequence[TestCase], model: str) -> None:
         cases = sorted(cases, key=lambda case: case.description_id)
@@ -109,6 +114,16 @@ class _TaskReference:
         if self.pair:
             self.b = np.vstack([vectors[case.text_pair or ""] for case in cases])
             self.relation = _unit(self.a - self.b)
+        self.probe = label_probe(pair_features(self.a, self.b if self.pair else None), cases, model)
+        self.no_evidence = no_evidence(cases)
+
+    def label_agreement(
+        self, a: np.ndarray, b: np.ndarray | None, part: Sequence[Candidate]
+    ) -> np.ndarray:
+        """The probe's probability of each candidate's proposed label."""
+        if self.probe is None:
+            return np.full(len(part), self.no_evidence)
+        return self.probe.agreement(pair_features(a, b if self.pair else None), part)
 
     def similarity(self, a: np.ndarray, b: np.ndarray | None) -> np.ndarray:
         """Cosine of each candidate with each reference case (pairs: sides and relation)."""
@@ -156,9 +171,10 @@ def neighbour_features(
             document = _unit(a + b) if b is not None else a
             rows = _task_features(ref, part, ref.similarity(a, b), document)
             out[indices[start : start + CHUNK], : len(SIMILARITY_FEATURES)] = rows
+            out[indices[start : start + CHUNK], _LABEL_PROBE] = ref.label_agreement(a, b, part)
         templates = TemplateIndex(cases_by_task[task])
         fits = np.array([templates.fit(candidate) for candidate in chosen])
-        out[indices, len(SIMILARITY_FEATURES) :] = fits
+        out[indices, len(SIMILARITY_FEATURES) : _LABEL_PROBE] = fits
     return out
 
 
@@ -228,6 +244,7 @@ class NeighbourRanker(LinearRanker):
     """Logistic regression over suite-neighbour features, judged against the reference cases."""
 
     file_name = "neighbours.json"
+    feature_count = len(FEATURES)
 
     def features(
         self, candidates: Sequence[Candidate], reference: Sequence[TestCase], batch_size: int

@@ -94,11 +94,20 @@ def test_the_rankers_rule_alone_accepts_what_it_vouches_for_and_records_it(ranke
     done = testaug.review_automatically(run / "ranked.jsonl", **POOLED)
     ranked = ranked_run[1]
     assert done.summary.mode == "auto" and done.path == run / "annotations.jsonl"
-    assert done.summary.acceptance.accepted_by_ranker == len(ranked)
-    assert done.summary.pending == 0
+    groups = done.summary.acceptance.groups
+    vouched = [
+        r
+        for r in ranked
+        if (rule := groups[r.calibration_group].rule) is not None
+        and r.p_valid is not None
+        and r.p_valid >= rule.threshold
+    ]
+    assert 0 < done.summary.acceptance.accepted_by_ranker == len(vouched)
+    assert done.summary.pending == len(ranked) - len(vouched)
     written = list(read_jsonl(done.path, Annotation))
-    assert len(written) == done.records == len(ranked)
-    assert {a.candidate_id for a in written} == {r.candidate.id for r in ranked}
+    assert len(written) == done.records == len(vouched)
+    assert {a.candidate_id for a in written} == {r.candidate.id for r in vouched}
+    assert all(a.valid and a.origin == "ranker" for a in written)
 
 
 def test_without_a_rule_for_its_generator_the_ranker_leaves_every_candidate_pending(
@@ -112,9 +121,9 @@ def test_without_a_rule_for_its_generator_the_ranker_leaves_every_candidate_pend
 
 def test_merging_the_rankers_acceptances_gives_the_cases_the_cli_merge_writes(ranked_run, tmp_path):
     run = fresh_run(ranked_run, tmp_path / "api")
-    testaug.review_automatically(run / "ranked.jsonl", **POOLED)
+    done = testaug.review_automatically(run / "ranked.jsonl", **POOLED)
     accepted = testaug.merge_reviewed(run / "ranked.jsonl", **POOLED)
-    assert len(accepted) == len(ranked_run[1])
+    assert 0 < len(accepted) == done.summary.acceptance.accepted_by_ranker
     assert {case.source for case in accepted} == {"llm"}
     assert testaug.read_cases(run / "accepted.jsonl") == accepted
     assert (run / "verdicts.jsonl").is_file()

@@ -87,6 +87,13 @@ def test_the_generic_signal_rises_as_a_case_leaves_its_own_description():
     assert scores[1] > scores[0]
 
 
+def test_the_generic_signal_rises_as_the_seed_cases_label_probe_disagrees():
+    features = np.zeros((2, len(FEATURES)))
+    features[:, FEATURES.index("label_probe")] = [0.9, 0.1]  # P(proposed label)
+    scores = generic_signals(features, [candidate("A fine day."), candidate("A fine night.")])
+    assert scores[1] > scores[0]
+
+
 def test_calibration_curves_rest_only_on_labels_drawn_at_random():
     items = [candidate(f"case {i}") for i in range(120)]
     scores = np.linspace(0, 1, 120)
