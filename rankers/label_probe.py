@@ -10,7 +10,8 @@ It reads no generator's labels, so its direction holds for every generator: a sl
 polarity, a wrong label or a pair whose sides do not relate as the label says lowers it.
 On the bundled data it separates valid from invalid sentiment candidates better than
 the labels of the nearest seed cases do (AUC 0.66 against 0.58 on the strong-style set,
-0.69 against 0.62 on SmolLM2's), and about as well for pairs.
+0.69 against 0.62 on SmolLM2's); on pairs it is mixed (better on NLI pairs of the
+embedded generators, worse on paraphrase pairs).
 
 A task whose reference cases hold fewer than two labels has no probe: every candidate of
 it gets agreement 1 / (number of labels), that is no evidence.
