@@ -13,8 +13,8 @@ the labels of the nearest seed cases do (AUC 0.66 against 0.58 on the strong-sty
 0.69 against 0.62 on SmolLM2's); on pairs it is mixed (better on NLI pairs of the
 embedded generators, worse on paraphrase pairs).
 
-A task whose reference cases hold fewer than two labels has no probe: every candidate of
-it gets agreement 1 / (number of labels), that is no evidence.
+Where a task's reference cases hold fewer than two labels there is nothing to learn: every
+candidate of it gets agreement 1 / (number of labels), that is no evidence.
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ import numpy as np
 
 from testaug.core.records import Candidate, TestCase, content_id, label_options
 
-_PROBES: dict[str, LabelProbe | None] = {}
+_PROBES: dict[str, LabelProbe] = {}
 _PROBE_LIMIT = 32  # probes kept per process (one per task and reference set)
 
 
@@ -37,7 +37,8 @@ def pair_features(a: np.ndarray, b: np.ndarray | None) -> np.ndarray:
 
 
 class LabelProbe:
-    """P(label | text) for one task, from its reference cases."""
+    """P(label | text) for one task, from its reference cases; where they hold fewer than
+    two labels there is nothing to learn, and every candidate gets 1 / (number of labels)."""
 
     def __init__(self, x: np.ndarray, cases: Sequence[TestCase]) -> None:
         from sklearn.linear_model import LogisticRegression
@@ -49,12 +50,17 @@ class LabelProbe:
                 rows.append(row)
                 labels.append(option)
                 weights.append(1.0 / len(options))
-        self.classifier = LogisticRegression(C=1.0, max_iter=2000)
-        self.classifier.fit(x[rows], labels, sample_weight=np.array(weights))
-        self.labels = [str(label) for label in self.classifier.classes_]
+        self.labels = sorted(set(labels))
+        self.classifier = None
+        if len(self.labels) >= 2:
+            self.classifier = LogisticRegression(C=1.0, max_iter=2000)
+            self.classifier.fit(x[rows], labels, sample_weight=np.array(weights))
+            self.labels = [str(label) for label in self.classifier.classes_]
 
     def agreement(self, x: np.ndarray, candidates: Sequence[Candidate]) -> np.ndarray:
         """The probability of each candidate's proposed label (0 for labels it never saw)."""
+        if self.classifier is None:
+            return np.full(len(candidates), 1.0 / max(len(self.labels), 1))
         if not len(candidates):
             return np.zeros(0)
         probabilities = self.classifier.predict_proba(x)
@@ -67,19 +73,12 @@ class LabelProbe:
         )
 
 
-def label_probe(x: np.ndarray, cases: Sequence[TestCase], model: str) -> LabelProbe | None:
+def label_probe(x: np.ndarray, cases: Sequence[TestCase], model: str) -> LabelProbe:
     """The probe of one task's reference cases (`x`: their `pair_features`), trained once
-    per process; None when they hold fewer than two labels."""
+    per process."""
     key = content_id("label-probe", model, sorted((case.id, case.label) for case in cases))
     if key not in _PROBES:
         if len(_PROBES) >= _PROBE_LIMIT:
             _PROBES.pop(next(iter(_PROBES)))
-        labels = {option for case in cases for option in label_options(case.label)}
-        _PROBES[key] = LabelProbe(x, cases) if len(labels) >= 2 else None
+        _PROBES[key] = LabelProbe(x, cases)
     return _PROBES[key]
-
-
-def no_evidence(cases: Sequence[TestCase]) -> float:
-    """The agreement of a candidate whose task has no probe: 1 / its labels."""
-    labels = {option for case in cases for option in label_options(case.label)}
-    return 1.0 / max(len(labels), 1)

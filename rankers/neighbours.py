@@ -34,7 +34,7 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
 from rankers.embedding import embeddings
-from rankers.label_probe import label_probe, no_evidence, pair_features
+from rankers.label_probe import label_probe, pair_features
 from rankers.linear_head import LinearRanker, fit_linear_head
 from rankers.template_fit import TemplateIndex
 from testaug.core.records import Candidate, LabelledCandidate, TestCase, label_options
@@ -115,14 +115,11 @@ class _TaskReference:
             self.b = np.vstack([vectors[case.text_pair or ""] for case in cases])
             self.relation = _unit(self.a - self.b)
         self.probe = label_probe(pair_features(self.a, self.b if self.pair else None), cases, model)
-        self.no_evidence = no_evidence(cases)
 
     def label_agreement(
         self, a: np.ndarray, b: np.ndarray | None, part: Sequence[Candidate]
     ) -> np.ndarray:
         """The probe's probability of each candidate's proposed label."""
-        if self.probe is None:
-            return np.full(len(part), self.no_evidence)
         return self.probe.agreement(pair_features(a, b if self.pair else None), part)
 
     def similarity(self, a: np.ndarray, b: np.ndarray | None) -> np.ndarray:

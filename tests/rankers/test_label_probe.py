@@ -8,7 +8,7 @@ import json
 import numpy as np
 import pytest
 
-from rankers.label_probe import LabelProbe, label_probe, no_evidence, pair_features
+from rankers.label_probe import LabelProbe, label_probe, pair_features
 from rankers.neighbours import FEATURES, NeighbourRanker, neighbour_features
 from testaug.core.bundled import resolve_suite
 from testaug.core.errors import InputError
@@ -59,11 +59,12 @@ def test_a_case_of_several_labels_counts_once_in_all_of_them():
     assert middle == pytest.approx(0.5, abs=1e-6)
 
 
-def test_a_reference_of_one_label_has_no_probe_and_gives_no_evidence():
+def test_a_reference_of_one_label_trains_nothing_and_gives_no_evidence():
     cases = [case("a", "positive"), case("b", "positive")]
-    assert label_probe(np.eye(2), cases, "test-model") is None
-    assert no_evidence(cases) == 1.0
-    assert no_evidence([*cases, case("c", "negative")]) == 0.5
+    probe = label_probe(np.eye(2), cases, "test-model")
+    assert probe.classifier is None and probe.labels == ["positive"]
+    proposed = [candidate("new", "positive"), candidate("new", "negative")]
+    assert probe.agreement(np.eye(2), proposed).tolist() == [1.0, 1.0]
 
 
 def test_pairs_are_read_by_both_sides_and_how_they_relate():
