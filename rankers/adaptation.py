@@ -76,7 +76,7 @@ class AdaptationConfig(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
     enabled: bool = Field(default=True, description="stack per-group learners (else plain Borda)")
-    min_labels: int = Field(default=30, ge=10, description="a group's labels before its learner")
+    min_labels: int = Field(default=20, ge=10, description="a group's labels before its learner")
     min_weighing_labels: int = Field(
         default=10, ge=4, description="a group's labels before its members are weighted on them"
     )

@@ -186,7 +186,7 @@ def test_a_group_with_a_few_labels_weighs_its_members_on_them_before_it_has_lear
         item
         for item in read_jsonl_parts(bundled_dir("data") / "validity" / "train", LabelledCandidate)
         if item.candidate.model == "gemma-3-270m" and item.candidate.task == "sentiment"
-    ][:20]
+    ][:15]
     invalid = np.array([not item.valid for item in rows])
     assert 0 < invalid.sum() < len(rows)
     right, wrong = invalid.astype(float), (~invalid).astype(float)
@@ -195,13 +195,13 @@ def test_a_group_with_a_few_labels_weighs_its_members_on_them_before_it_has_lear
     config = AdaptationConfig()
     state, _ = train_adaptation(rows, right - wrong, members, reference, config, tmp_path)
     group = state.groups[calibration_group(rows[0].candidate)]
-    assert group.folder is None and group.labels == 20  # too few for learners (30)
+    assert group.folder is None and group.labels == 15  # too few for learners (20)
     assert group.parts["member wrong"].weight == 0.0  # worse than random here: no weight
     assert group.parts["member right"].weight == 0.5
     assert not (tmp_path / "groups").exists()
     candidates = [item.candidate for item in rows]
     adapted = adapted_scores(candidates, right - wrong, members, reference, state, tmp_path)
-    assert all(b.startswith("stacked on 20 labels") and "wait for 30" in b for b in adapted.basis)
+    assert all(b.startswith("stacked on 15 labels") and "wait for 20" in b for b in adapted.basis)
     scores = np.array(adapted.scores)
     assert scores[invalid].min() > scores[~invalid].max()  # the reversed member is ignored
     fewer, _ = train_adaptation(
