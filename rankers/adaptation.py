@@ -208,6 +208,25 @@ def _out_of_fold(
     return out
 
 
+def _stacked(
+    members: Sequence[LabelledCandidate],
+    invalid: np.ndarray,
+    values: dict[str, np.ndarray],
+    parts: dict[str, PartState],
+    folder: str | None,
+) -> tuple[GroupState, np.ndarray]:
+    """A group's state from its parts' scores and states, and its candidates' P(invalid)."""
+    stacked = stack(values, parts)
+    state = GroupState(
+        labels=len(members),
+        random_labels=sum(is_random_sample(m) for m in members),
+        folder=folder,
+        parts=parts,
+        invalid_curve=fit_curve(stacked, invalid),
+    )
+    return state, on_curve(stacked, state.invalid_curve)
+
+
 def train_adaptation(
     items: Sequence[LabelledCandidate],
     prior_oof: np.ndarray,
@@ -243,22 +262,12 @@ def train_adaptation(
         if len(index) < config.min_weighing_labels or labels.all() or not labels.any():
             continue
         members = [items[i] for i in index]
-        if len(index) < config.min_labels:
+        if len(index) < config.min_labels:  # weighed on its labels, too few for learners
             values = {member_part(name): scores[index] for name, scores in member_oof.items()}
-            parts = {
-                k: part_state(v, labels) for k, v in {**values, GENERIC: generic[index]}.items()
-            }
+            values[GENERIC] = generic[index]
+            parts = {name: part_state(scores, labels) for name, scores in values.items()}
             if sum(p.weight for p in parts.values()) > 0:
-                stacked = stack({**values, GENERIC: generic[index]}, parts)
-                curve = fit_curve(stacked, labels)
-                states[group] = GroupState(
-                    labels=len(index),
-                    random_labels=sum(is_random_sample(m) for m in members),
-                    folder=None,
-                    parts=parts,
-                    invalid_curve=curve,
-                )
-                triage[index] = on_curve(stacked, curve)
+                states[group], triage[index] = _stacked(members, labels, values, parts, None)
             continue
         folds = min(config.folds, int(min(labels.sum(), (~labels).sum())))
         if folds < 2:
@@ -301,15 +310,7 @@ def train_adaptation(
             EmbeddingRanker(EMBEDDING_LEARNER, "minilm", embedding_head).save(
                 folder / "groups" / slug
             )
-        stacked = stack(values, parts)
-        states[group] = GroupState(
-            labels=len(index),
-            random_labels=sum(is_random_sample(m) for m in members),
-            folder=slug,
-            parts=parts,
-            invalid_curve=fit_curve(stacked, labels),
-        )
-        triage[index] = on_curve(stacked, states[group].invalid_curve)
+        states[group], triage[index] = _stacked(members, labels, values, parts, slug)
     own_best = features[:, _OWN_BEST]
     state = AdaptationState(
         config=config,
