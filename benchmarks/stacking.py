@@ -250,7 +250,7 @@ def by_description(
     return 0 if met else 1
 
 
-def main() -> int:
+def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--data", type=Path, default=bundled_dir("data") / "validity")
     parser.add_argument("--config", default="offline", help="offline, paper, or a YAML file")
@@ -279,7 +279,7 @@ def main() -> int:
         help="with --by-description: the candidates a description needs to be held out",
     )
     parser.add_argument("--work", type=Path, help="folder for trained ensembles (default: temp)")
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     console = Console()
     test = list(read_jsonl(args.data / "test.jsonl", LabelledCandidate))
