@@ -179,8 +179,10 @@ def by_description(
     adaptation: AdaptationConfig,
     args: argparse.Namespace,
     console: Console,
+    work: Path,
 ) -> int:
-    """The --by-description table; 1 when the default closes less than the plain learner."""
+    """The --by-description table (adapted ensembles under `work`); 1 when the default closes
+    less than the plain learner."""
     from rankers.embedding import embeddings
 
     made = [item for item in items if source_of(item) != "rule"]
@@ -230,8 +232,8 @@ def by_description(
                     [
                         triage_report(ranked, ACCURACY).gap_closed,
                         plain_gap(embedded, invalid, split),
-                        gaps_after(prior, held, split, adaptation, args.work_dir)[1],
-                        gaps_after(reversed_prior, held, split, adaptation, args.work_dir)[1],
+                        gaps_after(prior, held, split, adaptation, work)[1],
+                        gaps_after(reversed_prior, held, split, adaptation, work)[1],
                     ]
                 )
     differences = []
@@ -289,8 +291,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     work = args.work or Path(tempfile.mkdtemp(prefix="testaug-stacking-"))
     trainings = Trainings(config, work, lambda line: console.print(line, style="dim"))
     if args.by_description:
-        args.work_dir = work / "adapted"
-        return by_description(items, trainings, config.adaptation, args, console)
+        return by_description(items, trainings, config.adaptation, args, console, work / "adapted")
     table = Table(
         title=f"gap closed at {ACCURACY:.0%} accuracy on the rest of a held-out source, "
         f"after n of its labels drawn at random (mean ± standard error of {args.seeds} draws)",

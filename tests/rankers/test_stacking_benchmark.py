@@ -3,29 +3,14 @@ holds each description out as a generator of its own and prints the four ranking
 
 from __future__ import annotations
 
-import importlib.util
-import sys
 from collections import Counter
-from pathlib import Path
 
 import pytest
 
 from testaug.core.bundled import bundled_dir
 from testaug.core.jsonl import read_jsonl_parts, write_jsonl
 from testaug.core.records import LabelledCandidate
-
-
-def load_benchmark():
-    path = Path(__file__).parents[2] / "benchmarks" / "stacking.py"
-    spec = importlib.util.spec_from_file_location("stacking_benchmark", path)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    path_before = list(sys.path)
-    try:
-        spec.loader.exec_module(module)
-    finally:
-        sys.path[:] = path_before
-    return module
+from tests.benchmark_scripts import load_benchmark
 
 
 @pytest.mark.slow
@@ -46,7 +31,7 @@ def test_by_description_ranks_each_held_out_description_four_ways(tmp_path, caps
     write_jsonl(data / "train" / "part-1.jsonl", [*others, *kept[:60]])
     write_jsonl(data / "test.jsonl", kept[60:])
     least = min(Counter(item.candidate.description for item in kept).values())
-    code = load_benchmark().main(
+    code = load_benchmark("stacking").main(
         ["--data", str(data), "--by-description", "--min-candidates", str(least),
          "--sizes", "20", "--seeds", "1", "--work", str(tmp_path / "work")]
     )  # fmt: skip

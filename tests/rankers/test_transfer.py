@@ -3,10 +3,7 @@ labelled set with a TF-IDF ensemble: seconds, no encoder, no hub."""
 
 from __future__ import annotations
 
-import importlib.util
 import json
-import sys
-from pathlib import Path
 
 import pytest
 
@@ -30,6 +27,7 @@ from rankers.transfer import (
 from testaug.core.jsonl import write_jsonl
 from testaug.core.records import Candidate, LabelledCandidate
 from testaug.review.verdicts import decide
+from tests.benchmark_scripts import load_benchmark
 
 CONFIG = EnsembleConfig(
     name="tiny",
@@ -169,19 +167,6 @@ def test_prompt_subset_keeps_whole_prompts_of_every_source(items):
     assert subset == [i for i in items if i.candidate.prompt_id in kept]
 
 
-def load_benchmark():
-    path = Path(__file__).parents[2] / "benchmarks" / "triage.py"
-    spec = importlib.util.spec_from_file_location("triage_benchmark", path)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    path_before = list(sys.path)
-    try:
-        spec.loader.exec_module(module)
-    finally:
-        sys.path[:] = path_before
-    return module
-
-
 def test_the_benchmark_script_prints_every_section_and_writes_its_numbers(tmp_path, capsys):
     data = tmp_path / "validity"
     data.mkdir()
@@ -197,7 +182,7 @@ def test_the_benchmark_script_prints_every_section_and_writes_its_numbers(tmp_pa
         "members:\n  - {name: tfidf, kind: lexical, min_count: 1}\n"
     )
     out = tmp_path / "triage.json"
-    benchmark = load_benchmark()
+    benchmark = load_benchmark("triage")
     code = benchmark.main(
         ["--data", str(data), "--config", str(config), "--json", str(out), "--sizes", "6",
          "--seeds", "0", "--targets", "gen-b", "--resamples", "100"]

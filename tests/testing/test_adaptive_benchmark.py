@@ -3,12 +3,8 @@ the simulated LM and give numbers (the 2x target is the benchmark's, not checked
 
 from __future__ import annotations
 
-import importlib.util
-import sys
 import zlib
 from collections.abc import Sequence
-from pathlib import Path
-from types import ModuleType
 
 import numpy as np
 import pytest
@@ -16,20 +12,7 @@ from rich.console import Console
 
 from testaug.core.bundled import resolve_suite
 from testaug.suites.load import load_suite
-
-
-def load_benchmark() -> ModuleType:
-    path = Path(__file__).parents[2] / "benchmarks" / "adaptive.py"
-    spec = importlib.util.spec_from_file_location("adaptive_benchmark", path)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # its dataclasses look their module up
-    path_before = list(sys.path)
-    try:
-        spec.loader.exec_module(module)
-    finally:
-        sys.path[:] = path_before
-    return module
+from tests.benchmark_scripts import load_benchmark
 
 
 def word_embed(texts: Sequence[str]) -> np.ndarray:
@@ -43,7 +26,7 @@ def word_embed(texts: Sequence[str]) -> np.ndarray:
 
 @pytest.fixture(scope="module")
 def results(tmp_path_factory):
-    benchmark = load_benchmark()
+    benchmark = load_benchmark("adaptive")
     suite = load_suite(resolve_suite("sentiment"))
     plan = benchmark.Plan(topics=2, rounds=2, suggestions=10, seeds=(0,), models=("vader",))
     cache = tmp_path_factory.mktemp("adaptive") / "simulated.sqlite"
