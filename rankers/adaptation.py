@@ -4,7 +4,8 @@ The shipped members form a generator-agnostic prior. For each calibration group 
 generator at a setting) with at least `min_labels` labels of its own, a learner is trained
 on that group's labels only (logistic regression on the suite-neighbour features, and
 unless `embedding_learner` is off, a second one on frozen MiniLM embeddings of the
-description with its label and the candidate; where a config turns it on, a third: a
+description with its label and the candidate, rankers.group_learners; where a config turns
+them on, one on the embedded language model's hidden states, rankers.lm_states, and a
 cross-encoder fine-tuned on a group with a few hundred labels,
 rankers.group_cross_encoder) and stacked with each member and the generic signals below
 (rankers.stacking): each part's score is placed against its out-of-fold scores in the
@@ -38,7 +39,6 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
 from rankers.calibration import calibration_group
-from rankers.embedding import EmbeddingRanker, embedding_features
 from rankers.folds import fold_assignment
 from rankers.group_cross_encoder import (
     CROSS_ENCODER_LEARNER,
@@ -46,15 +46,14 @@ from rankers.group_cross_encoder import (
     cross_fit_group_cross_encoder,
     load_group_cross_encoder,
 )
+from rankers.group_learners import FROZEN_RANKERS, frozen_learners, out_of_fold
 from rankers.linear_head import fit_linear_head
+from rankers.lm_states import LmLearnerConfig
 from rankers.neighbours import FEATURES, NeighbourRanker, neighbour_features
 from rankers.stacking import PartState, fit_curve, on_curve, part_state, stack
 from testaug.core.records import Candidate, LabelledCandidate, TestCase, content_id
 
 PRIOR, LEARNER, GENERIC = "prior", "learner", "generic"
-# The second learner of a group's own labels: logistic regression on frozen embeddings of
-# the description with its label and the candidate (rankers.embedding's features).
-EMBEDDING_LEARNER = "embedding learner"
 # Fixed-sign generator-agnostic signals (higher = more likely invalid): the neighbour
 # features whose direction held on every generator measured, negated where higher is valid.
 _GENERIC_COLUMNS = (
@@ -90,6 +89,9 @@ class AdaptationConfig(BaseModel):
     )
     fallback_weight: float = Field(
         default=1.0, ge=0, description="zero-shot: the generic signals' weight (the prior's: 1)"
+    )
+    lm_learner: LmLearnerConfig | None = Field(
+        default=None, description="also stack a learner on the embedded LM's hidden states (off)"
     )
     cross_encoder: GroupCrossEncoderConfig | None = Field(
         default=None,
@@ -182,32 +184,6 @@ def earning_labels(
     return drawn
 
 
-def _out_of_fold(
-    x: np.ndarray,
-    invalid: np.ndarray,
-    fold_of: np.ndarray,
-    folds: int,
-    *,
-    l2: float,
-    weights: np.ndarray | None,
-) -> np.ndarray:
-    """A logistic regression's out-of-fold decision values (0 in a fold whose training
-    part holds one verdict only)."""
-    out = np.zeros(len(invalid))
-    for fold in range(folds):
-        inside, outside = fold_of != fold, fold_of == fold
-        if len(set(invalid[inside].tolist())) < 2:
-            continue
-        head = fit_linear_head(
-            x[inside],
-            invalid[inside].astype(int),
-            l2=l2,
-            sample_weight=None if weights is None else weights[inside],
-        )
-        out[outside] = head.decision(x[outside])
-    return out
-
-
 def _stacked(
     members: Sequence[LabelledCandidate],
     invalid: np.ndarray,
@@ -274,7 +250,7 @@ def train_adaptation(
             continue
         fold_of = fold_assignment(members, folds, seed=0)
         weights = None if sample_weight is None else sample_weight[index]
-        learner_oof = _out_of_fold(
+        learner_oof = out_of_fold(
             features[index], labels, fold_of, folds, l2=config.l2, weights=weights
         )
         values = {
@@ -282,11 +258,14 @@ def train_adaptation(
             LEARNER: learner_oof,
             GENERIC: generic[index],
         }
-        embedded = None
-        if config.embedding_learner:
-            embedded = embedding_features([candidates[i] for i in index])
-            values[EMBEDDING_LEARNER] = _out_of_fold(
-                embedded, labels, fold_of, folds, l2=config.embedding_l2, weights=weights
+        frozen = frozen_learners(
+            config.embedding_learner, config.embedding_l2, config.lm_learner, len(index)
+        )
+        group_candidates = [member.candidate for member in members]
+        read = {name: learner.read(group_candidates) for name, learner in frozen.items()}
+        for name, learner in frozen.items():
+            values[name] = out_of_fold(
+                read[name], labels, fold_of, folds, l2=learner.l2, weights=weights
             )
         slug = group_slug(group)
         if config.cross_encoder is not None and len(index) >= config.cross_encoder.min_labels:
@@ -303,13 +282,11 @@ def train_adaptation(
             features[index], labels.astype(int), l2=config.l2, sample_weight=weights
         )
         NeighbourRanker(LEARNER, "minilm", head).save(folder / "groups" / slug)
-        if embedded is not None:
-            embedding_head = fit_linear_head(
-                embedded, labels.astype(int), l2=config.embedding_l2, sample_weight=weights
+        for name, learner in frozen.items():
+            head = fit_linear_head(
+                read[name], labels.astype(int), l2=learner.l2, sample_weight=weights
             )
-            EmbeddingRanker(EMBEDDING_LEARNER, "minilm", embedding_head).save(
-                folder / "groups" / slug
-            )
+            learner.ranker(name, learner.model, head).save(folder / "groups" / slug)
         states[group], triage[index] = _stacked(members, labels, values, parts, slug)
     own_best = features[:, _OWN_BEST]
     state = AdaptationState(
@@ -372,9 +349,10 @@ def adapted_scores(
         if adapted.folder is not None:
             learner = NeighbourRanker.load(folder / "groups" / adapted.folder)
             parts[LEARNER] = learner.head.decision(features[index])
-        if EMBEDDING_LEARNER in adapted.parts:
-            embedder = EmbeddingRanker.load(folder / "groups" / adapted.folder)
-            parts[EMBEDDING_LEARNER] = embedder.score([candidates[i] for i in index])
+        for name, ranker in FROZEN_RANKERS.items():
+            if name in adapted.parts:
+                own = ranker.load(folder / "groups" / str(adapted.folder))
+                parts[name] = own.score([candidates[i] for i in index])
         if CROSS_ENCODER_LEARNER in adapted.parts and state.config.cross_encoder is not None:
             own = load_group_cross_encoder(
                 folder / "groups" / adapted.folder, state.config.cross_encoder

@@ -1,4 +1,5 @@
-"""Tiny random BERT, ELECTRA and RoBERTa sequence classifiers built in place (no download)."""
+"""Tiny random BERT, ELECTRA and RoBERTa sequence classifiers and a tiny causal LM, built in
+place (no download)."""
 
 from __future__ import annotations
 
@@ -90,6 +91,31 @@ def build_tiny_cross_encoder(kind: str, path: Path) -> Path:
     else:
         raise ValueError(kind)
     model.save_pretrained(path)
+    tokenizer.save_pretrained(path)
+    return path
+
+
+def build_tiny_causal_lm(path: Path) -> Path:
+    """Save a two-layer, hidden-size-16 Llama causal LM with a word-level tokenizer to `path`."""
+    from transformers import BertTokenizerFast, LlamaConfig, LlamaForCausalLM
+
+    path.mkdir(parents=True, exist_ok=True)
+    vocab = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", *WORDS, ":", "/"]
+    tokenizer = BertTokenizerFast(vocab={word: i for i, word in enumerate(vocab)})
+    tokenizer.model_input_names = ["input_ids", "attention_mask"]
+    config = LlamaConfig(
+        vocab_size=len(vocab),
+        hidden_size=16,
+        intermediate_size=32,
+        num_hidden_layers=2,
+        num_attention_heads=2,
+        num_key_value_heads=2,
+        max_position_embeddings=256,
+        pad_token_id=0,
+        bos_token_id=2,
+        eos_token_id=3,
+    )
+    LlamaForCausalLM(config).save_pretrained(path)
     tokenizer.save_pretrained(path)
     return path
 

@@ -7,7 +7,6 @@ import numpy as np
 import pytest
 
 from rankers.adaptation import (
-    EMBEDDING_LEARNER,
     GENERIC,
     LEARNER,
     PRIOR,
@@ -22,6 +21,7 @@ from rankers.adaptation import (
 from rankers.calibration import calibration_group, fit_calibration
 from rankers.ensemble import load_config
 from rankers.ensemble_training import train_ensemble
+from rankers.group_learners import EMBEDDING_LEARNER
 from rankers.neighbours import FEATURES
 from rankers.reference import bundled_reference
 from rankers.stacking import PartState, fit_curve, on_curve, part_state, stack

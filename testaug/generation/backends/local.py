@@ -187,6 +187,12 @@ class LocalBackend:
         self._loaded = _Loaded(model=model, tokenizer=tokenizer, eos_ids=eos_ids)
         return self._loaded
 
+    def loaded(self) -> tuple[Any, Any]:
+        """The causal LM and its tokenizer, loaded on first use (read by rankers too)."""
+        with self._lock:
+            loaded = self._ensure_loaded()
+        return loaded.model, loaded.tokenizer
+
     @staticmethod
     def _eos_ids(model: Any, tokenizer: Any) -> list[int]:
         ids: list[int] = []

@@ -1,0 +1,133 @@
+"""A generator's learner that reads the case with the embedded language model.
+
+The features are the mean of the language model's hidden states at one layer over a
+prompt that states the description, the proposed label and the case. A logistic
+regression on them, trained on one group's labels, is stacked like the group's other
+learners. A middle layer of SmolLM2-135M reads more of what a case means than frozen
+MiniLM embeddings: on the bundled held-out generators, a logistic regression on it alone
+closed about twice the gap of one on MiniLM's features from the same labels (see
+benchmarks/README.md). It costs the model's load and a forward pass per candidate (about
+15 candidates a second on 2 cores), so it is off unless a config sets
+`adaptation: {lm_learner: {...}}`.
+
+Saved as JSON (the model's name and layer, the weights and the feature scaling).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+from pydantic import BaseModel, ConfigDict, Field
+
+from rankers.cross_encoder import RankerError
+from rankers.linear_head import LinearRanker
+from testaug.core.records import Candidate, TestCase, label_options
+from testaug.generation.backends.embedded_models import DEFAULT_MODEL
+
+LM_LEARNER = "language-model learner"
+
+
+class LmLearnerConfig(BaseModel):
+    """Which language model and layer a group's language-model learner reads."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    model: str = Field(
+        default=DEFAULT_MODEL,
+        description="an embedded model's name, a .gguf file or a causal-LM folder",
+    )
+    layer: int | None = Field(
+        default=None, ge=1, description="the hidden layer whose states are averaged (None: middle)"
+    )
+    min_labels: int = Field(default=100, ge=10, description="a group's labels before it")
+    l2: float = Field(default=0.1, gt=0, description="the learner's inverse regularisation")
+    batch_size: int = Field(default=16, ge=1)
+    cache_dir: Path | None = Field(
+        default=None, description="where a GGUF model's converted copy lives (None: settings)"
+    )
+
+
+def lm_prompt(candidate: Candidate) -> str:
+    """What the language model reads of a candidate."""
+    case = (
+        candidate.text
+        if candidate.text_pair is None
+        else (f"{candidate.text} / {candidate.text_pair}")
+    )
+    label = " or ".join(label_options(candidate.label)).replace("_", " ")
+    return f"Test description: {candidate.description}\nLabel: {label}\nCase: {case}"
+
+
+_BACKENDS: dict[tuple[str, Path], object] = {}
+_STATES: dict[tuple[str, int, str], np.ndarray] = {}
+_STATES_LIMIT = 100_000  # prompts kept per process (about 230 MB at 576 float32 dims)
+
+
+def _loaded(model: str, cache_dir: Path | None):
+    """The language model and its tokenizer, loaded once per process."""
+    from testaug.core.settings import Settings
+    from testaug.generation.backends.base import BackendError
+    from testaug.generation.backends.local import LocalBackend
+
+    folder = cache_dir or Settings().cache_dir
+    key = (model, folder)
+    try:
+        if key not in _BACKENDS:
+            _BACKENDS[key] = LocalBackend(model, cache_dir=folder)
+        return _BACKENDS[key].loaded()
+    except BackendError as exc:
+        raise RankerError(f"the language-model learner cannot load {model!r}: {exc}") from exc
+
+
+def _layer(config: LmLearnerConfig, layers: int) -> int:
+    """The layer a config reads of a model with `layers` layers (None: the middle one)."""
+    if config.layer is None:
+        return max(layers // 2, 1)
+    if config.layer > layers:
+        raise RankerError(
+            f"the language-model learner reads layer {config.layer}, and {config.model} "
+            f"has {layers}"
+        )
+    return config.layer
+
+
+def lm_state_features(candidates: Sequence[Candidate], config: LmLearnerConfig) -> np.ndarray:
+    """One row per candidate: the mean hidden state of its prompt at the config's layer."""
+    if not candidates:
+        return np.zeros((0, 0))
+    prompts = [lm_prompt(c) for c in candidates]
+    missing = [p for p in dict.fromkeys(prompts) if (config.model, config.layer, p) not in _STATES]
+    if missing:
+        import torch
+
+        model, tokenizer = _loaded(config.model, config.cache_dir)
+        layer = _layer(config, model.config.num_hidden_layers)
+        if len(_STATES) + len(missing) > _STATES_LIMIT:
+            _STATES.clear()
+        missing.sort(key=len)  # batches of like lengths pad little
+        with torch.no_grad():
+            for start in range(0, len(missing), config.batch_size):
+                batch = missing[start : start + config.batch_size]
+                # Right padding: a causal model's states of real tokens ignore what follows.
+                tokens = tokenizer(batch, return_tensors="pt", padding=True, padding_side="right")
+                states = model.base_model(**tokens, output_hidden_states=True).hidden_states
+                hidden = states[layer]
+                mask = tokens["attention_mask"].unsqueeze(-1).to(hidden.dtype)
+                means = (hidden * mask).sum(1) / mask.sum(1)
+                for prompt, vector in zip(batch, means.float().numpy(), strict=True):
+                    _STATES[(config.model, config.layer, prompt)] = vector
+    return np.vstack([_STATES[(config.model, config.layer, p)] for p in prompts]).astype(np.float64)
+
+
+class LmStatesRanker(LinearRanker):
+    """Logistic regression on the language model's hidden states (the reference is not
+    read); its `model` is the config as JSON."""
+
+    file_name = "lm-states.json"
+
+    def features(
+        self, candidates: Sequence[Candidate], reference: Sequence[TestCase], batch_size: int
+    ) -> np.ndarray:
+        return lm_state_features(candidates, LmLearnerConfig.model_validate_json(self.model))
