@@ -17,7 +17,9 @@ groups share one scale where a source spans several generator settings). Unlike 
 labelling loop of benchmarks/triage.py (one deterministic order of labels per generator),
 the mean over random samples says whether a part helps or merely won a draw.
 `--cross-encoder` adds a fourth: the default with each group's own fine-tuned
-cross-encoder (rankers.group_cross_encoder; minutes per draw on 2 cores). `--in-domain`
+cross-encoder (rankers.group_cross_encoder; minutes per draw on 2 cores), and `--lm-learner`
+one with each group's language-model learner (rankers.lm_states, from 100 labels; a
+forward pass of the embedded model per candidate, once per run). `--in-domain`
 adds a row per source: adapted to all of its train/ labels, ranking its test.jsonl.
 
 `--by-description` measures another shape: one description's candidates as a generator of
@@ -29,7 +31,7 @@ this work measured), and by the default again with the prior's scores reversed: 
 worse than random, as the shipped one was on a stronger generator's candidates.
 
 Run: python benchmarks/stacking.py [--seeds 10] [--sizes 50 100 200] [--cross-encoder]
-[--in-domain] [--by-description] [--work DIR]
+[--lm-learner] [--in-domain] [--by-description] [--work DIR]
 Exits 1 when the default closes less of the gap than the reference, averaged over the
 sources and sizes (with --by-description: than the plain logistic regression).
 """
@@ -55,6 +57,7 @@ from rich.table import Table
 from rankers.adaptation import AdaptationConfig, AdaptationState, adapted_scores, train_adaptation
 from rankers.ensemble import Ensemble, load_config
 from rankers.group_cross_encoder import GroupCrossEncoderConfig
+from rankers.lm_states import LmLearnerConfig
 from rankers.transfer import Trainings, source_of
 from rankers.triage import triage_report
 from testaug.core.bundled import bundled_dir
@@ -69,6 +72,7 @@ VARIANTS = (
     "default: + embedding learner, P(invalid)",
 )
 CROSS_ENCODER_VARIANT = "default + cross-encoder learner"
+LM_VARIANT = "default + language-model learner"
 
 
 def as_stacked(state: AdaptationState) -> AdaptationState:
@@ -133,11 +137,12 @@ def variant_gaps(
     splits: Sequence[tuple[np.ndarray, np.ndarray]],
     adaptation: AdaptationConfig,
     cross_encoder: bool,
+    lm_learner: bool,
     work: Path,
 ) -> list[np.ndarray]:
     """The gap each variant closes on each split (labels, ranked): the reference, + the
-    embedding learner, the default and, with `cross_encoder`, the default with each group's
-    own cross-encoder."""
+    embedding learner, the default and, with `cross_encoder` and `lm_learner`, the default
+    with each group's own cross-encoder and with its language-model learner."""
 
     def gaps(config: AdaptationConfig) -> np.ndarray:
         return np.array([gaps_after(prior, held, s, config, work / "adapted") for s in splits])
@@ -149,6 +154,9 @@ def variant_gaps(
         least = min(len(labels) for labels, _ in splits)
         own = GroupCrossEncoderConfig(min_labels=max(min(least, 200), 20))
         columns.append(gaps(adaptation.model_copy(update={"cross_encoder": own}))[:, 1])
+    if lm_learner:
+        lm = adaptation.lm_learner or LmLearnerConfig()
+        columns.append(gaps(adaptation.model_copy(update={"lm_learner": lm}))[:, 1])
     return columns
 
 
@@ -265,6 +273,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         help="also measure the default with each group's own fine-tuned cross-encoder",
     )
     parser.add_argument(
+        "--lm-learner",
+        action="store_true",
+        help="also measure the default with each group's language-model learner",
+    )
+    parser.add_argument(
         "--in-domain",
         action="store_true",
         help="also adapt to the source's train/ labels and rank its test.jsonl candidates",
@@ -297,7 +310,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         f"after n of its labels drawn at random (mean ± standard error of {args.seeds} draws)",
         title_justify="left",
     )
-    variants = [*VARIANTS, *([CROSS_ENCODER_VARIANT] if args.cross_encoder else [])]
+    variants = [
+        *VARIANTS,
+        *([CROSS_ENCODER_VARIANT] if args.cross_encoder else []),
+        *([LM_VARIANT] if args.lm_learner else []),
+    ]
     for column in ("held out", "n", *variants, "default - reference"):
         table.add_column(column, justify="left" if column == "held out" else "right")
     differences = []
@@ -314,7 +331,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             in_domain = (np.flatnonzero(~in_test), np.flatnonzero(in_test))
             rows.append((f"in domain ({len(in_domain[0])})", [in_domain]))
         for name, splits in rows:
-            columns = variant_gaps(prior, held, splits, config.adaptation, args.cross_encoder, work)
+            columns = variant_gaps(
+                prior, held, splits, config.adaptation, args.cross_encoder, args.lm_learner, work
+            )
             cells = [f"{g.mean():.1%} ± {g.std() / np.sqrt(len(g)):.1%}" for g in columns]
             difference = float(columns[2].mean() - columns[0].mean())  # the default's
             if len(splits) > 1:
