@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tests.tiny_models import WORDS
+from tests.tiny_models import word_tokenizer
 
 POSITIVE = {"good", "great", "love"}
 NEGATIVE = {"bad", "awful", "hate"}
@@ -44,15 +44,14 @@ def build_tiny_classifier(
 ) -> Path:
     """Save a one-layer BERT sequence classifier with `num_labels` outputs and its tokenizer."""
     import torch
-    from transformers import BertConfig, BertForSequenceClassification, BertTokenizerFast
+    from transformers import BertConfig, BertForSequenceClassification
 
     torch.manual_seed(0)
-    vocab = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", *WORDS]
-    tokenizer = BertTokenizerFast(vocab={word: i for i, word in enumerate(vocab)})
+    tokenizer = word_tokenizer()
     labels = id2label or {}
     extra = {"id2label": labels, "label2id": {v: k for k, v in labels.items()}}
     config = BertConfig(
-        vocab_size=len(vocab),
+        vocab_size=len(tokenizer),
         hidden_size=16,
         num_hidden_layers=1,
         num_attention_heads=2,

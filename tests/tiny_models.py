@@ -56,12 +56,19 @@ WORDS = [
 ]
 
 
+def word_tokenizer(*extra: str):
+    """A word-level BERT tokenizer over the special tokens, WORDS and `extra`."""
+    from transformers import BertTokenizerFast
+
+    vocab = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", *WORDS, *extra]
+    return BertTokenizerFast(vocab={word: i for i, word in enumerate(vocab)})
+
+
 def build_tiny_cross_encoder(kind: str, path: Path) -> Path:
     """Save a one-layer, hidden-size-16 `kind` (bert, electra, roberta) classifier to `path`."""
     from transformers import (
         BertConfig,
         BertForSequenceClassification,
-        BertTokenizerFast,
         ElectraConfig,
         ElectraForSequenceClassification,
         RobertaConfig,
@@ -69,10 +76,9 @@ def build_tiny_cross_encoder(kind: str, path: Path) -> Path:
     )
 
     path.mkdir(parents=True, exist_ok=True)
-    vocab = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", *WORDS]
-    tokenizer = BertTokenizerFast(vocab={word: i for i, word in enumerate(vocab)})
+    tokenizer = word_tokenizer()
     sizes = {
-        "vocab_size": len(vocab),
+        "vocab_size": len(tokenizer),
         "hidden_size": 16,
         "num_hidden_layers": 1,
         "num_attention_heads": 2,
@@ -97,14 +103,13 @@ def build_tiny_cross_encoder(kind: str, path: Path) -> Path:
 
 def build_tiny_causal_lm(path: Path) -> Path:
     """Save a two-layer, hidden-size-16 Llama causal LM with a word-level tokenizer to `path`."""
-    from transformers import BertTokenizerFast, LlamaConfig, LlamaForCausalLM
+    from transformers import LlamaConfig, LlamaForCausalLM
 
     path.mkdir(parents=True, exist_ok=True)
-    vocab = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", *WORDS, ":", "/"]
-    tokenizer = BertTokenizerFast(vocab={word: i for i, word in enumerate(vocab)})
+    tokenizer = word_tokenizer(":", "/")
     tokenizer.model_input_names = ["input_ids", "attention_mask"]
     config = LlamaConfig(
-        vocab_size=len(vocab),
+        vocab_size=len(tokenizer),
         hidden_size=16,
         intermediate_size=32,
         num_hidden_layers=2,
