@@ -69,7 +69,8 @@ _CACHE_LIMIT = 200_000  # texts kept per process (about 300 MB at 384 float32 di
 def embeddings(model: str, texts: Sequence[str], batch_size: int = 64) -> dict[str, np.ndarray]:
     """Unit-length embeddings of the distinct texts, by text; computed once per process."""
     distinct = list(dict.fromkeys(texts))
-    missing = [text for text in distinct if (model, text) not in _CACHE]
+    found = {text: _CACHE[(model, text)] for text in distinct if (model, text) in _CACHE}
+    missing = [text for text in distinct if text not in found]
     if missing:
         vectors = _encoder(model).encode(
             missing,
@@ -79,10 +80,10 @@ def embeddings(model: str, texts: Sequence[str], batch_size: int = 64) -> dict[s
             show_progress_bar=False,
         )
         if len(_CACHE) + len(missing) > _CACHE_LIMIT:
-            _CACHE.clear()
+            _CACHE.clear()  # what this call found stays in `found`
         for text, vector in zip(missing, np.asarray(vectors, dtype=np.float32), strict=True):
-            _CACHE[(model, text)] = vector
-    return {text: _CACHE[(model, text)].astype(np.float64) for text in distinct}
+            _CACHE[(model, text)] = found[text] = vector
+    return {text: found[text].astype(np.float64) for text in distinct}
 
 
 def embedding_features(

@@ -96,14 +96,16 @@ def lm_state_features(candidates: Sequence[Candidate], config: LmLearnerConfig) 
     if not candidates:
         return np.zeros((0, 0))
     prompts = [lm_prompt(c) for c in candidates]
-    missing = [p for p in dict.fromkeys(prompts) if (config.model, config.layer, p) not in _STATES]
+    key = (config.model, config.layer)
+    found = {p: _STATES[(*key, p)] for p in dict.fromkeys(prompts) if (*key, p) in _STATES}
+    missing = [p for p in dict.fromkeys(prompts) if p not in found]
     if missing:
         import torch
 
         model, tokenizer = _loaded(config.model, config.cache_dir)
         layer = _layer(config, model.config.num_hidden_layers)
         if len(_STATES) + len(missing) > _STATES_LIMIT:
-            _STATES.clear()
+            _STATES.clear()  # what this call found stays in `found`
         missing.sort(key=len)  # batches of like lengths pad little
         with torch.no_grad():
             for start in range(0, len(missing), config.batch_size):
@@ -115,8 +117,8 @@ def lm_state_features(candidates: Sequence[Candidate], config: LmLearnerConfig) 
                 mask = tokens["attention_mask"].unsqueeze(-1).to(hidden.dtype)
                 means = (hidden * mask).sum(1) / mask.sum(1)
                 for prompt, vector in zip(batch, means.float().numpy(), strict=True):
-                    _STATES[(config.model, config.layer, prompt)] = vector
-    return np.vstack([_STATES[(config.model, config.layer, p)] for p in prompts]).astype(np.float64)
+                    _STATES[(*key, prompt)] = found[prompt] = vector
+    return np.vstack([found[p] for p in prompts]).astype(np.float64)
 
 
 class LmStatesRanker(LinearRanker):

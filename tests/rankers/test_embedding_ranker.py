@@ -26,3 +26,17 @@ def test_the_embedding_member_learns_wrong_labels_and_round_trips_through_json(t
     assert np.allclose(again, scores[:3])
     weighted = train_embedding(made, EmbeddingConfig(name="emb"), sample_weight=np.ones(len(made)))
     assert np.allclose(weighted.head.weights, ranker.head.weights, atol=1e-6)
+
+
+def test_a_full_embedding_cache_is_emptied_without_losing_what_the_call_already_found(
+    monkeypatch,
+):
+    import rankers.embedding as embedding
+
+    monkeypatch.setattr(embedding, "_CACHE", {})
+    first = embedding.embeddings("minilm", ["a good flight.", "a bad seat."])
+    monkeypatch.setattr(embedding, "_CACHE_LIMIT", 3)  # 2 kept + 2 new overflows it
+    both = embedding.embeddings("minilm", ["a good flight.", "a bad seat.", "no.", "yes."])
+    np.testing.assert_allclose(both["a good flight."], first["a good flight."])
+    assert set(both) == {"a good flight.", "a bad seat.", "no.", "yes."}
+    assert len(embedding._CACHE) == 2  # emptied, then this call's new texts

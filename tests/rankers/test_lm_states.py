@@ -107,3 +107,14 @@ def test_a_group_with_fewer_labels_than_the_lm_learners_minimum_stacks_without_i
     group = state.groups[calibration_group(items[0].candidate)]
     assert group.folder is not None and LM_LEARNER not in group.parts
     assert not list(tmp_path.rglob(LmStatesRanker.file_name))
+
+
+def test_a_full_cache_is_emptied_without_losing_what_the_call_already_found(
+    tiny_lm, fresh_states, monkeypatch
+):
+    candidates = [make_candidate(text) for text in [*GOOD, *BAD]]
+    first = lm_state_features(candidates[:3], tiny_lm)
+    monkeypatch.setattr(lm_states, "_STATES_LIMIT", 4)  # 3 kept + 5 new overflows it
+    both = lm_state_features(candidates[:8], tiny_lm)
+    np.testing.assert_allclose(both[:3], first)
+    assert len(lm_states._STATES) == 5  # emptied, then this call's new prompts
