@@ -15,6 +15,7 @@ Saved as JSON (its config, the weights and the feature scaling), never a pickle.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -26,7 +27,13 @@ from rankers.linear_head import LinearRanker
 from testaug.core.records import Candidate, TestCase, label_options
 from testaug.generation.backends.embedded_models import DEFAULT_MODEL
 
+logger = logging.getLogger(__name__)
+
 LM_LEARNER = "language-model learner"
+# A read of this many prompts or more says so at INFO, and how far it got every
+# `_PROGRESS_EVERY` prompts (at 15 to 20 a second, about every half minute).
+_PROGRESS_FROM = 200
+_PROGRESS_EVERY = 500
 
 
 class LmLearnerConfig(BaseModel):
@@ -107,8 +114,17 @@ def lm_state_features(candidates: Sequence[Candidate], config: LmLearnerConfig) 
         if len(_STATES) + len(missing) > _STATES_LIMIT:
             _STATES.clear()  # what this call found stays in `found`
         missing.sort(key=len)  # batches of like lengths pad little
+        total = len(missing)
+        log = logger.info if total >= _PROGRESS_FROM else logger.debug
+        log(
+            "%s: reading %s prompts with %s at layer %d",
+            LM_LEARNER,
+            f"{total:,}",
+            config.model,
+            layer,
+        )
         with torch.no_grad():
-            for start in range(0, len(missing), config.batch_size):
+            for start in range(0, total, config.batch_size):
                 batch = missing[start : start + config.batch_size]
                 # Right padding: a causal model's states of real tokens ignore what follows.
                 tokens = tokenizer(batch, return_tensors="pt", padding=True, padding_side="right")
@@ -118,6 +134,9 @@ def lm_state_features(candidates: Sequence[Candidate], config: LmLearnerConfig) 
                 means = (hidden * mask).sum(1) / mask.sum(1)
                 for prompt, vector in zip(batch, means.float().numpy(), strict=True):
                     _STATES[(*key, prompt)] = found[prompt] = vector
+                done = start + len(batch)
+                if total >= _PROGRESS_FROM and done // _PROGRESS_EVERY > start // _PROGRESS_EVERY:
+                    logger.info("read %s of %s prompts", f"{done:,}", f"{total:,}")
     return np.vstack([found[p] for p in prompts]).astype(np.float64)
 
 

@@ -48,14 +48,14 @@ def run_testaug(
     """
     from typer.testing import CliRunner
 
-    from testaug.cli import app
+    from testaug.cli import LOGGED_PACKAGES, app
 
     variables: dict[str, str | None] = {name: None for name in without_env}
     if cwd is not None:
         variables["TESTAUG_CACHE_DIR"] = str(cwd / "cache")
     variables.update(env or {})
-    logger = logging.getLogger("testaug")
-    saved = (logger.handlers[:], logger.level, logger.propagate)
+    loggers = [logging.getLogger(name) for name in LOGGED_PACKAGES]
+    saved = [(logger.handlers[:], logger.level, logger.propagate) for logger in loggers]
     before = Path.cwd()
     try:
         if cwd is not None:
@@ -67,7 +67,8 @@ def run_testaug(
             raise TimeoutError(f"testaug {' '.join(args)} still ran after {timeout} s")
     finally:
         os.chdir(before)
-        logger.handlers[:], logger.level, logger.propagate = saved
+        for logger, (handlers, level, propagate) in zip(loggers, saved, strict=True):
+            logger.handlers[:], logger.level, logger.propagate = handlers, level, propagate
     stderr = result.stderr
     code = result.exit_code
     if result.exception is not None and not isinstance(result.exception, SystemExit):

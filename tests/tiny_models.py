@@ -102,7 +102,9 @@ def build_tiny_cross_encoder(kind: str, path: Path) -> Path:
 
 
 def build_tiny_causal_lm(path: Path) -> Path:
-    """Save a two-layer, hidden-size-16 Llama causal LM with a word-level tokenizer to `path`."""
+    """Save a two-layer, hidden-size-16 Llama causal LM (seeded weights) with a word-level
+    tokenizer to `path`."""
+    import torch
     from transformers import LlamaConfig, LlamaForCausalLM
 
     path.mkdir(parents=True, exist_ok=True)
@@ -120,7 +122,9 @@ def build_tiny_causal_lm(path: Path) -> Path:
         bos_token_id=2,
         eos_token_id=3,
     )
-    LlamaForCausalLM(config).save_pretrained(path)
+    with torch.random.fork_rng():  # the same weights in every run, whatever ran before
+        torch.manual_seed(0)
+        LlamaForCausalLM(config).save_pretrained(path)
     tokenizer.save_pretrained(path)
     return path
 

@@ -81,15 +81,21 @@ def _root(
     quiet_libraries()
 
 
+# The packages whose loggers the command shows: testaug's own and the rankers it trains.
+LOGGED_PACKAGES = ("testaug", "rankers")
+
+
 def _configure_logging(level: int) -> None:
-    """testaug's log lines go to stderr through rich, beside the progress bars."""
+    """The log lines of `LOGGED_PACKAGES` go to stderr through rich, beside the progress
+    bars: one handler, each line once (not passed on to the root logger)."""
     handler = RichHandler(console=err_console, show_path=False, show_time=False)
     handler.setFormatter(logging.Formatter("%(message)s"))
     handler.addFilter(_redact_record)
-    package = logging.getLogger("testaug")
-    package.handlers[:] = [handler]
-    package.setLevel(level)
-    package.propagate = False
+    for name in LOGGED_PACKAGES:
+        package = logging.getLogger(name)
+        package.handlers[:] = [handler]
+        package.setLevel(level)
+        package.propagate = False
 
 
 def _redact_record(record: logging.LogRecord) -> bool:

@@ -3,6 +3,7 @@ and reloaded like the group's other learners (a tiny Llama built in the test).""
 
 from __future__ import annotations
 
+import logging
 from pathlib import Path
 
 import numpy as np
@@ -118,3 +119,29 @@ def test_a_full_cache_is_emptied_without_losing_what_the_call_already_found(
     both = lm_state_features(candidates[:8], tiny_lm)
     np.testing.assert_allclose(both[:3], first)
     assert len(lm_states._STATES) == 5  # emptied, then this call's new prompts
+
+
+def test_a_long_read_says_what_it_reads_and_how_far_it_got(
+    tiny_lm, fresh_states, monkeypatch, caplog
+):
+    texts = [f"the seat number {n} was good ." for n in range(10)]
+    monkeypatch.setattr(lm_states, "_PROGRESS_FROM", 8)
+    monkeypatch.setattr(lm_states, "_PROGRESS_EVERY", 4)  # batches of 3: 3, 6, 9, 10 read
+    with caplog.at_level(logging.INFO, logger="rankers.lm_states"):
+        lm_state_features([make_candidate(text) for text in texts], tiny_lm)
+    logged = [(r.levelno, r.getMessage()) for r in caplog.records if r.name == lm_states.__name__]
+    assert logged == [
+        (
+            logging.INFO,
+            f"language-model learner: reading 10 prompts with {tiny_lm.model} at layer 2",
+        ),
+        (logging.INFO, "read 6 of 10 prompts"),
+        (logging.INFO, "read 9 of 10 prompts"),
+    ]
+
+
+def test_a_short_read_logs_nothing_at_info(tiny_lm, fresh_states, caplog):
+    with caplog.at_level(logging.DEBUG, logger="rankers.lm_states"):
+        lm_state_features([make_candidate(text) for text in GOOD], tiny_lm)
+    assert [r.levelno for r in caplog.records if r.name == lm_states.__name__] == [logging.DEBUG]
+    assert "reading 4 prompts" in caplog.text
