@@ -55,6 +55,7 @@ from rich.console import Console
 from rich.table import Table
 
 from rankers.adaptation import AdaptationConfig, AdaptationState, adapted_scores, train_adaptation
+from rankers.calibration import RULE
 from rankers.ensemble import Ensemble, load_config
 from rankers.group_cross_encoder import GroupCrossEncoderConfig
 from rankers.lm_states import LmLearnerConfig
@@ -193,7 +194,7 @@ def by_description(
     less than the plain learner."""
     from rankers.embedding import embeddings
 
-    made = [item for item in items if source_of(item) != "rule"]
+    made = [item for item in items if source_of(item) != RULE]
     counts = Counter(item.candidate.description for item in made)
     held_out = {text for text, count in counts.items() if count >= args.min_candidates}
     others = [item for item in items if item.candidate.description not in held_out]

@@ -103,14 +103,16 @@ def lm_state_features(candidates: Sequence[Candidate], config: LmLearnerConfig) 
     if not candidates:
         return np.zeros((0, 0))
     prompts = [lm_prompt(c) for c in candidates]
-    key = (config.model, config.layer)
+    # Loaded once per process; the layer it reads keys the cache (None and the middle
+    # layer's number are one layer).
+    model, tokenizer = _loaded(config.model, config.cache_dir)
+    layer = _layer(config, model.config.num_hidden_layers)
+    key = (config.model, layer)
     found = {p: _STATES[(*key, p)] for p in dict.fromkeys(prompts) if (*key, p) in _STATES}
     missing = [p for p in dict.fromkeys(prompts) if p not in found]
     if missing:
         import torch
 
-        model, tokenizer = _loaded(config.model, config.cache_dir)
-        layer = _layer(config, model.config.num_hidden_layers)
         if len(_STATES) + len(missing) > _STATES_LIMIT:
             _STATES.clear()  # what this call found stays in `found`
         missing.sort(key=len)  # batches of like lengths pad little

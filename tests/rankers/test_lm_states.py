@@ -61,12 +61,14 @@ def test_a_prompts_features_do_not_depend_on_the_batch_it_was_read_in(tiny_lm, f
     assert len({row.tobytes() for row in together}) == 5
 
 
-def test_without_a_layer_it_reads_the_middle_one(tiny_lm, fresh_states):
+def test_without_a_layer_it_reads_the_middle_one_and_caches_it_as_that_layer(tiny_lm, fresh_states):
     candidates = [make_candidate(text) for text in GOOD]
     middle = lm_state_features(candidates, tiny_lm.model_copy(update={"layer": None}))
+    assert len(lm_states._STATES) == len(GOOD)
     np.testing.assert_allclose(
         middle, lm_state_features(candidates, tiny_lm.model_copy(update={"layer": 1}))
     )
+    assert len(lm_states._STATES) == len(GOOD)  # layer 1 is the middle one: read once
     assert not np.allclose(middle, lm_state_features(candidates, tiny_lm))
 
 
