@@ -324,10 +324,10 @@ def train_from_runs(runs: Path, config: str, base: Path, out_root: Path) -> Step
 
 
 def log_training_progress(name: str, fold: int, folds: int) -> None:
-    """A line in the flow's log as each fold of a ranker member is trained."""
-    get_run_logger().info(
-        "training ranker %s, fold %d of %d (first use only)", name, min(fold + 1, folds), folds
-    )
+    """A line in the flow's log as each fold of a ranker member, then its final model, is
+    trained (`fold` counts from 0; `folds` means the final model)."""
+    step = f"fold {fold + 1} of {folds}" if fold < folds else "its final model"
+    get_run_logger().info("training ranker %s, %s (first use only)", name, step)
 
 
 LABEL_STUDIO_RETRIES: dict[str, Any] = {

@@ -252,3 +252,22 @@ def test_train_rankers_learns_from_the_verdicts_of_people_in_every_run(cache_dir
     assert trained.summary.from_people == 4
     assert trained.summary.trained_on > 4  # with the shipped labelled candidates
     assert trained.path.is_file() and trained.path.parent.parent == tmp_path / "r"
+
+
+def test_the_training_progress_names_each_fold_then_the_final_model(monkeypatch):
+    from flows import tasks
+
+    lines: list[str] = []
+
+    class Lines:
+        def info(self, message: str, *args: object) -> None:
+            lines.append(message % args)
+
+    monkeypatch.setattr(tasks, "get_run_logger", Lines)
+    for fold in range(3):
+        tasks.log_training_progress("neighbours", fold, 2)
+    assert lines == [
+        "training ranker neighbours, fold 1 of 2 (first use only)",
+        "training ranker neighbours, fold 2 of 2 (first use only)",
+        "training ranker neighbours, its final model (first use only)",
+    ]
