@@ -69,29 +69,22 @@ def dequantize(codes: np.ndarray, scale: np.ndarray, low: np.ndarray) -> np.ndar
 
 def pack(args: argparse.Namespace) -> int:
     """Write the prompts, labels, splits and the cut, quantized model into `args.out`."""
-    import torch
-
-    from rankers.lm_states import lm_prompt
+    from rankers.lm_states import LmLearnerConfig, lm_prompt, read_layer
     from rankers.transfer import source_of
-    from testaug.core.jsonl import read_jsonl, read_jsonl_parts
-    from testaug.core.records import LabelledCandidate
     from testaug.core.settings import Settings
     from testaug.generation.backends.embedded_models import DEFAULT_MODEL
     from testaug.generation.backends.local import LocalBackend
 
     sys.path.append(str(_HERE))
-    try:
-        from stacking import random_split  # the same draws as benchmarks/stacking.py
+    try:  # the same data, draws and in-domain split as benchmarks/stacking.py
+        from stacking import in_domain_split, random_split, read_validity
     finally:
         sys.path[:] = [p for p in sys.path if p != str(_HERE)]
 
-    test = list(read_jsonl(args.data / "test.jsonl", LabelledCandidate))
-    test_ids = {item.candidate.id for item in test}
-    items = [*read_jsonl_parts(args.data / "train", LabelledCandidate), *test]
-    model, tokenizer = LocalBackend(
-        args.model or DEFAULT_MODEL, cache_dir=Settings().cache_dir
-    ).loaded()
-    layers = args.layers or max(model.config.num_hidden_layers // 2, 1)  # as rankers/lm_states
+    items, test_ids = read_validity(args.data)
+    learner = LmLearnerConfig(model=args.model or DEFAULT_MODEL, layer=args.layers)
+    model, tokenizer = LocalBackend(learner.model, cache_dir=Settings().cache_dir).loaded()
+    layers = read_layer(learner, model.config.num_hidden_layers)  # the learner's layer
 
     prompts, invalid, runs = [], [], []
     for source in args.sources:
@@ -104,8 +97,7 @@ def pack(args: argparse.Namespace) -> int:
             for n in args.sizes
             for s in range(args.seeds)
         ]
-        in_test = np.array([item.candidate.id in test_ids for item in held])
-        splits.append(("in domain", 0, (np.flatnonzero(~in_test), np.flatnonzero(in_test))))
+        splits.append(("in domain", 0, in_domain_split(held, test_ids)))
         for row, seed, (drawn, left) in splits:
             runs.append(
                 {
@@ -120,18 +112,19 @@ def pack(args: argparse.Namespace) -> int:
     used = np.unique(np.concatenate([np.asarray(i) for i in ids]))
     remap = {int(t): k for k, t in enumerate(used)}
 
-    state = {k: v.detach().to(torch.float32).numpy() for k, v in model.state_dict().items()}
-    arrays: dict[str, np.ndarray] = {"embed": state["model.embed_tokens.weight"][used]}
-    for name, value in state.items():
+    state = model.state_dict()
+    embed = state["model.embed_tokens.weight"].detach().float().numpy()[used]
+    arrays: dict[str, np.ndarray] = {"embed": embed.astype(np.float16)}
+    for name, tensor in state.items():
         parts = name.split(".")
         if parts[:2] != ["model", "layers"] or int(parts[2]) >= layers:
             continue
+        value = tensor.detach().float().numpy()
         if value.ndim == 2:
             for key, part in quantize(value).items():
                 arrays[f"{name}|{key}"] = part
         else:
             arrays[name] = value
-    arrays["embed"] = arrays["embed"].astype(np.float16)
     config = model.config.to_dict()
     config.update(num_hidden_layers=layers, vocab_size=len(used) + 1, pad_token_id=len(used))
     config.pop("layer_types", None)

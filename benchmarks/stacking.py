@@ -99,6 +99,21 @@ def prior_of(ensemble: Ensemble, held: Sequence[LabelledCandidate]) -> Prior:
     return Prior(cases, scores, position)
 
 
+def read_validity(data: Path) -> tuple[list[LabelledCandidate], set[str]]:
+    """Every labelled candidate of `data` (train/, then test.jsonl) and test.jsonl's ids."""
+    test = list(read_jsonl(data / "test.jsonl", LabelledCandidate))
+    items = [*read_jsonl_parts(data / "train", LabelledCandidate), *test]
+    return items, {item.candidate.id for item in test}
+
+
+def in_domain_split(
+    held: Sequence[LabelledCandidate], test_ids: set[str]
+) -> tuple[np.ndarray, np.ndarray]:
+    """The indices of `held` in train/ (the labels) and in test.jsonl (what is ranked)."""
+    in_test = np.array([item.candidate.id in test_ids for item in held])
+    return np.flatnonzero(~in_test), np.flatnonzero(in_test)
+
+
 def random_split(count: int, size: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
     """`size` random indices of `count` (the labels) and the others (what is ranked)."""
     order = np.random.default_rng(seed).permutation(count)
@@ -298,9 +313,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     console = Console()
-    test = list(read_jsonl(args.data / "test.jsonl", LabelledCandidate))
-    test_ids = {item.candidate.id for item in test}
-    items = [*read_jsonl_parts(args.data / "train", LabelledCandidate), *test]
+    items, test_ids = read_validity(args.data)
     config = load_config(args.config)
     work = args.work or Path(tempfile.mkdtemp(prefix="testaug-stacking-"))
     trainings = Trainings(config, work, lambda line: console.print(line, style="dim"))
@@ -328,8 +341,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             for size in args.sizes
         ]
         if args.in_domain:
-            in_test = np.array([item.candidate.id in test_ids for item in held])
-            in_domain = (np.flatnonzero(~in_test), np.flatnonzero(in_test))
+            in_domain = in_domain_split(held, test_ids)
             rows.append((f"in domain ({len(in_domain[0])})", [in_domain]))
         for name, splits in rows:
             columns = variant_gaps(

@@ -86,7 +86,7 @@ def _loaded(model: str, cache_dir: Path | None):
         raise RankerError(f"the language-model learner cannot load {model!r}: {exc}") from exc
 
 
-def _layer(config: LmLearnerConfig, layers: int) -> int:
+def read_layer(config: LmLearnerConfig, layers: int) -> int:
     """The layer a config reads of a model with `layers` layers (None: the middle one)."""
     if config.layer is None:
         return max(layers // 2, 1)
@@ -106,7 +106,7 @@ def lm_state_features(candidates: Sequence[Candidate], config: LmLearnerConfig) 
     # Loaded once per process; the layer it reads keys the cache (None and the middle
     # layer's number are one layer).
     model, tokenizer = _loaded(config.model, config.cache_dir)
-    layer = _layer(config, model.config.num_hidden_layers)
+    layer = read_layer(config, model.config.num_hidden_layers)
     key = (config.model, layer)
     found = {p: _STATES[(*key, p)] for p in dict.fromkeys(prompts) if (*key, p) in _STATES}
     missing = [p for p in dict.fromkeys(prompts) if p not in found]

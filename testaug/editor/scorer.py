@@ -53,10 +53,9 @@ class LMScorer:
 
         backend = LocalBackend(model, cache_dir=cache_dir, threads=threads)
         start = time.perf_counter()
-        with backend._lock:  # the backend loads its model once, under its lock
-            loaded = backend._ensure_loaded()
+        causal_lm, tokenizer = backend.loaded()
         logger.info("fill-in scorer loaded in %.1f s", time.perf_counter() - start)
-        return cls(loaded.model, loaded.tokenizer, backend=backend)
+        return cls(causal_lm, tokenizer, backend=backend)
 
     def _encode(self, texts: Sequence[str]) -> tuple[torch.Tensor, torch.Tensor]:
         """Token ids (start token first, right-padded) and the attention mask."""
