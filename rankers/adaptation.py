@@ -1,32 +1,33 @@
 """Triage that learns a generator from its own labels.
 
 The shipped members form a generator-agnostic prior. For each calibration group (a
-generator at a setting) with at least `min_labels` labels of its own, a learner is trained
-on that group's labels only (logistic regression on the suite-neighbour features, and
-unless `embedding_learner` is off, a second one on frozen MiniLM embeddings of the
-description with its label and the candidate, rankers.group_learners; where a config turns
-them on, one on the embedded language model's hidden states, rankers.lm_states, and a
-cross-encoder fine-tuned on a group with a few hundred labels,
-rankers.group_cross_encoder) and stacked with each member and the generic signals below
-(rankers.stacking): each part's score is placed against its out-of-fold scores in the
-group, and the parts are averaged with weights max(AUC - 0.5, 0) measured on the group's
-out-of-fold labels (its random labels alone once there are enough), so a member such as an
-LLM judge earns its weight on each generator's own labels. As a group's labels grow, a
-learner earns weight where it beats the prior; a part that is no better than random on the
-group gets no weight there. The stacked score is read as P(invalid) on a curve fitted to
-the group's labels, so that groups share one scale. A group with fewer labels than that
-(at least `min_weighing_labels`, both verdicts) trains no learner yet, but its members and
-the generic signals are weighted on its labels the same way: a prior worse than random on
-a generator's first labels stops ranking it.
+generator at a setting) with at least `min_labels` labels of its own, learners are trained
+on that group's labels only: a logistic regression on the suite-neighbour features, one
+on frozen MiniLM embeddings of the description with its label and the candidate (unless
+`embedding_learner` is off; rankers.group_learners), one on the embedded language model's
+hidden states where a config turns it on (rankers.lm_states), and, once the group has a
+few hundred labels from people, a cross-encoder fine-tuned on them
+(rankers.group_cross_encoder). They are stacked with each member and the generic signals
+below by the group's stacker (rankers.stacking): a logistic regression with non-negative
+weights on the parts' out-of-fold scores, fitted on the group's labels (its random labels
+alone once there are enough), so a member such as an LLM judge earns its weight on each
+generator's own labels, a part that adds nothing to the others gets none, and the
+strongest part is not diluted by weaker ones. The stacked score is read as P(invalid) on
+a curve fitted to the group's cross-fitted stacked scores, so that groups share one
+scale. A group with fewer labels than that (at least `min_weighing_labels`, both
+verdicts) trains no learner yet, but its members and the generic signals are stacked on
+its labels the same way: a prior worse than random on a generator's first labels stops
+ranking it.
 
 A group with no labels of its own is ranked zero-shot: the prior blended with fixed-sign
 signals that do not depend on one generator's habits (how far the candidate sits from its
 own description's seed cases against other descriptions', whether its nearest seed cases
 share its description and label, the probability a probe trained on the seed cases gives
-its label, repeated words, placeholders and leaked instructions).
-Where its candidates also lie far from the training data (their similarity to their own
-description's seeds falls below the training data's), the ranking says so: the order is a
-weak prior until people label some.
+its label, repeated words, placeholders and leaked instructions). Where its candidates
+also lie far from the training data (their similarity to their own description's seeds
+falls below the training data's), the prior is no guide, and may be worse than random: the
+order keeps only the malformed candidates first and is random after them, so that it is
+no worse than random in expectation until people label some.
 """
 
 from __future__ import annotations
@@ -34,6 +35,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from pathlib import Path
+from typing import NamedTuple
 
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
@@ -44,13 +46,24 @@ from rankers.group_cross_encoder import (
     CROSS_ENCODER_LEARNER,
     GroupCrossEncoderConfig,
     cross_fit_group_cross_encoder,
+    labels_counted,
     load_group_cross_encoder,
 )
 from rankers.group_learners import FROZEN_RANKERS, frozen_learners, out_of_fold
 from rankers.linear_head import fit_linear_head
 from rankers.lm_states import LmLearnerConfig
 from rankers.neighbours import FEATURES, NeighbourRanker, neighbour_features
-from rankers.stacking import PartState, fit_curve, on_curve, part_state, stack
+from rankers.stacking import (
+    STACKER_FOLDS,
+    BlendPart,
+    StackedPart,
+    blend,
+    blend_part,
+    fit_curve,
+    fit_stacker,
+    on_curve,
+    stack,
+)
 from testaug.core.records import Candidate, LabelledCandidate, TestCase, content_id
 
 PRIOR, LEARNER, GENERIC = "prior", "learner", "generic"
@@ -94,8 +107,11 @@ class AdaptationConfig(BaseModel):
         default=None, description="also stack a learner on the embedded LM's hidden states (off)"
     )
     cross_encoder: GroupCrossEncoderConfig | None = Field(
-        default=None,
-        description="fine-tune a cross-encoder on each group with a few hundred labels (off)",
+        default_factory=GroupCrossEncoderConfig,
+        description=(
+            "fine-tune a cross-encoder on each group with a few hundred labels from people "
+            "(null: never)"
+        ),
     )
     min_random_labels: int = Field(
         default=20,
@@ -108,18 +124,25 @@ class AdaptationConfig(BaseModel):
 
 
 class GroupState(BaseModel):
-    """A group's stacking: how many labels it has (and how many were sampled at random) and
-    its parts (prior, learner, generic)."""
+    """A group's stacking: how many labels it has (and how many were sampled at random), its
+    learners' folder and its stacker (each part's standardisation and weight, the bias)."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
     labels: int
     random_labels: int
-    folder: str | None  # the learner's folder under groups/, None without one
-    parts: dict[str, PartState]
-    # P(invalid) from the stacked score, fitted on the group's out-of-fold stacked scores:
+    folder: str | None  # the learners' folder under groups/, None without learners
+    parts: dict[str, StackedPart]
+    bias: float = 0.0
+    # P(invalid) from the stacked score, fitted on the group's stacked out-of-fold scores:
     # a logistic curve, its logit at scores 0 and 1 (empty: the stacked score as it is).
     invalid_curve: tuple[float, ...] = ()
+
+    def shares(self) -> dict[str, float]:
+        """Each part's share of the stacker's weight, largest first (0 for all: none earned)."""
+        total = sum(p.weight for p in self.parts.values())
+        shares = {k: (p.weight / total if total > 0 else 0.0) for k, p in self.parts.items()}
+        return dict(sorted(shares.items(), key=lambda kv: -kv[1]))
 
 
 class AdaptationState(BaseModel):
@@ -129,10 +152,13 @@ class AdaptationState(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
     config: AdaptationConfig
-    zero_shot: dict[str, PartState]
+    zero_shot: dict[str, BlendPart]
     shift_threshold: float  # own-description similarity below which data counts as far
     groups: dict[str, GroupState] = Field(default_factory=dict)
     zero_shot_curve: tuple[float, ...] = ()  # the zero-shot blend's, over every candidate
+    # P(invalid) of a candidate far from the training data: the training candidates' share
+    # of invalid ones, and that share among those flagged as malformed
+    far_invalid: tuple[float, float] = (0.5, 1.0)
 
 
 def malformed_signal(candidate: Candidate) -> float:
@@ -184,20 +210,34 @@ def earning_labels(
     return drawn
 
 
+class Adaptation(NamedTuple):
+    """What training an adaptation gives: its state, each training candidate's out-of-fold
+    triage score (P(invalid)), and each adapted group's parts' out-of-fold scores (in the
+    order of the group's candidates among the training ones)."""
+
+    state: AdaptationState
+    triage: np.ndarray
+    parts: dict[str, dict[str, np.ndarray]]
+
+
 def _stacked(
     members: Sequence[LabelledCandidate],
     invalid: np.ndarray,
     values: dict[str, np.ndarray],
-    parts: dict[str, PartState],
+    earned: np.ndarray | None,
     folder: str | None,
 ) -> tuple[GroupState, np.ndarray]:
-    """A group's state from its parts' scores and states, and its candidates' P(invalid)."""
-    stacked = stack(values, parts)
+    """A group's state from its parts' out-of-fold scores, and its labels' out-of-fold
+    P(invalid) (from its stacker, cross-fitted)."""
+    folds = min(STACKER_FOLDS, len(members))
+    fold_of = fold_assignment(members, folds, seed=1)
+    parts, bias, stacked = fit_stacker(values, invalid, fold_of, folds, earned=earned)
     state = GroupState(
         labels=len(members),
         random_labels=sum(is_random_sample(m) for m in members),
         folder=folder,
         parts=parts,
+        bias=bias,
         invalid_curve=fit_curve(stacked, invalid),
     )
     return state, on_curve(stacked, state.invalid_curve)
@@ -212,52 +252,46 @@ def train_adaptation(
     folder: Path,
     *,
     sample_weight: np.ndarray | None = None,
-) -> tuple[AdaptationState, np.ndarray]:
+) -> Adaptation:
     """Fit the zero-shot blend (`prior_oof`: the members' Borda position) and, for every
-    group with enough labels, its learner and the stacking of each member (`member_oof`),
-    the learner and the generic signals on the group's out-of-fold scores; save the
-    learners under `folder/groups/`. Returns the state and each training candidate's
-    out-of-fold triage score (what calibration is fitted on)."""
+    group with enough labels, its learners and the stacker of each member (`member_oof`),
+    the learners and the generic signals on the group's out-of-fold scores; save the
+    learners under `folder/groups/`. Returns the state, each training candidate's
+    out-of-fold triage score (what calibration is fitted on) and each group's parts'
+    out-of-fold scores."""
     candidates = [item.candidate for item in items]
     invalid = np.array([not item.valid for item in items])
     features = neighbour_features(candidates, reference)
     generic = generic_signals(features, candidates)
-    zero_parts = {PRIOR: part_state(prior_oof, invalid), GENERIC: part_state(generic, invalid)}
     zero_parts = {
-        PRIOR: zero_parts[PRIOR].model_copy(update={"weight": 1.0}),
-        GENERIC: zero_parts[GENERIC].model_copy(update={"weight": config.fallback_weight}),
+        PRIOR: blend_part(prior_oof, invalid, 1.0),
+        GENERIC: blend_part(generic, invalid, config.fallback_weight),
     }
-    blend = stack({PRIOR: prior_oof, GENERIC: generic}, zero_parts)
-    zero_shot_curve = fit_curve(blend, invalid)
-    triage = on_curve(blend, zero_shot_curve)
+    zero_blend = blend({PRIOR: prior_oof, GENERIC: generic}, zero_parts)
+    zero_shot_curve = fit_curve(zero_blend, invalid)
+    triage = on_curve(zero_blend, zero_shot_curve)
     groups = np.array([calibration_group(c) for c in candidates])
     states: dict[str, GroupState] = {}
+    parts_oof: dict[str, dict[str, np.ndarray]] = {}
     for group in sorted(set(groups.tolist())):
         index = np.flatnonzero(groups == group)
         labels = invalid[index]
         if len(index) < config.min_weighing_labels or labels.all() or not labels.any():
             continue
         members = [items[i] for i in index]
-        if len(index) < config.min_labels:  # weighed on its labels, too few for learners
-            values = {member_part(name): scores[index] for name, scores in member_oof.items()}
-            values[GENERIC] = generic[index]
-            parts = {name: part_state(scores, labels) for name, scores in values.items()}
-            if sum(p.weight for p in parts.values()) > 0:
-                states[group], triage[index] = _stacked(members, labels, values, parts, None)
-            continue
-        folds = min(config.folds, int(min(labels.sum(), (~labels).sum())))
-        if folds < 2:
-            continue
+        folds = max(1, min(config.folds, int(min(labels.sum(), (~labels).sum()))))
         fold_of = fold_assignment(members, folds, seed=0)
+        values = {member_part(name): scores[index] for name, scores in member_oof.items()}
+        values[GENERIC] = generic[index]
+        earned = earning_labels(members, labels, config.min_random_labels)
+        parts_oof[group] = values
+        if len(index) < config.min_labels or folds < 2:  # weighed on its labels, no learners
+            states[group], triage[index] = _stacked(members, labels, values, earned, None)
+            continue
         weights = None if sample_weight is None else sample_weight[index]
-        learner_oof = out_of_fold(
+        values[LEARNER] = out_of_fold(
             features[index], labels, fold_of, folds, l2=config.l2, weights=weights
         )
-        values = {
-            **{member_part(name): scores[index] for name, scores in member_oof.items()},
-            LEARNER: learner_oof,
-            GENERIC: generic[index],
-        }
         frozen = frozen_learners(
             config.embedding_learner, config.embedding_l2, config.lm_learner, len(index)
         )
@@ -268,16 +302,15 @@ def train_adaptation(
                 read[name], labels, fold_of, folds, l2=learner.l2, weights=weights
             )
         slug = group_slug(group)
-        if config.cross_encoder is not None and len(index) >= config.cross_encoder.min_labels:
+        own = config.cross_encoder
+        if own is not None and labels_counted(members, own) >= own.min_labels:
             values[CROSS_ENCODER_LEARNER] = cross_fit_group_cross_encoder(
                 members,
                 np.array([is_random_sample(m) for m in members]),
-                config.cross_encoder,
+                own,
                 folder / "groups" / slug,
                 folder / ".work" / "groups" / slug,
             )
-        earned = earning_labels(members, labels, config.min_random_labels)
-        parts = {name: part_state(scores, labels, earned=earned) for name, scores in values.items()}
         head = fit_linear_head(
             features[index], labels.astype(int), l2=config.l2, sample_weight=weights
         )
@@ -287,32 +320,43 @@ def train_adaptation(
                 read[name], labels.astype(int), l2=learner.l2, sample_weight=weights
             )
             learner.ranker(name, learner.model, head).save(folder / "groups" / slug)
-        states[group], triage[index] = _stacked(members, labels, values, parts, slug)
+        states[group], triage[index] = _stacked(members, labels, values, earned, slug)
     own_best = features[:, _OWN_BEST]
+    malformed = np.array([malformed_signal(c) > 0 for c in candidates])
     state = AdaptationState(
         config=config,
         zero_shot=zero_parts,
         shift_threshold=round(float(np.quantile(own_best, 0.25)), 6) if len(own_best) else 0.0,
         groups=states,
         zero_shot_curve=zero_shot_curve,
+        far_invalid=(
+            round(float(invalid.mean()), 6),
+            round(float(invalid[malformed].mean()), 6) if malformed.any() else 1.0,
+        ),
     )
-    return state, triage
+    return Adaptation(state, triage, parts_oof)
 
 
 class Adapted(BaseModel):
-    """The triage score of each candidate and what it rests on."""
+    """The triage score of each candidate, what it rests on, and each part's score of the
+    candidates it scores (None for the others: a learner scores only its group's)."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
     scores: list[float]
     basis: list[str]
+    parts: dict[str, list[float | None]] = Field(default_factory=dict)
 
 
 WEAK_PRIOR = (
     "zero-shot: this generator has no labels of its own, so the order is a weak prior "
     "until people label some"
 )
-FAR = "; its candidates lie far from the training data"
+FAR = (
+    "zero-shot: this generator has no labels of its own and its candidates lie far from the "
+    "training data, where the prior is no guide: malformed ones first, the rest in random "
+    "order until people label some"
+)
 
 
 def adapted_scores(
@@ -324,23 +368,35 @@ def adapted_scores(
     folder: Path,
 ) -> Adapted:
     """Each candidate's triage score: its group's stacking of the members' scores, its
-    learner and the generic signals where the group has one, else the zero-shot blend of
-    the members' Borda position (`prior`) and the generic signals (with the reason, and a
-    shift warning where the group lies far from the training data)."""
+    learners and the generic signals where the group has one, else the zero-shot blend of
+    the members' Borda position (`prior`) and the generic signals (with the reason). A
+    group without labels whose candidates lie far from the training data gets no order
+    from the prior: its malformed candidates share one higher P(invalid), the others the
+    training data's (ties are broken at random when ranked)."""
     features = neighbour_features(candidates, reference)
     generic = generic_signals(features, candidates)
     groups = np.array([calibration_group(c) for c in candidates])
     scores = on_curve(
-        stack({PRIOR: prior, GENERIC: generic}, state.zero_shot), state.zero_shot_curve
+        blend({PRIOR: prior, GENERIC: generic}, state.zero_shot), state.zero_shot_curve
     )
     basis = [""] * len(candidates)
+    seen: dict[str, np.ndarray] = {}
+
+    def record(name: str, index: np.ndarray, values: np.ndarray) -> None:
+        seen.setdefault(name, np.full(len(candidates), np.nan))[index] = values
+
     for group in sorted(set(groups.tolist())):
         index = np.flatnonzero(groups == group)
         adapted = state.groups.get(group)
         if adapted is None:
+            record(PRIOR, index, prior[index])
+            record(GENERIC, index, generic[index])
             far = np.median(features[index, _OWN_BEST]) < state.shift_threshold
+            if far:
+                flagged = np.array([malformed_signal(candidates[i]) > 0 for i in index])
+                scores[index] = np.where(flagged, state.far_invalid[1], state.far_invalid[0])
             for i in index:
-                basis[i] = WEAK_PRIOR + (FAR if far else "")
+                basis[i] = FAR if far else WEAK_PRIOR
             continue
         parts = {
             **{member_part(name): values[index] for name, values in member_scores.items()},
@@ -355,15 +411,22 @@ def adapted_scores(
                 parts[name] = own.score([candidates[i] for i in index])
         if CROSS_ENCODER_LEARNER in adapted.parts and state.config.cross_encoder is not None:
             own = load_group_cross_encoder(
-                folder / "groups" / adapted.folder, state.config.cross_encoder
+                folder / "groups" / str(adapted.folder), state.config.cross_encoder
             )
             parts[CROSS_ENCODER_LEARNER] = own.score([candidates[i] for i in index])
-        stacked = stack({k: v for k, v in parts.items() if k in adapted.parts}, adapted.parts)
+        for name in adapted.parts:
+            record(name, index, parts[name])
+        stacked = stack(parts, adapted.parts, adapted.bias)
         scores[index] = on_curve(stacked, adapted.invalid_curve)
-        shares = {k: p.weight for k, p in adapted.parts.items()}
-        total = sum(shares.values()) or 1.0
-        text = ", ".join(f"{k} {v / total:.0%}" for k, v in shares.items())
+        text = ", ".join(f"{k} {v:.0%}" for k, v in adapted.shares().items())
         few = "" if adapted.folder else f"; its learners wait for {state.config.min_labels}"
         for i in index:
             basis[i] = f"stacked on {adapted.labels} labels of this generator ({text}){few}"
-    return Adapted(scores=[float(s) for s in scores], basis=basis)
+    return Adapted(
+        scores=[float(s) for s in scores],
+        basis=basis,
+        parts={
+            name: [None if np.isnan(v) else float(v) for v in values]
+            for name, values in seen.items()
+        },
+    )

@@ -16,12 +16,13 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
-from rankers.adaptation import AdaptationState, adapted_scores
+from rankers.adaptation import AdaptationState, Adapted, adapted_scores
 from rankers.borda import aggregate
 from rankers.calibration import FittedCalibration
 from rankers.config import EnsembleConfig, load_config, shipped_configs
@@ -30,7 +31,7 @@ from rankers.members import Ranker, load_member
 from rankers.reference import bundled_reference
 from testaug.core.errors import InputError, Problem
 from testaug.core.jsonl import read_json
-from testaug.core.records import Candidate, RankedCandidate, TestCase
+from testaug.core.records import Candidate, RankedCandidate, TestCase, content_id
 
 logger = logging.getLogger(__name__)
 
@@ -63,6 +64,20 @@ class EnsembleManifest(BaseModel):
     members: dict[str, MemberState] = Field(default_factory=dict)
     calibration: FittedCalibration | None = None
     adaptation: AdaptationState | None = None  # None: plain Borda (older or not adapted)
+
+
+@dataclass(frozen=True)
+class Triage:
+    """How an ensemble triages candidates: each member's scores (by name), the members'
+    Borda position, the stacked triage (scores, bases, each part's scores) where the
+    ensemble adapts, P(valid) with the group it was read from, and the candidates in the
+    order people review them."""
+
+    scores: dict[str, np.ndarray]
+    position: np.ndarray | None
+    adapted: Adapted | None
+    p_valid: list[tuple[float, str]] | None
+    ranked: list[RankedCandidate]
 
 
 class FoldedRanker:
@@ -165,6 +180,38 @@ class Ensemble:
             return None
         return borda_position(scores, self.manifest.members)
 
+    def triage(
+        self,
+        candidates: Sequence[Candidate],
+        *,
+        batch_size: int = 64,
+        reference: Sequence[TestCase] | None = None,
+    ) -> Triage:
+        """How the ensemble triages the candidates: each member's scores, their Borda
+        position, the stacked triage where the ensemble adapts, P(valid), and the
+        candidates in the order people review them (what `rank` writes)."""
+        scores = self.score(candidates, batch_size=batch_size, reference=reference)
+        calibrated: list[tuple[float, str]] | None = None
+        position = self.ensemble_score(scores)
+        borda = position
+        adapted = None
+        state = self.manifest.adaptation
+        if state is not None and position is not None and candidates:
+            cases = self.reference_for(candidates, reference)
+            adapted = adapted_scores(candidates, position, scores, cases, state, self.folder)
+            position = np.asarray(adapted.scores)
+        if self.calibration is not None and position is not None and candidates:
+            calibrated = self.calibration.p_valid(candidates, position)
+        ranked = ranked_candidates(
+            candidates,
+            scores,
+            version=self.version,
+            weights=self.weights(),
+            p_valid=calibrated,
+            triage=None if adapted is None else (adapted.scores, adapted.basis),
+        )
+        return Triage(scores, borda, adapted, calibrated, ranked)
+
     def rank(
         self,
         candidates: Sequence[Candidate],
@@ -174,25 +221,7 @@ class Ensemble:
     ) -> list[RankedCandidate]:
         """The candidates ordered most-likely-invalid first, with scores, Borda points,
         rank and, for a calibrated ensemble, P(valid) and the group it was read from."""
-        scores = self.score(candidates, batch_size=batch_size, reference=reference)
-        calibrated: list[tuple[float, str]] | None = None
-        position = self.ensemble_score(scores)
-        adapted = None
-        state = self.manifest.adaptation
-        if state is not None and position is not None and candidates:
-            cases = self.reference_for(candidates, reference)
-            adapted = adapted_scores(candidates, position, scores, cases, state, self.folder)
-            position = np.asarray(adapted.scores)
-        if self.calibration is not None and position is not None and candidates:
-            calibrated = self.calibration.p_valid(candidates, position)
-        return ranked_candidates(
-            candidates,
-            scores,
-            version=self.version,
-            weights=self.weights(),
-            p_valid=calibrated,
-            triage=None if adapted is None else (adapted.scores, adapted.basis),
-        )
+        return self.triage(candidates, batch_size=batch_size, reference=reference).ranked
 
     def _needs_reference(self) -> bool:
         return any(member.kind == "neighbours" for member in self.manifest.config.members)
@@ -222,15 +251,15 @@ def ranked_candidates(
 ) -> list[RankedCandidate]:
     """Candidates with their member scores, merged by (weighted) Borda count, in rank order;
     with `triage` (stacked scores and what each rests on), in the order of those scores
-    (highest first, ties by Borda order)."""
+    (highest first; ties, where the triage has no order to give, in a random order fixed by
+    the candidates' ids)."""
     if not candidates:
         return []
     result = aggregate(scores, weights)
     order = list(result.order)
     if triage is not None:
         values = np.asarray(triage[0])
-        position = {int(i): k for k, i in enumerate(order)}
-        order = sorted(order, key=lambda i: (-values[i], position[int(i)]))
+        order = sorted(order, key=lambda i: (-values[i], content_id("tie", candidates[i].id)))
     return [
         RankedCandidate(
             candidate=candidates[i],

@@ -153,7 +153,7 @@ def train_ensemble(
     adaptation = None
     if config.adaptation.enabled:
         started = time.perf_counter()
-        adaptation, triage = train_adaptation(
+        adaptation, triage, _ = train_adaptation(
             items, triage, oof, cases, config.adaptation, folder, sample_weight=weights
         )
         seconds["adaptation"] = round(time.perf_counter() - started, 2)

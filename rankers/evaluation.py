@@ -1,88 +1,64 @@
-"""How well rankers triage a labelled set: ACC@k curves, review effort, agreement, the
-calibration of P(valid), and triage.json (`TriageSummary`) that gathers them."""
+"""How well an ensemble triages a labelled set, in the order people review: the candidates as
+`testaug rank` orders them (the stacked triage where the ensemble adapts), each part of it
+beside (the members' plain Borda count, each member, each learner and signal it stacks),
+the calibration of the same P(valid), and triage.json (`TriageSummary`) that gathers them."""
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 import numpy as np
-from pydantic import BaseModel, ConfigDict
 
 from rankers.borda import aggregate, ranks_from_scores
+from rankers.calibration import calibration_group
 from rankers.triage import kendall_tau, oracle_acc_curve, random_acc_curve, triage_report
-from testaug.core.records import LabelledCandidate
+from testaug.core.records import LabelledCandidate, RankedCandidate
 from testaug.core.triage import CalibrationCheck, SourceEvaluation, TriageReport, TriageSummary
 
 if TYPE_CHECKING:
-    from rankers.ensemble import Ensemble
+    from rankers.ensemble import Ensemble, Triage
+    from testaug.core.records import TestCase
 
-ENSEMBLE = "ensemble"
-
-
-class RankerEvaluation(BaseModel):
-    """The ensemble's triage report, each member's, and the members' pairwise Kendall tau."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
-    target: float
-    n: int
-    n_invalid: int
-    ensemble: TriageReport
-    members: dict[str, TriageReport]
-    kendall_tau: dict[str, float]
-    random_curve: list[float]
-    oracle_curve: list[float]
+BORDA = "plain Borda (members)"
 
 
-def evaluate_scores(
-    labelled: Sequence[LabelledCandidate], scores: dict[str, np.ndarray], target: float = 0.9
-) -> RankerEvaluation:
-    """Triage reports for the Borda ensemble of `scores` and for each member alone."""
-    invalid = np.array([not item.valid for item in labelled], dtype=bool)
-
-    def report(order: np.ndarray) -> TriageReport:
-        return triage_report(invalid[order], target)
-
-    members = {
-        name: report(np.argsort(ranks_from_scores(values), kind="stable"))
-        for name, values in scores.items()
-    }
-    names = list(scores)
-    taus = {
-        f"{a} ~ {b}": float(kendall_tau(scores[a], scores[b]))
-        for i, a in enumerate(names)
-        for b in names[i + 1 :]
-    }
-    return RankerEvaluation(
-        target=target,
-        n=len(labelled),
-        n_invalid=int(invalid.sum()),
-        ensemble=report(aggregate(scores).order),
-        members=members,
-        kendall_tau=taus,
-        random_curve=random_acc_curve(len(invalid), int(invalid.sum())).tolist(),
-        oracle_curve=oracle_acc_curve(len(invalid), int(invalid.sum())).tolist(),
-    )
+def _report(invalid: np.ndarray, scores: np.ndarray, target: float) -> TriageReport:
+    """The triage report of the candidates ordered by `scores`, highest first."""
+    return triage_report(invalid[np.argsort(ranks_from_scores(scores), kind="stable")], target)
 
 
-def evaluate_by_source(
-    labelled: Sequence[LabelledCandidate],
-    scores: dict[str, np.ndarray],
-    target: float = 0.9,
-    weights: dict[str, float] | None = None,
+def part_reports(invalid: np.ndarray, triage: Triage, target: float) -> dict[str, TriageReport]:
+    """The report of each part alone: the members' plain Borda count, each member, and each
+    stacked part over the candidates it scores (ranked among themselves)."""
+    reports: dict[str, TriageReport] = {}
+    if len(triage.scores) > 1:
+        reports[BORDA] = triage_report(invalid[aggregate(triage.scores).order], target)
+    for name, values in triage.scores.items():
+        reports[f"member {name}"] = _report(invalid, values, target)
+    parts = triage.adapted.parts if triage.adapted is not None else {}
+    for name, values in parts.items():
+        if name.startswith("member "):
+            continue  # the member's own row, over every candidate, is above
+        scored = np.array([v is not None for v in values])
+        if scored.sum() >= 2:
+            part = np.array([v for v in values if v is not None], dtype=np.float64)
+            reports[name] = _report(invalid[scored], part, target)
+    return reports
+
+
+def by_source(
+    items: Sequence[LabelledCandidate], ranked: Sequence[RankedCandidate], target: float
 ) -> list[SourceEvaluation]:
-    """The Borda ensemble's triage report on each source's candidates, ranked among themselves."""
-    from rankers.calibration import calibration_group
-
-    sources: dict[str, list[int]] = {}
-    for index, item in enumerate(labelled):
-        sources.setdefault(calibration_group(item.candidate), []).append(index)
+    """The triage order's report on each source's candidates, ranked among themselves."""
+    valid = {item.candidate.id: item.valid for item in items}
+    sources: dict[str, list[bool]] = {}
+    for row in ranked:
+        sources.setdefault(calibration_group(row.candidate), []).append(not valid[row.candidate.id])
     rows = []
-    for source, indices in sorted(sources.items()):
-        invalid = np.array([not labelled[i].valid for i in indices], dtype=bool)
-        part = {name: values[indices] for name, values in scores.items()}
-        report = triage_report(invalid[aggregate(part, weights).order], target)
+    for source, invalid in sorted(sources.items()):
+        report = triage_report(np.array(invalid, dtype=bool), target)
         rows.append(
             SourceEvaluation(
                 source=source,
@@ -98,53 +74,95 @@ def evaluate_by_source(
 
 
 def calibration_check(
-    ensemble: Ensemble, items: Sequence[LabelledCandidate], scores: dict[str, np.ndarray]
+    ensemble: Ensemble, items: Sequence[LabelledCandidate], triage: Triage
 ) -> CalibrationCheck | None:
-    """How the ensemble's P(valid) holds up on labelled candidates: ECE, and what its
+    """How the P(valid) that `rank` gives holds up on labelled candidates: ECE, and what its
     acceptance rule at 90% precision accepts and how many of those are valid."""
     from testaug.review.acceptance import acceptance_rule, expected_calibration_error
 
-    position = ensemble.ensemble_score(scores)
-    if ensemble.calibration is None or position is None or not items:
+    if ensemble.calibration is None or triage.p_valid is None or not items:
         return None
-    candidates = [item.candidate for item in items]
-    p_valid = ensemble.calibration.p_valid(candidates, position)
     valid = [item.valid for item in items]
     accepted = []
     curves = ensemble.calibration.evidence.curves
-    for (p, group), is_valid in zip(p_valid, valid, strict=True):
+    for (p, group), is_valid in zip(triage.p_valid, valid, strict=True):
         rule = acceptance_rule(curves[group], 0.9)
         if rule is not None and p >= rule.threshold:
             accepted.append(is_valid)
     return CalibrationCheck(
-        ece=expected_calibration_error([p for p, _ in p_valid], valid),
+        ece=expected_calibration_error([p for p, _ in triage.p_valid], valid),
         target=0.9,
         accepted=len(accepted),
         precision=sum(accepted) / len(accepted) if accepted else None,
     )
 
 
-def triage_summary(
-    evaluation: RankerEvaluation,
-    *,
-    calibration: CalibrationCheck | None,
-    by_source: Sequence[SourceEvaluation],
-    plot: str,
-    version: str,
+def _summary(
+    invalid: np.ndarray,
+    order: np.ndarray,
+    parts: dict[str, TriageReport],
+    scores: dict[str, np.ndarray],
+    target: float,
+    **more: object,
 ) -> TriageSummary:
-    """triage.json: the ensemble's figures, the calibration check and the per-source rows,
-    then the whole evaluation."""
-    first = evaluation.ensemble
-    return TriageSummary(
-        calibration=calibration,
-        by_source=tuple(by_source),
-        effort_at_target=first.effort_at_target,
-        random_effort_at_target=first.random_effort_at_target,
-        oracle_effort_at_target=first.oracle_effort_at_target,
-        reduction_vs_random=first.reduction_vs_random,
-        oracle_reduction_vs_random=first.oracle_reduction_vs_random,
-        gap_closed=first.gap_closed,
-        plot=plot,
-        version=version,
-        **dict(evaluation),
+    """The summary of a triage order, its parts and the rankers' agreement."""
+    names = list(scores)
+    return TriageSummary.model_validate(
+        {
+            "target": target,
+            "n": len(invalid),
+            "n_invalid": int(invalid.sum()),
+            "triage": triage_report(invalid[order], target),
+            "parts": parts,
+            "kendall_tau": {
+                f"{a} ~ {b}": float(kendall_tau(scores[a], scores[b]))
+                for i, a in enumerate(names)
+                for b in names[i + 1 :]
+            },
+            "random_curve": random_acc_curve(len(invalid), int(invalid.sum())).tolist(),
+            "oracle_curve": oracle_acc_curve(len(invalid), int(invalid.sum())).tolist(),
+            **more,
+        }
     )
+
+
+def evaluate_triage(
+    ensemble: Ensemble,
+    items: Sequence[LabelledCandidate],
+    *,
+    target: float = 0.9,
+    reference: Sequence[TestCase] | None = None,
+    per_source: bool = False,
+    plot: str | None = None,
+) -> TriageSummary:
+    """How the ensemble triages labelled candidates, in the order `rank` gives them."""
+    from rankers.cross_encoder import RankerError
+
+    if not items:
+        raise RankerError("no labelled candidates to evaluate on")
+    triage = ensemble.triage([item.candidate for item in items], reference=reference)
+    index = {item.candidate.id: i for i, item in enumerate(items)}
+    invalid = np.array([not item.valid for item in items], dtype=bool)
+    order = np.array([index[row.candidate.id] for row in triage.ranked])
+    return _summary(
+        invalid,
+        order,
+        part_reports(invalid, triage, target),
+        triage.scores,
+        target,
+        calibration=calibration_check(ensemble, items, triage),
+        by_source=tuple(by_source(items, triage.ranked, target)) if per_source else (),
+        bases=dict(Counter(row.triage_basis for row in triage.ranked if row.triage_basis)),
+        plot=plot,
+        version=ensemble.version,
+    )
+
+
+def evaluate_scores(
+    labelled: Sequence[LabelledCandidate], scores: dict[str, np.ndarray], target: float = 0.9
+) -> TriageSummary:
+    """The summary of rankers' scores alone (no trained ensemble): their plain Borda count
+    as the triage order, each ranker's own order as a part."""
+    invalid = np.array([not item.valid for item in labelled], dtype=bool)
+    parts = {name: _report(invalid, values, target) for name, values in scores.items()}
+    return _summary(invalid, aggregate(scores).order, parts, scores, target)

@@ -132,40 +132,36 @@ def evaluate_command(
     ),
     as_json: bool = typer.Option(False, "--json", help="Print one JSON object."),
 ) -> None:
-    """How much review the rankers save: the share of candidates people must review, in the
-    ensemble's order, to reach the target accuracy, beside each ranker's own order, a random
-    order and a perfect one (oracle)."""
+    """How much review the rankers save: the share of candidates people must review to reach
+    the target accuracy in the order `testaug rank` gives them (the triage people review),
+    beside each part of that order alone (the members' plain Borda count, each member,
+    each learner and signal the triage stacks), a random order and a perfect one (oracle)."""
     from rankers.ensemble import Ensemble
-    from rankers.evaluation import (
-        calibration_check,
-        evaluate_by_source,
-        evaluate_scores,
-        triage_summary,
-    )
+    from rankers.evaluation import evaluate_triage
     from testaug.reports.plots import plot_acc_curves
 
+    if by not in (None, "source", "generator"):
+        raise InputError(Problem("expected source (or generator)", field="--by"))
     items = list(read_jsonl_parts(labelled, LabelledCandidate))
     ensemble = Ensemble.load(rankers)
     reference = list(read_jsonl(cases, TestCase)) if cases else None
-    scores = ensemble.score([item.candidate for item in items], reference=reference)
-    evaluation = evaluate_scores(items, scores, target)
-    curves = {"ensemble": evaluation.ensemble.curve}
-    curves.update({name: report.curve for name, report in evaluation.members.items()})
-    curves.update(random=evaluation.random_curve, oracle=evaluation.oracle_curve)
-    plot_path = plot_acc_curves(
-        curves,
-        plot or rankers / "acc_curve.png",
+    plot_path = plot or rankers / "acc_curve.png"
+    summary = evaluate_triage(
+        ensemble,
+        items,
         target=target,
-        title=f"{labelled.name}: {evaluation.n} candidates, {evaluation.n_invalid} invalid",
-    )
-    if by not in (None, "source", "generator"):
-        raise InputError(Problem("expected source (or generator)", field="--by"))
-    summary = triage_summary(
-        evaluation,
-        calibration=calibration_check(ensemble, items, scores),
-        by_source=evaluate_by_source(items, scores, target, ensemble.weights()) if by else [],
+        reference=reference,
+        per_source=by is not None,
         plot=str(plot_path),
-        version=ensemble.version,
+    )
+    curves = {TRIAGE_ROW: summary.triage.curve}
+    curves.update({name: report.curve for name, report in summary.parts.items()})
+    curves.update(random=summary.random_curve, oracle=summary.oracle_curve)
+    plot_acc_curves(
+        curves,
+        plot_path,
+        target=target,
+        title=f"{labelled.name}: {summary.n} candidates, {summary.n_invalid} invalid",
     )
     if as_json:
         typer.echo(json.dumps(summary.model_dump()))
@@ -177,28 +173,37 @@ def evaluate_command(
         console.print(_source_table(summary.by_source))
     if summary.calibration is not None:
         console.print(_calibration_line(summary.calibration, summary.n), highlight=False)
+    print_bases(summary.bases)
     console.print(f"[green]wrote[/] the ACC@k curve to {plot_path}", highlight=False)
 
 
+TRIAGE_ROW = "triage (the order `rank` gives)"
+
+
 def _effort_table(summary: TriageSummary) -> Table:
-    """Review effort at the target of the ensemble, each member, random and oracle order."""
+    """Review effort at the target of the triage order, each part, random and oracle order."""
     table = Table(title=f"review effort for {summary.target:.0%} accuracy", title_justify="left")
-    for column in ("ranking", "effort", "vs random", "gap closed", "ACC@10%", "ACC@30%"):
+    for column in (
+        "ranking", "candidates", "effort", "vs random", "gap closed", "ACC@10%", "ACC@30%"
+    ):  # fmt: skip
         table.add_column(column, justify="left" if column == "ranking" else "right")
-    reports = {"ensemble (Borda)": summary.ensemble, **summary.members}
+    reports = {TRIAGE_ROW: summary.triage, **summary.parts}
     for name, report in reports.items():
         table.add_row(
             name,
+            f"{report.n:,}",
             f"{report.effort_at_target:.1%}",
             f"{-report.reduction_vs_random:+.1%}",
-            f"{report.gap_closed:.0%}",
+            "" if report.gap_closed is None else f"{report.gap_closed:.0%}",
             f"{_acc_at(report.curve, 0.1):.1%}",
             f"{_acc_at(report.curve, 0.3):.1%}",
+            style="bold" if name == TRIAGE_ROW else None,
         )
-    first = summary.ensemble
-    table.add_row("random order", f"{first.random_effort_at_target:.1%}", "", "0%", style="dim")
+    first = summary.triage
+    table.add_row("random order", "", f"{first.random_effort_at_target:.1%}", "", "0%", style="dim")
     table.add_row(
         "oracle order",
+        "",
         f"{first.oracle_effort_at_target:.1%}",
         f"{-(first.oracle_reduction_vs_random or 0.0):+.1%}",
         "100%",

@@ -6,6 +6,10 @@ lack are optional: None (or empty) where the file did not have them.
 
 from __future__ import annotations
 
+from typing import Any
+
+from pydantic import Field, model_validator
+
 from testaug.core.records import Record
 
 
@@ -56,24 +60,37 @@ class CalibrationCheck(Record):
 
 
 class TriageSummary(Record):
-    """triage.json: the ensemble's headline figures, the calibration check and the per-source
-    rows first, then the whole evaluation (`rankers.evaluation.RankerEvaluation`'s fields)."""
+    """triage.json, what `testaug rankers evaluate --json` prints: how well the order people
+    review (`triage`: the candidates as `testaug rank` orders them) and each part of it
+    (`parts`: the plain Borda count of the members, each member, and where the ensemble
+    adapts, each learner and signal it stacks, each over the candidates it scores) triage
+    labelled candidates; the members' pairwise Kendall tau; the random and perfect orders'
+    curves; P(valid)'s calibration and acceptance (read as `rank` reads it); the triage on
+    each source's candidates; what the order rests on (`bases`: how many candidates each
+    basis covers). Files written before the triage order was evaluated (with `ensemble`
+    and `members`, the Borda count) read with that count as their triage and parts."""
 
-    calibration: CalibrationCheck | None = None
-    by_source: tuple[SourceEvaluation, ...] = ()
-    effort_at_target: float | None = None
-    random_effort_at_target: float | None = None
-    oracle_effort_at_target: float | None = None
-    reduction_vs_random: float | None = None
-    oracle_reduction_vs_random: float | None = None
-    gap_closed: float | None = None
-    plot: str | None = None
-    version: str | None = None
     target: float
     n: int
     n_invalid: int
-    ensemble: TriageReport
-    members: dict[str, TriageReport]
-    kendall_tau: dict[str, float]
+    triage: TriageReport
+    parts: dict[str, TriageReport] = Field(default_factory=dict)
+    kendall_tau: dict[str, float] = Field(default_factory=dict)
     random_curve: list[float]
     oracle_curve: list[float]
+    calibration: CalibrationCheck | None = None
+    by_source: tuple[SourceEvaluation, ...] = ()
+    bases: dict[str, int] = Field(default_factory=dict)
+    plot: str | None = None
+    version: str | None = None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _borda_files(cls, data: Any) -> Any:
+        """A file of the earlier format: its Borda count as the triage, its members as parts."""
+        if not isinstance(data, dict) or "triage" in data or "ensemble" not in data:
+            return data
+        kept = {k: v for k, v in data.items() if k in cls.model_fields}
+        members = data.get("members")
+        parts = members if isinstance(members, dict) else {}
+        return {**kept, "triage": data["ensemble"], "parts": parts}

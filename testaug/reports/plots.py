@@ -33,16 +33,17 @@ def _png(figure: Any) -> bytes:
 def acc_curves_png(
     curves: Mapping[str, Sequence[float]], *, target: float | None = None, title: str = ""
 ) -> bytes:
-    """ACC@k against the reviewed fraction k/N, one line per ranking."""
+    """ACC@k against the reviewed fraction k/N, one line per ranking (the first drawn bold)."""
     figure, axes = _pyplot().subplots(figsize=(7, 4.5), dpi=120)
     styles = {
         "random": dict(color="grey", linestyle="--"),
         "oracle": dict(color="black", linestyle=":"),
     }
+    curves_first = next(iter(curves), None)  # the ranking the others are parts of
     for name, curve in curves.items():
         n = len(curve) - 1
         xs = [k / n if n else 0.0 for k in range(len(curve))]
-        width = 2.5 if name == "ensemble" else 1.2
+        width = 2.5 if name == curves_first else 1.2
         axes.plot(xs, curve, label=name, linewidth=width, **styles.get(name, {}))
     if target is not None:
         axes.axhline(target, color="red", linewidth=0.8, alpha=0.6, label=f"target {target:.0%}")

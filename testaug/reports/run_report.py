@@ -243,15 +243,15 @@ def _triage(report: Report, run_dir: Path) -> None:
     if triage is None:
         return
     report.add(Heading("Validity triage"))
-    ensemble = triage.ensemble
-    rows = [_triage_row("ensemble (Borda)", ensemble)]
-    rows.extend(_triage_row(name, member) for name, member in triage.members.items())
-    rows.append(["random order", f"{ensemble.random_effort_at_target:.1%}", "", "0%"])
-    oracle_reduction = ensemble.oracle_reduction_vs_random
+    first = triage.triage
+    rows = [_triage_row(TRIAGE, first)]
+    rows.extend(_triage_row(name, part) for name, part in triage.parts.items())
+    rows.append(["random order", f"{first.random_effort_at_target:.1%}", "", "0%"])
+    oracle_reduction = first.oracle_reduction_vs_random
     rows.append(
         [
             "oracle order",
-            f"{ensemble.oracle_effort_at_target:.1%}",
+            f"{first.oracle_effort_at_target:.1%}",
             "" if oracle_reduction is None else f"{oracle_reduction:.1%}",
             "100%",
         ]
@@ -265,14 +265,18 @@ def _triage(report: Report, run_dir: Path) -> None:
                 "share of the random-to-oracle gap closed",
             ],
             rows,
-            caption=f"{triage.n:,} labelled candidates, {triage.n_invalid:,} invalid",
+            caption=f"{triage.n:,} labelled candidates, {triage.n_invalid:,} invalid; the triage "
+            "is the order people review, the rows below it its parts alone",
         )
     )
-    curves = {"ensemble": ensemble.curve}
-    curves.update({name: m.curve for name, m in triage.members.items()})
+    curves = {TRIAGE: first.curve}
+    curves.update({name: part.curve for name, part in triage.parts.items()})
     curves.update(random=triage.random_curve, oracle=triage.oracle_curve)
     png = acc_curves_png(curves, target=triage.target)
     report.add(Image(png, "acc_curve.png", "ACC@k: accuracy after people review the top k"))
+
+
+TRIAGE = "triage"
 
 
 def _diversity_row(name: str, measures: DiversityMeasures | DiversityRow) -> list[str]:

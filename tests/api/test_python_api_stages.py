@@ -53,7 +53,13 @@ def ranked_run(tmp_path_factory) -> tuple[Path, list[RankedCandidate], Path]:
     good = [f"the crew was great {i} i mean it !" for i in range(12)]
     bad = [f"sure here are more examples {i}" for i in range(12)]
     config = load_config(lexical_config(folder))
-    rankers = trained_ensemble(config, make_labelled(good, bad), folder / "rankers")
+    # labels of the scripted generator itself, so its own labels vouch for its candidates
+    scripted = {"model": "scripted", "temperature": 1.0}
+    labelled = [
+        item.model_copy(update={"candidate": item.candidate.model_copy(update=scripted)})
+        for item in make_labelled(good, bad)
+    ]
+    rankers = trained_ensemble(config, labelled, folder / "rankers")
     ranked = testaug.rank(
         folder / "candidates.jsonl",
         folder / "ranked.jsonl",

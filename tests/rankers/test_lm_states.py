@@ -84,7 +84,7 @@ def test_a_group_with_labels_stacks_the_lm_learner_and_ranks_with_it_after_a_rel
     invalid = np.array([not item.valid for item in items])
     noise = np.random.default_rng(0).normal(size=len(items))
     config = AdaptationConfig(embedding_learner=False, lm_learner=tiny_lm, min_random_labels=0)
-    state, _ = train_adaptation(items, noise, {"noise": noise}, [], config, tmp_path)
+    state = train_adaptation(items, noise, {"noise": noise}, [], config, tmp_path).state
     group = state.groups[calibration_group(items[0].candidate)]
     assert LM_LEARNER in group.parts and group.folder is not None
     saved = LmStatesRanker.load(tmp_path / "groups" / group.folder)
@@ -106,7 +106,7 @@ def test_a_group_with_fewer_labels_than_the_lm_learners_minimum_stacks_without_i
     noise = np.random.default_rng(0).normal(size=len(items))
     lm = tiny_lm.model_copy(update={"min_labels": 40})
     config = AdaptationConfig(lm_learner=lm, embedding_learner=False, min_random_labels=0)
-    state, _ = train_adaptation(items, noise, {"noise": noise}, [], config, tmp_path)
+    state = train_adaptation(items, noise, {"noise": noise}, [], config, tmp_path).state
     group = state.groups[calibration_group(items[0].candidate)]
     assert group.folder is not None and LM_LEARNER not in group.parts
     assert not list(tmp_path.rglob(LmStatesRanker.file_name))

