@@ -14,7 +14,7 @@ if TYPE_CHECKING:
 def run_pipeline(config: RunConfig | None = None, **options: Any) -> PipelineRun:
     """Suite to report in one run folder (`config.run_dir`): seed cases, generation,
     ranking, review, the grown suite, diversity, evaluation and the report. Give a
-    `RunConfig`, or its fields as keyword arguments (`suite="sentiment", size="smoke",
+    `RunConfig`, or its fields as keyword arguments (`suite="sentiment", size="small",
     generator={"kind": "openai", ...}`); the result holds both halves' step outputs."""
     from testaug.core.prefect_environment import prepare_prefect_environment
     from testaug.steps.config import RunConfig, run_config
