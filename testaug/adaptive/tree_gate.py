@@ -5,8 +5,8 @@ its limit or, when asked, when it newly fails against the previous report."""
 from __future__ import annotations
 
 from testaug.adaptive.retest import TreeReport
-from testaug.evaluation.gate import Check, GateResult, gate_result, limit_for, unmatched
-from testaug.suites.gate import GateConfig, Kind
+from testaug.evaluation.gate import Check, GateResult, gate_result, unmatched
+from testaug.suites.gate import GateConfig, Kind, outranked, ranked_limits
 
 
 def check_tree_gate(report: TreeReport, config: GateConfig) -> GateResult:
@@ -19,9 +19,10 @@ def check_tree_gate(report: TreeReport, config: GateConfig) -> GateResult:
     for topic in report.topics:
         parts = [part for part in topic.topic.split("/") if part]
         kind: Kind | None = {1: "capability", 2: "description"}.get(len(parts))
-        threshold = limit_for(config.thresholds, kind, (parts[-1],), report.model) if kind else None
-        if threshold is not None:
-            used.add(threshold.key)
+        ranked = ranked_limits(config.thresholds, kind, (parts[-1],), report.model) if kind else []
+        used.update(each.key for each in ranked)
+        threshold = ranked[0] if ranked else None
+        overrules = tuple(lost.stated() for lost in outranked(ranked))
         limit = threshold.max_error if threshold else None
         failure, check_kind = None, kind or "capability"
         if config.fail_on_new_failures and topic.topic in newly:
@@ -30,7 +31,8 @@ def check_tree_gate(report: TreeReport, config: GateConfig) -> GateResult:
         elif limit is not None and topic.failure_rate is not None and topic.failure_rate > limit:
             failure = (
                 f"topic {topic.topic}: error rate {topic.failure_rate:.1f}% "
-                f"({topic.failing}/{topic.tests}) above the limit {limit:g}% ({threshold.origin})"
+                f"({topic.failing}/{topic.tests}) above the limit {threshold.stated()}"
+                + (f", which overrules {' and '.join(overrules)}" if overrules else "")
             )
         checks.append(
             Check(
@@ -43,6 +45,8 @@ def check_tree_gate(report: TreeReport, config: GateConfig) -> GateResult:
                 failed=topic.failing,
                 limit=limit,
                 origin=threshold.origin if threshold else None,
+                source=threshold.source if threshold else None,
+                overrules=overrules,
                 failure=failure,
             )
         )

@@ -60,6 +60,7 @@ def evaluate_command(
     max_error: list[str] = gate.MAX_ERROR_OPTION,
     max_unverified: float | None = gate.MAX_UNVERIFIED_OPTION,
     min_precision: float | None = gate.MIN_PRECISION_OPTION,
+    pool_test_types: bool | None = gate.POOL_OPTION,
     junit: Path | None = gate.JUNIT_OPTION,
 ) -> None:
     """Error rates of models under test: each model on the cases, and on perturbed copies
@@ -72,6 +73,7 @@ def evaluate_command(
         max_error=max_error,
         max_unverified=max_unverified,
         min_precision=min_precision,
+        pool_test_types=pool_test_types,
         junit=junit,
     )
 

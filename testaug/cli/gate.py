@@ -10,6 +10,7 @@ from typing import Any
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from testaug.cli.console import console
@@ -23,7 +24,13 @@ GATE_HELP = (
 MAX_ERROR_HELP = (
     "A highest error rate in percent (repeatable): NAME=10 (a capability), *=20 (every "
     "capability), description:TEXT=5, test_type:INV=15; add @MODEL after the percent for one "
-    "model. Wins over --gate, which wins over the suite's gate: section."
+    "model. Wins over --gate, which wins over the suite's gate: section. A capability's or "
+    "description's limit applies to each test type's rate unless --pool-test-types."
+)
+POOL_HELP = (
+    "Gate a capability's or description's rate over all its test types (MFT with the INV and "
+    "DIR perturbations) instead of each test type's rate (the default; or the gate's "
+    "pool_test_types)."
 )
 MAX_UNVERIFIED_HELP = "Highest share (%) of unverified cases under the headline error rates."
 MIN_PRECISION_HELP = (
@@ -41,6 +48,7 @@ MAX_ERROR_OPTION: Any = typer.Option(
 MAX_UNVERIFIED_OPTION: Any = typer.Option(None, "--max-unverified", help=MAX_UNVERIFIED_HELP)
 MIN_PRECISION_OPTION: Any = typer.Option(None, "--min-precision", help=MIN_PRECISION_HELP)
 JUNIT_OPTION: Any = typer.Option(None, "--junit", help=JUNIT_HELP)
+POOL_OPTION: Any = typer.Option(None, "--pool-test-types/--per-test-type", help=POOL_HELP)
 
 
 def build_gate(
@@ -51,13 +59,15 @@ def build_gate(
     max_unverified: float | None = None,
     min_precision: float | None = None,
     fail_on_new_failures: bool = False,
+    pool_test_types: bool | None = None,
     junit: Path | None = None,
 ) -> GateConfig | None:
     """The gate the suite's gate: section, the file and the flags set (flags win); None when
     nothing asks for one (no threshold, no demand, no --junit). Bad input is refused here,
     before any work starts."""
     from testaug.core.bundled import resolve_suite
-    from testaug.suites.gate import flag_gate, load_gate_file, suite_gate
+    from testaug.suites.gate import flag_gate
+    from testaug.suites.gate_reader import load_gate_file, suite_gate
     from testaug.suites.load import load_suite
 
     flags = flag_gate(
@@ -65,9 +75,14 @@ def build_gate(
         max_unverified=max_unverified,
         min_precision=min_precision,
         fail_on_new_failures=fail_on_new_failures,
+        pool_test_types=pool_test_types,
     )
     from_file = load_gate_file(gate_file) if gate_file is not None else None
-    in_suite = suite_gate(load_suite(resolve_suite(suite)).gate) if suite is not None else None
+    in_suite = None
+    if suite is not None:
+        path = resolve_suite(suite)
+        if load_suite(path).gate is not None:  # the suite checked whole, its gate's names too
+            in_suite = suite_gate(path)
     config = merge_gates(in_suite, from_file, flags)
     if config.empty and junit is None:
         return None
@@ -75,29 +90,38 @@ def build_gate(
 
 
 def enforce_gate(result: GateResult, junit: Path | None, *, out: Console = console) -> None:
-    """Write the JUnit XML when asked; print the breaches and exit 1 when there is one."""
+    """Write the JUnit XML when asked; say which limits overruled others; print the
+    breaches (each with the rate it gated and where its limit was set) and exit 1 when
+    there is one."""
     if junit is not None:
         from testaug.evaluation.gate_junit import write_junit
 
         write_junit(junit, result)
-        out.print(f"[green]wrote[/] {junit}", highlight=False)
+        out.print(f"[green]wrote[/] {escape(str(junit))}", highlight=False)
+    for winner, lost in result.overrulings():
+        out.print(f"gate: {escape(winner)} overrules {escape(lost)}", highlight=False)
     if result.passed:
         out.print(f"[green]gate passed[/]: {len(result.checks):,} checks", highlight=False)
         return
     table = Table(title=f"gate: {len(result.breaches)} breach(es)", title_justify="left")
-    for column in ("model", "check", "name", "rate", "limit", "set in"):
-        table.add_column(column, justify="right" if column in ("rate", "limit") else "left")
+    for column in ("model", "check", "name", "test type", "rate", "cases", "limit", "set by"):
+        table.add_column(
+            column, justify="right" if column in ("rate", "cases", "limit") else "left"
+        )
     for breach in result.breaches:
+        grouped = breach.kind in ("capability", "description", "test_type")
         table.add_row(
-            breach.model,
+            escape(breach.model),
             breach.kind.replace("_", " "),
-            breach.name,
+            escape(breach.name),
+            breach.test_type or "-",
             "-" if breach.rate is None else f"{breach.rate:.1f}%",
+            f"{breach.failed}/{breach.n}" if grouped else "-",
             "-" if breach.limit is None else f"{breach.limit:g}%",
-            breach.origin or "-",
+            escape(breach.source or breach.origin or "-"),
             style="bold red",
         )
     out.print(table)
     for breach in result.breaches:
-        out.print(f"  {breach.model}: {breach.message}", highlight=False)
+        out.print(f"  {escape(breach.model)}: {escape(breach.message)}", highlight=False)
     raise typer.Exit(1)

@@ -106,6 +106,7 @@ def run_command(
     max_error: list[str] = gate.MAX_ERROR_OPTION,
     max_unverified: float | None = gate.MAX_UNVERIFIED_OPTION,
     min_precision: float | None = gate.MIN_PRECISION_OPTION,
+    pool_test_types: bool | None = gate.POOL_OPTION,
     junit: Path | None = gate.JUNIT_OPTION,
     old_generator_model: str | None = typer.Option(None, "--generator-model", hidden=True),
 ) -> None:
@@ -123,6 +124,7 @@ def run_command(
         max_error=max_error,
         max_unverified=max_unverified,
         min_precision=min_precision,
+        pool_test_types=pool_test_types,
         junit=junit,
     )
     # The URL's user info travels in the environment, which the generate task reads: never

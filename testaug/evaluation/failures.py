@@ -77,6 +77,8 @@ class ErrorRates(Record):
     by_source: dict[str, FailureRate]
     by_provenance: dict[str, FailureRate]
     matrix: dict[str, dict[str, FailureRate]]  # capability -> test type -> cell; absent = N/A
+    # description id -> test type -> cell, without examples (what a gate per test type reads)
+    description_matrix: dict[str, dict[str, FailureRate]] = Field(default_factory=dict)
 
 
 class ModelEvaluation(Record):
@@ -91,6 +93,7 @@ class ModelEvaluation(Record):
     by_source: dict[str, FailureRate]
     by_provenance: dict[str, FailureRate]
     matrix: dict[str, dict[str, FailureRate]]
+    description_matrix: dict[str, dict[str, FailureRate]] = Field(default_factory=dict)
     failures: tuple[CaseResult, ...]
     results: tuple[CaseResult, ...]
 
@@ -119,9 +122,7 @@ def _grouped(
     k: int,
 ) -> dict[str, FailureRate]:
     """Failure rates per group, groups in order of first appearance."""
-    groups: dict[str, list[CaseResult]] = {}
-    for result in results:
-        groups.setdefault(key(result), []).append(result)
+    groups = _members(results, key)
     return {g: failure_rate(name(members[0]), members, k=k) for g, members in groups.items()}
 
 
@@ -156,7 +157,21 @@ def error_rates(results: Sequence[CaseResult], *, k: int = 3) -> ErrorRates:
             )
             for capability in capabilities
         },
+        description_matrix={
+            description: _by_test_type(members, lambda r: f"{r.capability}: {r.description}", 0)
+            for description, members in _members(results, lambda r: r.description_id).items()
+        },
     )
+
+
+def _members(
+    results: Sequence[CaseResult], key: Callable[[CaseResult], str]
+) -> dict[str, list[CaseResult]]:
+    """The results of each group, groups in order of first appearance."""
+    groups: dict[str, list[CaseResult]] = {}
+    for result in results:
+        groups.setdefault(key(result), []).append(result)
+    return groups
 
 
 def interval_text(cell: FailureRate | None) -> str:

@@ -1,7 +1,8 @@
 """A gate's result as JUnit XML, the test report CI systems read: one test suite per model,
-a test case per description (classname: its capability) and per other check (a
-capability's or test type's limit, the evidence demands, a threshold naming nothing), a
-failure on each breach with the rate and the limit."""
+a test case per description and test type (classname: its capability; one per description
+where the gate pools test types) and per other check (a capability's limit on each test
+type, a test type's limit, the evidence demands, a threshold naming nothing), a failure on
+each breach. Each case says the rate it gated, the limit and where the limit was set."""
 
 from __future__ import annotations
 
@@ -54,9 +55,9 @@ def _testcase(suite: ET.Element, check: Check) -> None:
 
 def _name(check: Check) -> str:
     if check.kind in ("description", "newly failing"):
-        return check.name
+        return check.title
     if check.kind == "capability":
-        return f"capability {check.name}"
+        return f"capability {check.title}"
     if check.kind == "test_type":
         return f"test type {check.name}"
     return check.name
@@ -64,9 +65,14 @@ def _name(check: Check) -> str:
 
 def _details(check: Check) -> str:
     rate = "n/a" if check.rate is None else f"{check.rate:.1f}%"
+    cases = "verified cases" if check.evidence == "verified" else "cases"
     limit = "none" if check.limit is None else f"{check.limit:g}%"
-    origin = f" (set in {check.origin})" if check.origin else ""
-    return f"model {check.model}: rate {rate} ({check.failed}/{check.n}), limit {limit}{origin}"
+    source = f" (set by {check.source})" if check.source else ""
+    overrules = "".join(f"; it overrules {lost}" for lost in check.overrules)
+    return (
+        f"model {check.model}: rate {rate} ({check.failed}/{check.n} {cases}), "
+        f"limit {limit}{source}{overrules}"
+    )
 
 
 def write_junit(path: Path | str, result: GateResult) -> Path:

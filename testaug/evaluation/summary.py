@@ -23,7 +23,13 @@ from typing import Annotated
 from pydantic import Field
 
 from testaug.core.records import Record
-from testaug.evaluation.failures import CaseResult, FailureRate, ModelEvaluation, failure_rate
+from testaug.evaluation.failures import (
+    TEST_TYPES,
+    CaseResult,
+    FailureRate,
+    ModelEvaluation,
+    failure_rate,
+)
 from testaug.evaluation.intervals import MIN_LABELS, Generated, Interval, ppi_error_rate, wilson
 from testaug.evaluation.validity import ValidityEvidence
 from testaug.suites.provenance import Evidence, is_verified
@@ -42,6 +48,9 @@ class Headline(Record):
     fallback: bool
     overall: FailureRate
     by_capability: dict[str, FailureRate]
+    # capability -> test type -> rate on the same evidence (Wilson intervals, no examples);
+    # empty in files written before it was kept
+    matrix: dict[str, dict[str, FailureRate]] = Field(default_factory=dict)
     left_out: int  # counted cases (perturbed ones too) that the rates leave out
     left_out_by_provenance: dict[str, int]
     unverified: int  # counted unverified cases the rates rest on (evidence `all`)
@@ -67,6 +76,7 @@ def headline(
         groups.setdefault(result.capability, []).append(result)
     overall = failure_rate(used, chosen, k=0)
     by_capability = {c: failure_rate(c, members, k=0) for c, members in groups.items()}
+    matrix = {c: _by_test_type(members) for c, members in groups.items()}
     interval_note = "95% intervals: Wilson score"
     if used == "all" and any(not is_verified(r.provenance) for r in chosen if not r.filtered):
         overall, by_capability, interval_note = _unverified_intervals(
@@ -80,6 +90,7 @@ def headline(
         fallback=fallback,
         overall=overall,
         by_capability=by_capability,
+        matrix=matrix,
         left_out=sum(left_out.values()),
         left_out_by_provenance=left_out,
         unverified=0 if used == "verified" else sum(unverified.values()),
@@ -89,6 +100,18 @@ def headline(
     if fallback and counted:
         logger.warning("no verified case counts: the headline rests on all %d cases", len(counted))
     return head
+
+
+def _by_test_type(results: Sequence[CaseResult]) -> dict[str, FailureRate]:
+    """Some results' rates per test type, in the order MFT, INV, DIR."""
+    grouped: dict[str, list[CaseResult]] = {}
+    for result in results:
+        grouped.setdefault(result.test_type, []).append(result)
+    return {
+        t: failure_rate(f"{results[0].capability} {t}", grouped[t], k=0)
+        for t in TEST_TYPES
+        if t in grouped
+    }
 
 
 def _unverified_intervals(
@@ -260,6 +283,7 @@ class ModelSummary(Record):
     by_source: dict[str, FailureRate]
     by_provenance: dict[str, FailureRate] = Field(default_factory=dict)
     matrix: dict[str, dict[str, FailureRate]]
+    description_matrix: dict[str, dict[str, FailureRate]] = Field(default_factory=dict)
     failures: tuple[CaseResult, ...]
 
 

@@ -1,7 +1,9 @@
 """A CI gate's configuration: the highest error rates per capability, description or test
 type (`Threshold`), and demands on the evidence (`GateConfig`), read from a suite's `gate:`
-section, a gate file (YAML) or `--max-error` flags; flags win over the file, the file over
-the suite (`merge_gates`). Bad input names the file, the line and the field. The checks
+section, a gate file (YAML) or `--max-error` flags. Flags win over the file, the file over
+the suite: a group's limit is the most specific one of the highest place that sets one for
+it (`ranked_limits`). Bad flags name the flag; the YAML is read by
+`testaug.suites.gate_reader`, naming the file, the line and the field. The checks
 themselves are `testaug.evaluation.gate`.
 
 A gate, in a suite's `gate:` section or as a whole gate file::
@@ -16,27 +18,28 @@ A gate, in a suite's `gate:` section or as a whole gate file::
         max_error: {Negation: 30}
     max_unverified: 25     # percent of the cases under the headline rates
     min_precision: 0.9     # the ranker's acceptance rules must target at least this
+    pool_test_types: false # true: a capability's or description's limit on its rate over
+                           # every test type, not on each test type's rate
 """
 
 from __future__ import annotations
 
-import difflib
 import re
-from collections.abc import Iterable, Mapping
-from pathlib import Path
+from collections.abc import Iterable, Sequence
 from typing import Annotated, Any, Literal
 
 from pydantic import Field
 
-from testaug.core.errors import InputError, Problem, format_path
+from testaug.core.errors import InputError, Problem, close_names, did_you_mean
 from testaug.core.records import Record
-from testaug.core.yaml_source import FieldPath, YamlDocument, load_yaml
 
 Percent = Annotated[float, Field(ge=0.0, le=100.0, allow_inf_nan=False)]
 Kind = Literal["capability", "description", "test_type"]
 KINDS: tuple[Kind, ...] = ("capability", "description", "test_type")
 Origin = Literal["suite", "file", "flag"]
 EVERY = "*"
+PLACES: dict[Origin, str] = {"flag": "flag", "file": "gate file", "suite": "suite"}
+PRECEDENCE: tuple[Origin, ...] = ("flag", "file", "suite")  # who wins, first to last
 
 
 class Threshold(Record):
@@ -49,6 +52,7 @@ class Threshold(Record):
     model: str | None = None
     max_error: Percent
     origin: Origin = "flag"
+    where: str = ""  # the flag as typed, or the file, line and field that set it
 
     @property
     def key(self) -> tuple[str, str, str | None]:
@@ -57,6 +61,16 @@ class Threshold(Record):
     def describe(self) -> str:
         scope = self.name if self.kind == "capability" else f"{self.kind}:{self.name}"
         return scope + (f" for {self.model}" if self.model else "")
+
+    @property
+    def source(self) -> str:
+        """Where the limit was set: `flag --max-error Negation=10`, `suite suite.yaml:14
+        gate.models.vader.max_error.Negation`, `gate file gate.yaml:2 max_error.*`."""
+        return f"{PLACES[self.origin]} {self.where or self.describe()}"
+
+    def stated(self) -> str:
+        """The limit and where it was set, as messages quote it."""
+        return f"{self.max_error:g}% ({self.source})"
 
 
 class GateConfig(Record):
@@ -68,6 +82,7 @@ class GateConfig(Record):
     max_unverified: Percent | None = None
     min_precision: float | None = Field(default=None, gt=0.0, le=1.0)
     fail_on_new_failures: bool = False
+    pool_test_types: bool | None = None  # None: not set (each test type on its own)
 
     @property
     def empty(self) -> bool:
@@ -79,16 +94,22 @@ class GateConfig(Record):
         return self.min_precision is not None or self.fail_on_new_failures
 
     def over(self, base: GateConfig) -> GateConfig:
-        """This gate laid over `base`: a threshold of the same kind, name and model replaces
-        base's, and the values set here win."""
-        mine = {t.key for t in self.thresholds}
-        kept = tuple(t for t in base.thresholds if t.key not in mine)
+        """This gate laid over `base`: the values set here win; the thresholds of both are
+        kept, each with its origin, so a check can say which won (`ranked_limits`) and what
+        it overruled."""
         return GateConfig(
-            thresholds=kept + self.thresholds,
+            thresholds=base.thresholds + self.thresholds,
             max_unverified=_first(self.max_unverified, base.max_unverified),
             min_precision=_first(self.min_precision, base.min_precision),
             fail_on_new_failures=self.fail_on_new_failures or base.fail_on_new_failures,
+            pool_test_types=_first(self.pool_test_types, base.pool_test_types),
         )
+
+    @property
+    def pooled(self) -> bool:
+        """Whether a capability's or description's limit applies to its rate over every
+        test type (else to each test type's rate)."""
+        return bool(self.pool_test_types)
 
 
 def merge_gates(*gates: GateConfig | None) -> GateConfig:
@@ -100,12 +121,47 @@ def merge_gates(*gates: GateConfig | None) -> GateConfig:
     return merged
 
 
-def _first(value: float | None, fallback: float | None) -> float | None:
+def _first(value: Any, fallback: Any) -> Any:
     return value if value is not None else fallback
 
 
-GATE_KEYS = ("max_error", "models", "max_unverified", "min_precision")
-MODEL_KEYS = ("max_error",)
+def ranked_limits(
+    thresholds: Iterable[Threshold], kind: Kind, names: Sequence[str], model: str
+) -> list[Threshold]:
+    """The thresholds that apply to a group (its name or id, or `*`; this model or every
+    model), the one that wins first: a flag before the gate file before the suite; within
+    one place, the group's own name before `*`, and a limit for this model before one for
+    every model."""
+    ranked = []
+    for index, threshold in enumerate(thresholds):
+        if threshold.kind != kind or threshold.model not in (model, None):
+            continue
+        if threshold.name in names:
+            specific = 0
+        elif threshold.name == EVERY:
+            specific = 1
+        else:
+            continue
+        place = PRECEDENCE.index(threshold.origin)
+        # the same limit given twice in one place: the later one wins
+        ranked.append(((place, specific, threshold.model is None, -index), threshold))
+    return [threshold for _, threshold in sorted(ranked, key=lambda pair: pair[0])]
+
+
+def outranked(ranked: Sequence[Threshold]) -> list[Threshold]:
+    """What the winning threshold overrules that a user should hear of: the same limit
+    given earlier in its own place, and the limit each lower place would have set."""
+    if not ranked:
+        return []
+    winner = ranked[0]
+    lost = [t for t in ranked[1:] if t.key == winner.key and t.origin == winner.origin]
+    best: dict[Origin, Threshold] = {}
+    for threshold in ranked[1:]:
+        if threshold.origin != winner.origin:
+            best.setdefault(threshold.origin, threshold)
+    return lost + list(best.values())
+
+
 TEST_TYPES = ("MFT", "INV", "DIR")
 FLAG_SYNTAX = "[KIND:]NAME=PERCENT[@MODEL]"
 _FLAG = re.compile(
@@ -126,7 +182,9 @@ def parse_scope(key: str) -> tuple[Kind, str] | str:
         return f"no name in {key!r}: expected {FLAG_SYNTAX.split('=')[0]}"
     if kind == "test_type" and name != EVERY:
         if name.upper() not in TEST_TYPES:
-            return f"unknown test type {name!r}: expected one of {', '.join(TEST_TYPES)} or *"
+            return f"unknown test type {name!r}: expected one of {', '.join(TEST_TYPES)} or *" + (
+                did_you_mean(close_names(name, TEST_TYPES, n=1, cutoff=0.3))
+            )
         name = name.upper()
     return kind, name
 
@@ -149,7 +207,14 @@ def parse_max_error(value: str) -> Threshold:
     if limit > 100:
         raise InputError(Problem(f"{value!r}: a percent is at most 100", field="--max-error"))
     model = match["model"].strip() if match["model"] else None
-    return Threshold(kind=scope[0], name=scope[1], model=model, max_error=limit, origin="flag")
+    return Threshold(
+        kind=scope[0],
+        name=scope[1],
+        model=model,
+        max_error=limit,
+        origin="flag",
+        where=f"--max-error {value.strip()}",
+    )
 
 
 def flag_gate(
@@ -158,6 +223,7 @@ def flag_gate(
     max_unverified: float | None = None,
     min_precision: float | None = None,
     fail_on_new_failures: bool = False,
+    pool_test_types: bool | None = None,
 ) -> GateConfig:
     """The gate that flags set."""
     thresholds = tuple(parse_max_error(value) for value in max_error)
@@ -173,124 +239,5 @@ def flag_gate(
         max_unverified=max_unverified,
         min_precision=min_precision,
         fail_on_new_failures=fail_on_new_failures,
+        pool_test_types=pool_test_types,
     )
-
-
-def load_gate_file(path: Path | str) -> GateConfig:
-    """A gate file (YAML, the mapping a suite's `gate:` section holds); InputError naming the
-    file, line and field of every problem."""
-    document = load_yaml(Path(path))
-    problems = [
-        document.problem(key, f"duplicate key {key[-1]!r}") for key, _ in document.duplicate_keys
-    ]
-    config, found = read_gate(document.data, document, (), origin="file")
-    problems += found
-    if problems or config is None:
-        raise InputError(problems or [document.problem((), "empty gate file")])
-    return config
-
-
-def suite_gate(data: Mapping[str, Any] | None) -> GateConfig | None:
-    """The gate of a suite's `gate:` section, as the suite loader checked it."""
-    if data is None:
-        return None
-    config, problems = read_gate(data, None, ("gate",), origin="suite")
-    if problems:
-        raise InputError(problems)
-    return config
-
-
-def read_gate(
-    data: Any, document: YamlDocument | None, where: FieldPath, *, origin: Origin
-) -> tuple[GateConfig | None, list[Problem]]:
-    """A gate from parsed YAML at `where` in `document`, and every problem found."""
-    reader = _GateReader(document, origin)
-    config = reader.gate(data, where)
-    return (None if reader.problems else config), reader.problems
-
-
-class _GateReader:
-    def __init__(self, document: YamlDocument | None, origin: Origin) -> None:
-        self.doc, self.origin = document, origin
-        self.problems: list[Problem] = []
-
-    def problem(self, path: FieldPath, message: str) -> None:
-        if self.doc is not None:
-            self.problems.append(self.doc.problem(path, message))
-        else:
-            self.problems.append(Problem(message, field=format_path(path) or None))
-
-    def gate(self, data: Any, where: FieldPath) -> GateConfig | None:
-        if not isinstance(data, dict):
-            self.problem(where, f"expected a mapping with {', '.join(GATE_KEYS)}")
-            return None
-        self._unknown(data, where, GATE_KEYS)
-        thresholds = self._limits(data.get("max_error"), (*where, "max_error"), None)
-        models = data.get("models") or {}
-        if not isinstance(models, dict):
-            self.problem((*where, "models"), "expected a mapping of model -> {max_error: ...}")
-            models = {}
-        for model, entry in models.items():
-            at = (*where, "models", str(model))
-            if not isinstance(entry, dict):
-                self.problem(at, "expected a mapping with max_error")
-                continue
-            self._unknown(entry, at, MODEL_KEYS)
-            thresholds += self._limits(entry.get("max_error"), (*at, "max_error"), str(model))
-        unverified = self._number(data, (*where, "max_unverified"), 0.0, 100.0, "a percent")
-        precision = self._number(data, (*where, "min_precision"), 0.0, 1.0, "a precision")
-        if precision == 0.0:
-            self.problem((*where, "min_precision"), "expected a precision above 0")
-            precision = None
-        return GateConfig(
-            thresholds=tuple(thresholds), max_unverified=unverified, min_precision=precision
-        )
-
-    def _limits(self, value: Any, where: FieldPath, model: str | None) -> list[Threshold]:
-        if value is None:
-            return []
-        if not isinstance(value, dict):
-            self.problem(where, "expected a mapping of [KIND:]NAME -> highest error rate (%)")
-            return []
-        out = []
-        for key, limit in value.items():
-            at = (*where, str(key))
-            scope = parse_scope(str(key))
-            if isinstance(scope, str):
-                self.problem(at, scope)
-                continue
-            if isinstance(limit, bool) or not isinstance(limit, int | float):
-                self.problem(at, f"expected a percent, 0 to 100, got {limit!r}")
-                continue
-            if not 0 <= limit <= 100:
-                self.problem(at, f"expected a percent, 0 to 100, got {limit!r}")
-                continue
-            out.append(
-                Threshold(
-                    kind=scope[0], name=scope[1], model=model, max_error=limit, origin=self.origin
-                )
-            )
-        return out
-
-    def _number(
-        self, data: dict, where: FieldPath, low: float, high: float, what: str
-    ) -> float | None:
-        value = data.get(where[-1])
-        if value is None:
-            return None
-        if (
-            isinstance(value, bool)
-            or not isinstance(value, int | float)
-            or not low <= value <= high
-        ):
-            self.problem(where, f"expected {what}, {low:g} to {high:g}, got {value!r}")
-            return None
-        return float(value)
-
-    def _unknown(self, data: dict, where: FieldPath, allowed: tuple[str, ...]) -> None:
-        for key in data:
-            if key in allowed:
-                continue
-            close = difflib.get_close_matches(str(key), allowed, n=1)
-            hint = f"; did you mean {close[0]!r}?" if close else f"; expected {', '.join(allowed)}"
-            self.problem((*where, str(key)), f"unknown field {key!r}{hint}")

@@ -20,7 +20,8 @@ from testaug.core.records import (
 )
 from testaug.core.yaml_source import FieldPath, YamlDocument, load_yaml
 from testaug.suites.builtin_lexicons import builtin_lexicon, builtin_lexicons
-from testaug.suites.gate import read_gate
+from testaug.suites.gate import Kind
+from testaug.suites.gate_reader import read_gate
 from testaug.suites.lexicons import read_lexicon_file
 from testaug.suites.templates import TemplateSyntaxError, fill_space, lexicon_of, parse, tags
 
@@ -52,6 +53,16 @@ def load_suite(path: Path | str) -> Suite:
     return suite
 
 
+def _gate_names(capabilities: tuple[Capability, ...]) -> dict[Kind, list[str]]:
+    """The names a suite's gate may use: its capabilities, and its descriptions' texts and
+    ids (test types are checked whatever the suite)."""
+    descriptions = [d for c in capabilities for d in c.descriptions]
+    return {
+        "capability": [c.name for c in capabilities],
+        "description": [d.text for d in descriptions] + [d.id for d in descriptions],
+    }
+
+
 class _SuiteReader:
     """Walks a suite document, building records and collecting problems."""
 
@@ -79,7 +90,9 @@ class _SuiteReader:
         self.labels = self._labels(data.get("labels"))
         self.lexicons = self._lexicons(data.get("lexicons", []))
         distinct = self._bool(data, ("distinct_copies",), True)
+        before = len(self.problems)
         capabilities = self._capabilities(data.get("capabilities"), distinct)
+        whole = len(self.problems) == before  # every capability read: gate names checkable
         default_name = (
             self.doc.path.parent.name if self.doc.path.stem == "suite" else self.doc.path.stem
         )
@@ -89,7 +102,8 @@ class _SuiteReader:
             self.problem(("source",), f"expected one of {', '.join(_SOURCES)}, got {source!r}")
         gate = data.get("gate")
         if gate is not None:
-            self.problems += read_gate(gate, self.doc, ("gate",), origin="suite")[1]
+            known = _gate_names(capabilities) if whole else None
+            self.problems += read_gate(gate, self.doc, ("gate",), origin="suite", known=known)[1]
         if self.problems:
             return None
         return Suite(

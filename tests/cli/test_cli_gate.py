@@ -21,17 +21,30 @@ def cases(tmp_path, tiny_suite_path):
     return path
 
 
-def evaluate(tmp_path, cases, *args):
+def evaluate(tmp_path, cases, *args, perturb="0"):
     return run_testaug(
-        tmp_path, "evaluate", "models", str(cases), "--model", "vader", "--perturb", "0", *args
-    )
+        tmp_path, "evaluate", "models", str(cases), "--model", "vader", "--perturb", perturb,
+        *args, env={"COLUMNS": "200"},
+    )  # fmt: skip
+
+
+def copied_suite(tmp_path, tiny_suite_path, gate):
+    """The tiny suite in a folder of its own, with `gate` (YAML lines) as its gate: section."""
+    folder = tmp_path / "suite"
+    shutil.copytree(tiny_suite_path.parent, folder)
+    suite = folder / "suite.yaml"
+    suite.write_text(suite.read_text() + "gate:\n" + gate)
+    return suite
 
 
 def test_a_breached_threshold_exits_1_with_a_table_of_breaches(tmp_path, cases):
     result = evaluate(tmp_path, cases, "--max-error", "Vocabulary=5", "--max-error", "*=50")
     assert result.returncode == 1, result.stderr
     assert "gate: 1 breach(es)" in result.stdout
-    assert "│ vader │ capability │ Vocabulary │ 11.1% │    5% │ flag   │" in result.stdout
+    assert (
+        "│ vader │ capability │ Vocabulary │ MFT       │ 11.1% │ 12/108 │    5% │ "
+        "flag --max-error Vocabulary=5 │"
+    ) in result.stdout
 
 
 def test_a_gate_that_holds_exits_0_and_still_writes_junit(tmp_path, cases):
@@ -41,27 +54,74 @@ def test_a_gate_that_holds_exits_0_and_still_writes_junit(tmp_path, cases):
     assert "gate passed" in result.stdout
     root = ET.parse(junit).getroot()
     names = [case.get("name") for case in root.iter("testcase")]
-    assert NEUTRAL in names and root.get("failures") == "0"
+    assert f"{NEUTRAL} (MFT)" in names and root.get("failures") == "0"
 
 
 def test_the_suites_gate_applies_and_a_flag_overrides_it(tmp_path, tiny_suite_path, cases):
-    folder = tmp_path / "suite"
-    shutil.copytree(tiny_suite_path.parent, folder)
-    suite = folder / "suite.yaml"
-    suite.write_text(suite.read_text() + "gate:\n  max_error:\n    Vocabulary: 5\n")
+    suite = copied_suite(tmp_path, tiny_suite_path, "  max_error:\n    Vocabulary: 5\n")
+    lines = len(suite.read_text().splitlines())
     assert run_testaug(tmp_path, "suite", "validate", str(suite)).returncode == 0
     held = evaluate(tmp_path, cases, "--suite", str(suite))
-    assert held.returncode == 1 and "│ suite  │" in held.stdout
+    assert held.returncode == 1
+    assert f"│ suite suite.yaml:{lines} gate.max_error.Vocabulary │" in held.stdout
     overridden = evaluate(tmp_path, cases, "--suite", str(suite), "--max-error", "Vocabulary=20")
     assert overridden.returncode == 0, overridden.stdout
+    assert (
+        f"gate: flag --max-error Vocabulary=20 overrules 5% (suite suite.yaml:{lines} "
+        "gate.max_error.Vocabulary)"
+    ) in overridden.stdout
+
+
+def test_a_typed_flag_wins_over_the_suites_limit_for_the_model(tmp_path, tiny_suite_path, cases):
+    gate = "  models:\n    vader:\n      max_error: {Vocabulary: 30}\n"
+    suite = copied_suite(tmp_path, tiny_suite_path, gate)
+    lines = len(suite.read_text().splitlines())
+    result = evaluate(tmp_path, cases, "--suite", str(suite), "--max-error", "Vocabulary=5")
+    assert result.returncode == 1, result.stdout
+    assert "│ 11.1% │ 12/108 │    5% │ flag --max-error Vocabulary=5 │" in result.stdout
+    assert (
+        "above the limit 5% (flag --max-error Vocabulary=5), which overrules 30% (suite "
+        f"suite.yaml:{lines} gate.models.vader.max_error.Vocabulary)"
+    ) in result.stdout
+
+
+def test_the_gate_checks_each_test_types_rate_that_the_table_shows(tmp_path, cases):
+    """With perturbations, Vocabulary's MFT rate (11.1%) breaches 10%, its INV and DIR
+    rates do not; pooled over every test type, its rate stays under 10%."""
+    result = evaluate(tmp_path, cases, "--max-error", "Vocabulary=10", perturb="20")
+    assert result.returncode == 1, result.stderr
+    assert "│ Vocabulary │ MFT       │ 11.1% (6.5–18.4) │" in result.stdout  # the printed table
+    assert "│ vader │ capability │ Vocabulary │ MFT       │ 11.1% │ 12/108 │" in result.stdout
+    assert "gate: 1 breach(es)" in result.stdout
+    pooled = evaluate(
+        tmp_path, cases, "--max-error", "Vocabulary=10", "--pool-test-types", perturb="20"
+    )
+    assert pooled.returncode == 0, pooled.stdout
+
+
+def test_validate_names_a_gate_limit_for_a_capability_the_suite_lacks(tmp_path, tiny_suite_path):
+    gate = (
+        "  max_error:\n    Negaton: 10\n    test_type:MTF: 5\n"
+        "    description:A neutral statement about two pasengers.: 5\n"
+        "  models:\n    vader:\n      max_error: {Vocabulary: 5, Vocabulery: 5}\n"
+    )
+    suite = copied_suite(tmp_path, tiny_suite_path, gate)
+    start = len(suite.read_text().splitlines()) - 7
+    result = run_testaug(tmp_path, "suite", "validate", str(suite))
+    assert result.returncode == 1
+    for line, field, message in [
+        (2, "max_error.Negaton", "no capability named 'Negaton' in this suite; did you mean 'Negation'?"),
+        (3, "max_error.test_type:MTF", "unknown test type 'MTF': expected one of MFT, INV, DIR or *; did you mean 'MFT'?"),
+        (4, "max_error.description:A neutral statement about two pasengers.",
+         f"no description named 'A neutral statement about two pasengers.' in this suite; did you mean '{NEUTRAL}'?"),
+        (7, "models.vader.max_error.Vocabulery", "no capability named 'Vocabulery' in this suite; did you mean 'Vocabulary'?"),
+    ]:  # fmt: skip
+        assert f"suite.yaml:{start + line}: gate.{field}: {message}" in result.stderr
 
 
 def test_a_bad_gate_in_a_suite_fails_validation_at_its_line(tmp_path, tiny_suite_path):
-    folder = tmp_path / "suite"
-    shutil.copytree(tiny_suite_path.parent, folder)
-    suite = folder / "suite.yaml"
-    lines = len(suite.read_text().splitlines())
-    suite.write_text(suite.read_text() + "gate:\n  max_error:\n    Vocabulary: -3\n")
+    suite = copied_suite(tmp_path, tiny_suite_path, "  max_error:\n    Vocabulary: -3\n")
+    lines = len(suite.read_text().splitlines()) - 3
     result = run_testaug(tmp_path, "suite", "validate", str(suite))
     assert result.returncode == 1
     assert f"suite.yaml:{lines + 3}: gate.max_error.Vocabulary: expected a percent" in result.stderr
@@ -85,6 +145,38 @@ def test_run_refuses_a_bad_gate_file_before_the_pipeline_starts(tmp_path):
         result.stderr
     )
     assert not (tmp_path / "run").exists()
+
+
+@pytest.mark.slow
+@pytest.mark.usefixtures("prefect_harness")
+def test_run_exits_1_with_the_breaches_when_its_evaluation_breaches_the_gate(
+    tmp_path, lexical_rankers
+):
+    """A small run with the scripted generator: the pipeline finishes and writes its report,
+    then the gate on its evaluation fails, so the command exits 1."""
+    from testaug.review.label_studio_server import free_port
+    from testaug.testing.openai_server import ScriptedOpenAIServer
+    from tests.flow_helpers import echo_seed_reply
+
+    junit = tmp_path / "gate.xml"
+    with ScriptedOpenAIServer(echo_seed_reply, port=free_port()) as llm:
+        done = run_testaug(
+            tmp_path, "run", "--size", "small", "--backend", "openai",
+            "--base-url", llm.base_url, "--llm", "scripted",
+            "--rankers", str(lexical_rankers), "--capability", "Negation", "--model", "vader",
+            "--run-dir", "run", "--max-error", "Negation=0", "--junit", str(junit),
+            env={"OPENAI_API_KEY": "test-key", "COLUMNS": "200"},
+        )  # fmt: skip
+    assert done.returncode == 1, done.stderr[-4000:]
+    assert (tmp_path / "run" / "report.html").is_file()  # the pipeline ran to its end
+    assert "│ vader │ capability │ Negation │ MFT       │" in done.stdout
+    assert "flag --max-error Negation=0 │" in done.stdout
+    failed = [
+        case.get("name")
+        for case in ET.parse(junit).getroot().iter("testcase")
+        if case.find("failure") is not None
+    ]
+    assert "capability Negation (MFT)" in failed
 
 
 def retest(tmp_path, tree, model, out, *args):

@@ -16,7 +16,8 @@ from testaug.evaluation.gate import GateConfig, Threshold, check_gate, merge_gat
 from testaug.evaluation.gate_junit import junit_xml, write_junit
 from testaug.evaluation.gate_runs import check_run_gate
 from testaug.evaluation.summary import evaluation_summary
-from testaug.suites.gate import flag_gate, load_gate_file, parse_max_error, suite_gate
+from testaug.suites.gate import flag_gate, parse_max_error
+from testaug.suites.gate_reader import load_gate_file, suite_gate
 
 NEGATED = "A negative sentence with a negated positive verb."
 NEUTRAL = "A neutral statement about two passengers."
@@ -151,7 +152,9 @@ def test_flags_win_over_the_file_and_the_file_over_the_suite(tmp_path):
     limits = {t.name: (t.max_error, t.origin) for t in merged.thresholds}
     assert limits == {"Negation": (60.0, "flag"), "Vocabulary": (5.0, "suite")}
     assert merged.max_unverified == 20
-    assert merge_gates(in_suite, from_file).thresholds[-1] == limit("Negation", 30, origin="file")
+    last = merge_gates(in_suite, from_file).thresholds[-1]
+    assert (last.key, last.max_error, last.origin) == (("capability", "Negation", None), 30, "file")
+    assert last.source == "gate file gate.yaml:2 max_error.Negation"
 
 
 @pytest.mark.parametrize(
@@ -165,7 +168,9 @@ def test_flags_win_over_the_file_and_the_file_over_the_suite(tmp_path):
     ],
 )
 def test_max_error_flags_read_kind_name_percent_and_model(flag, expected):
-    assert parse_max_error(flag) == expected
+    threshold = parse_max_error(flag)
+    assert threshold.model_copy(update={"where": ""}) == expected
+    assert threshold.source == f"flag --max-error {flag}"
 
 
 @pytest.mark.parametrize(
@@ -205,17 +210,17 @@ def test_junit_has_a_testcase_per_description_and_model_with_failures_on_breache
         for case in suite.iter("testcase")
     }
     assert set(cases) == {
-        ("a", "Negation", NEGATED),
-        ("a", "Vocabulary", NEUTRAL),
-        ("b", "Negation", NEGATED),
+        ("a", "Negation", f"{NEGATED} (MFT)"),
+        ("a", "Vocabulary", f"{NEUTRAL} (MFT)"),
+        ("b", "Negation", f"{NEGATED} (INV)"),
     }
-    failure = cases[("b", "Negation", NEGATED)].find("failure")
+    failure = cases[("b", "Negation", f"{NEGATED} (INV)")].find("failure")
     assert (
         failure is not None
         and "50.0%" in failure.get("message")
         and "30%" in failure.get("message")
     )
-    assert cases[("a", "Negation", NEGATED)].find("failure") is None
+    assert cases[("a", "Negation", f"{NEGATED} (MFT)")].find("failure") is None
 
 
 def test_junit_without_a_breach_lists_the_descriptions_and_no_failure():
