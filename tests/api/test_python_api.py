@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 import testaug
+from testaug.core.errors import InputError
 from testaug.core.records import label_options
 from testaug.evaluation.models import ModelError
 from testaug.evaluation.models.labels import neutral_band
@@ -103,7 +104,7 @@ def test_a_label_outside_the_task_is_refused_naming_it(cases):
 
 
 def test_an_object_that_is_no_model_is_refused(cases):
-    with pytest.raises(ModelError, match="not a model under test"):
+    with pytest.raises(InputError, match=r"^models: int is not a model under test"):
         testaug.evaluate(cases, 42, perturb=0)
 
 
