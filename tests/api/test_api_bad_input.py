@@ -210,3 +210,11 @@ def test_one_capability_may_be_named_by_itself():
     by_name = testaug.expand("sentiment", per_template=2, capabilities="Negation")
     assert by_name == testaug.expand("sentiment", per_template=2, capabilities=["Negation"])
     assert by_name and {case.capability for case in by_name} == {"Negation"}
+
+
+def test_a_tree_from_a_suite_samples_what_the_cli_samples():
+    from testaug.cli.tree import DEFAULT_PER_TEMPLATE
+
+    tree = testaug.tree_from_suite("sentiment")
+    assert tree == testaug.tree_from_suite("sentiment", per_template=DEFAULT_PER_TEMPLATE)
+    assert len(tree.tests) < 2_000  # of 647,238 fills
