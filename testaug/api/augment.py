@@ -139,9 +139,8 @@ def _check_key(kind: str, base_url: str | None, settings: Settings) -> None:
     """The openai backend needs an API key, or the URL of a server that may take none."""
     if kind == "openai" and not settings.openai_api_key and not (base_url or settings.base_url):
         message = (
-            "the openai backend needs an API key: set OPENAI_API_KEY (or give "
-            "settings=Settings(openai_api_key=...)), or give base_url= for a local "
-            "OpenAI-compatible server"
+            "the openai backend needs an API key: set OPENAI_API_KEY, or give base_url= "
+            "for a local OpenAI-compatible server"
         )
         raise InputError(Problem(message, field="backend"))
 

@@ -103,9 +103,10 @@ def measure_diversity(
     from testaug.steps.measure import DiversityConfig
     from testaug.steps.measure import measure_diversity as diversity_step
 
+    if not isinstance(by, str):
+        message = f"expected dimensions (a str such as 'source'), got {by!r}"
+        raise InputError(Problem(message, field="by"))
     try:
-        if not isinstance(by, str):
-            raise TestAugError(f"expected dimensions (a str such as 'source'), got {by!r}")
         parse_dimensions(by)
     except TestAugError as exc:
         raise InputError(Problem(str(exc), field="by")) from None
