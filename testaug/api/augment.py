@@ -9,7 +9,9 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from testaug.api.arguments import api_function, case_records, check_count, check_path, kind_of
 from testaug.api.suites import read_cases
+from testaug.core.errors import InputError, Problem
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -25,6 +27,7 @@ if TYPE_CHECKING:
     from testaug.steps.contract import StepOutput
 
 
+@api_function(paths=("out", "prompt_file", "cache"), fields={"kind": "backend", "model": "llm"})
 def generate(
     seeds: str | Path | Iterable[TestCase],
     out: str | Path,
@@ -40,7 +43,7 @@ def generate(
     temperature: float = 1.0,
     max_tokens: int = 48,
     concurrency: int = 8,
-    capabilities: Sequence[str] = (),
+    capabilities: str | Sequence[str] = (),
     per_template: int = 20,
     seed: int = 0,
     prompt_file: str | Path | None = None,
@@ -64,6 +67,11 @@ def generate(
         seeds_per_prompt=seeds_per_prompt,
         seed=seed,
     )
+    generation = GenerationConfig(
+        samples=samples, temperature=temperature, max_tokens=max_tokens, concurrency=concurrency
+    )
+    check_count(per_template, "per_template")
+    capabilities = (capabilities,) if isinstance(capabilities, str) else tuple(capabilities)
     source, cases = _seed_cases(seeds, per_template=per_template, seed=seed)
     prompt_set = build_prompt_set(
         cases,
@@ -73,9 +81,6 @@ def generate(
         prompt_file=Path(prompt_file) if prompt_file else None,
     )
     spec, client = _backend(backend, llm, base_url, endpoint, timeout, settings)
-    generation = GenerationConfig(
-        samples=samples, temperature=temperature, max_tokens=max_tokens, concurrency=concurrency
-    )
     return generate_prompt_set(
         prompt_set,
         Path(out),
@@ -94,9 +99,10 @@ def _seed_cases(
 ) -> tuple[str | Path, list[TestCase]]:
     from testaug.steps.augment import read_seed_cases
 
-    if isinstance(seeds, (str, Path)):
+    if isinstance(seeds, str | Path):
+        check_path(seeds, "seeds")
         return seeds, read_seed_cases(seeds, per_template=per_template, seed=seed)
-    return "cases given in Python", list(seeds)
+    return "cases given in Python", case_records(seeds, "seeds")
 
 
 def _backend(
@@ -108,17 +114,38 @@ def _backend(
     settings: Settings,
 ) -> tuple[BackendConfig | None, Backend]:
     """The backend and its record (None for a backend object given as it is), made as the
-    CLI makes them: a base URL's user info goes to the backend, never into the record."""
+    CLI makes them: a base URL's user info goes to the backend, never into the record. An
+    InputError naming `backend` for anything that is no backend, or an openai backend
+    with neither an API key nor a server URL."""
     from testaug.generation.backend_config import BackendConfig, backend_from_options
 
     if isinstance(backend, BackendConfig):
         fields = backend.model_dump(include={"kind", "model", "base_url", "endpoint", "timeout"})
+        _check_key(fields["kind"], fields["base_url"], settings)
         return backend_from_options(**fields, settings=settings)
     if isinstance(backend, str):
+        _check_key(backend, base_url, settings)
         return backend_from_options(backend, llm, base_url, endpoint, timeout, settings)
+    if not callable(getattr(backend, "complete", None)):
+        message = (
+            "expected a backend kind (local, openai, ...), a BackendConfig, or an object with "
+            f"complete(request), got {kind_of(backend)}"
+        )
+        raise InputError(Problem(message, field="backend"))
     return None, backend
 
 
+def _check_key(kind: str, base_url: str | None, settings: Settings) -> None:
+    """The openai backend needs an API key, or the URL of a server that may take none."""
+    if kind == "openai" and not settings.openai_api_key and not (base_url or settings.base_url):
+        message = (
+            "the openai backend needs an API key: set OPENAI_API_KEY, or give base_url= "
+            "for a local OpenAI-compatible server"
+        )
+        raise InputError(Problem(message, field="backend"))
+
+
+@api_function(paths=("rankers",))
 def ensemble_folder(rankers: str | Path, settings: Settings | None = None) -> Path:
     """A trained ranker ensemble's folder: as given, or a config (`offline`, a YAML file)
     trained on the shipped labelled candidates at first use (kept in the cache)."""
@@ -131,6 +158,7 @@ def ensemble_folder(rankers: str | Path, settings: Settings | None = None) -> Pa
     return trained.path.parent
 
 
+@api_function(paths=("candidates", "out", "rankers", "cases"))
 def rank(
     candidates: str | Path,
     out: str | Path,
@@ -159,6 +187,7 @@ def rank(
     return list(read_jsonl(done.path, RankedCandidate))
 
 
+@api_function()
 def review_config(ranked: str | Path | ReviewConfig, **options: Any) -> ReviewConfig:
     """A `ReviewConfig` for a ranking file and the options given (see its fields: the
     annotations file, `top`, `budget`, `target` precision, `suite`, `project`, ...)."""
@@ -166,9 +195,11 @@ def review_config(ranked: str | Path | ReviewConfig, **options: Any) -> ReviewCo
 
     if isinstance(ranked, ReviewConfig):
         return ReviewConfig.model_validate({**dict(ranked), **options}) if options else ranked
+    check_path(ranked, "ranked")
     return ReviewConfig(ranked=Path(ranked), **options)
 
 
+@api_function()
 def review_automatically(ranked: str | Path | ReviewConfig, **options: Any) -> StepOutput:
     """The ranker's rule alone accepts what it vouches for at the stated precision
     (`target`); everything else stays pending for people."""
@@ -177,6 +208,7 @@ def review_automatically(ranked: str | Path | ReviewConfig, **options: Any) -> S
     return step(review_config(ranked, **options))
 
 
+@api_function()
 def review_in_terminal(
     ranked: str | Path | ReviewConfig,
     *,
@@ -200,6 +232,7 @@ def review_in_terminal(
     )
 
 
+@api_function()
 def push_to_label_studio(
     ranked: str | Path | ReviewConfig,
     *,
@@ -218,6 +251,7 @@ def push_to_label_studio(
     return step(review_config(ranked, **options), studio=studio)
 
 
+@api_function()
 def pull_from_label_studio(
     ranked: str | Path | ReviewConfig,
     *,
@@ -238,6 +272,7 @@ def pull_from_label_studio(
     return pull_and_merge(config, studio=studio) if merge else pull(config, studio=studio)
 
 
+@api_function(paths=("out_dir",))
 def merge_reviewed(
     ranked: str | Path | ReviewConfig, *, out_dir: str | Path | None = None, **options: Any
 ) -> list[TestCase]:
@@ -251,6 +286,7 @@ def merge_reviewed(
     return read_cases(done.path)
 
 
+@api_function(paths=("accepted", "cases", "out"))
 def induce_templates(
     accepted: str | Path,
     cases: str | Path,
@@ -273,6 +309,7 @@ def induce_templates(
     return induce_templates_file(config)
 
 
+@api_function(paths=("out",))
 def expand_templates(
     templates: StepOutput,
     out: str | Path,
@@ -283,12 +320,20 @@ def expand_templates(
 ) -> list[TestCase]:
     """The cases the induced templates fill (source `expansion`), leaving out those in
     the `known` case files; also written to `out`."""
+    from testaug.steps.contract import StepOutput
     from testaug.steps.grow import ExpandInducedConfig, expand_induced
 
+    if not isinstance(templates, StepOutput):
+        message = f"expected what induce_templates returned, got {kind_of(templates)}"
+        raise InputError(Problem(message, field="templates"))
+    check_count(per_template, "per_template", none="every fill")
+    known_files = [known] if isinstance(known, str | Path) else list(known)
+    for index, path in enumerate(known_files):
+        check_path(path, f"known[{index}]")
     config = ExpandInducedConfig(
         templates=templates,
         out=Path(out),
-        known=tuple(Path(p) for p in known),
+        known=tuple(Path(p) for p in known_files),
         per_template=per_template,
         seed=seed,
     )

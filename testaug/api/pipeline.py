@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from testaug.core.errors import InputError, Problem
+
 if TYPE_CHECKING:
     from flows.pipeline import PipelineRun
     from testaug.steps.config import RunConfig
@@ -21,8 +23,11 @@ def run_pipeline(config: RunConfig | None = None, **options: Any) -> PipelineRun
 
     if config is None:
         config = run_config(options)
+    elif not isinstance(config, RunConfig):
+        message = f"expected a RunConfig (or its fields as keyword arguments), got {config!r}"
+        raise InputError(Problem(message, field="config"))
     elif options:
-        config = RunConfig.model_validate({**config.model_dump(), **options})
+        config = run_config({**config.model_dump(), **options})
     prepare_prefect_environment()
     from flows.pipeline import pipeline
 

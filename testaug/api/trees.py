@@ -4,12 +4,22 @@ adaptive suggestions for a topic (`adapt`)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from contextlib import ExitStack
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from testaug.api.arguments import (
+    api_function,
+    check_count,
+    check_suite,
+    kind_of,
+    model_spec,
+    model_specs,
+)
+from testaug.core.errors import InputError, Problem
 from testaug.core.records import Suite
+from testaug.core.run_sizes import TREE_PER_TEMPLATE
 
 if TYPE_CHECKING:
     from testaug.adaptive.retest import TreeReport
@@ -21,22 +31,28 @@ if TYPE_CHECKING:
     from testaug.steps.contract import StepOutput
 
 
+@api_function()
 def tree_from_suite(
     suite: Suite | str | Path,
     *,
-    per_template: int | None = None,
+    per_template: int | None = TREE_PER_TEMPLATE,
     per_test: int = 0,
     seed: int = 0,
 ) -> TestTree:
-    """The test tree of a suite's cases (every fill, or `per_template` per template), one
-    topic per description, with `per_test` perturbed cases per INV/DIR test when > 0."""
+    """The test tree of a suite's cases (a seeded sample of `per_template` per template, 10
+    as `testaug tree from-suite` takes, or every fill with None), one topic per
+    description, with `per_test` perturbed cases per INV/DIR test when > 0."""
     from testaug.adaptive.from_suite import tree_from_suite as build
     from testaug.api.suites import load_suite
 
+    check_suite(suite)
+    check_count(per_template, "per_template", none="every fill")
+    check_count(per_test, "per_test", least=0)
     loaded = suite if isinstance(suite, Suite) else load_suite(suite)
     return build(loaded, per_template=per_template, per_test=per_test, seed=seed)
 
 
+@api_function(paths=("path",))
 def read_tree(path: str | Path) -> TestTree:
     """A tree file (testaug's CSV or JSONL)."""
     from testaug.adaptive.tree_files import read_tree as read
@@ -44,13 +60,28 @@ def read_tree(path: str | Path) -> TestTree:
     return read(path)
 
 
+@api_function(paths=("path",))
 def write_tree(path: str | Path, tree: TestTree | Iterable[TreeTest]) -> int:
     """Write a tree file (atomically); how many tests were written."""
+    from testaug.adaptive.tree import TestTree, TreeTest
     from testaug.adaptive.tree_files import write_tree as write
 
+    if not isinstance(tree, TestTree):
+        if isinstance(tree, str | bytes) or not isinstance(tree, Iterable):
+            message = f"expected a TestTree or TreeTest records, got {kind_of(tree)}"
+            raise InputError(Problem(message, field="tree"))
+        tree = list(tree)
+        problems = [
+            Problem(f"expected a TreeTest, got {kind_of(test)}", field=f"tree[{index}]")
+            for index, test in enumerate(tree)
+            if not isinstance(test, TreeTest)
+        ]
+        if problems:
+            raise InputError(problems)
     return write(path, tree)
 
 
+@api_function(paths=("tree", "out", "previous"))
 def retest(
     tree: str | Path,
     model: Any,
@@ -66,11 +97,10 @@ def retest(
     written as JSON to `out`."""
     from testaug.adaptive.retest import TreeReport
     from testaug.core.jsonl import read_json
-    from testaug.evaluation.models.python_object import registered
     from testaug.steps.retest import RetestConfig, retest_tree
 
     with ExitStack() as stack:
-        spec = model if isinstance(model, str) else stack.enter_context(registered(model))
+        spec = model_spec(model, stack)
         fields: dict[str, Any] = {
             "tree": Path(tree),
             "model": spec,
@@ -85,10 +115,14 @@ def retest(
         return read_json(done.path, TreeReport)
 
 
+@api_function(
+    paths=("tree", "out", "rankers", "cache"),
+    fields={"round": "round_settings", "cache_path": "cache", "kind": "backend", "model": "llm"},
+)
 def adapt(
     tree: str | Path,
     topic: str,
-    models: Sequence[str],
+    models: Any,
     out: str | Path,
     *,
     backend: str | BackendConfig | Backend = "local",
@@ -107,28 +141,31 @@ def adapt(
 ) -> StepOutput:
     """One round of suggestions for `topic` of the tree: prompts from the tests the first
     model fails most, completions from the LLM `backend` (as `generate` takes it) scored
-    on every model (spec strings) and written to `out` sorted by the first one's failure
-    score. An unknown topic or model is refused before any work (unless `new_topic`)."""
+    on every model (spec strings or objects, as `evaluate` takes them) and written to
+    `out` sorted by the first one's failure score. An unknown topic or model is refused
+    before any work (unless `new_topic`)."""
     from testaug.adaptive.suggestions import SuggestionRoundConfig
     from testaug.api.augment import _backend, ensemble_folder
     from testaug.core.settings import Settings
     from testaug.steps.adapt import AdaptConfig, adapt_round, check_round
 
-    check_round(Path(tree), topic, models, new_topic=new_topic)
-    settings = settings or Settings()
-    ensemble = ensemble_folder(rankers, settings) if rankers else None
-    _, client = _backend(backend, llm, base_url, endpoint, timeout, settings)
-    config = AdaptConfig(
-        tree=Path(tree),
-        topic=topic,
-        models=tuple(models),
-        out=Path(out),
-        cache_path=Path(cache) if cache else settings.response_cache_path,
-        round=round_settings or SuggestionRoundConfig(),
-        task=task,
-        labels=labels,
-        rankers=str(ensemble) if ensemble is not None else None,
-        new_topic=new_topic,
-        allow_empty=allow_empty,
-    )
-    return adapt_round(config, backend=client)
+    with ExitStack() as stack:
+        specs = model_specs(models, stack)
+        check_round(Path(tree), topic, specs, new_topic=new_topic)
+        settings = settings or Settings()
+        ensemble = ensemble_folder(rankers, settings) if rankers else None
+        _, client = _backend(backend, llm, base_url, endpoint, timeout, settings)
+        config = AdaptConfig(
+            tree=Path(tree),
+            topic=topic,
+            models=specs,
+            out=Path(out),
+            cache_path=Path(cache) if cache else settings.response_cache_path,
+            round=round_settings or SuggestionRoundConfig(),
+            task=task,
+            labels=labels,
+            rankers=str(ensemble) if ensemble is not None else None,
+            new_topic=new_topic,
+            allow_empty=allow_empty,
+        )
+        return adapt_round(config, backend=client)

@@ -14,7 +14,7 @@ from typing import Any, TypeVar
 from pydantic import BaseModel, TypeAdapter, ValidationError
 
 from testaug.cli.aliases import notice
-from testaug.core.errors import InputError, Problem
+from testaug.core.errors import InputError, Problem, validation_message
 
 M = TypeVar("M", bound=BaseModel)
 V = TypeVar("V")
@@ -54,20 +54,7 @@ def flag_problem(error: Mapping[str, Any], flags: Mapping[str, str]) -> Problem:
         field = "--" + loc[-1].replace("_", "-")
     else:
         field = flags.get("")
-    return Problem(_message(error), field=field)
-
-
-def _message(error: Mapping[str, Any]) -> str:
-    """What is wrong with the value, in the words a flag's error uses."""
-    given = error.get("input")
-    got = f", got {given!r}" if isinstance(given, str | int | float) else ""
-    if error["type"] in ("literal_error", "enum"):
-        allowed = str(error["ctx"]["expected"]).replace(" or ", ", ").replace("'", "")
-        return f"expected one of {allowed}{got}"
-    message = str(error["msg"]).removeprefix("Value error, ")
-    if error["type"] == "value_error":
-        return message
-    return message[:1].lower() + message[1:] + got
+    return Problem(validation_message(error), field=field)
 
 
 def renamed_option(

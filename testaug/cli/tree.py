@@ -13,9 +13,7 @@ from testaug.cli import gate
 from testaug.cli.console import console, err_console
 from testaug.cli.options import build_config, choice
 from testaug.core.errors import InputError, Problem
-
-# AdaTest trees are read by people: a few cases per template, not every fill.
-DEFAULT_PER_TEMPLATE = 10
+from testaug.core.run_sizes import TREE_PER_TEMPLATE as DEFAULT_PER_TEMPLATE
 
 tree_app = typer.Typer(
     help="Test trees (AdaTest): topics of tests, scored on models and re-tested.",

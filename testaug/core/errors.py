@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import difflib
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 
 def format_path(path: tuple[int | str, ...]) -> str:
@@ -44,6 +45,20 @@ def did_you_mean(suggestions: Iterable[str]) -> str:
         return ""
     listed = shown[0] if len(shown) == 1 else f"{', '.join(shown[:-1])} or {shown[-1]}"
     return f"; did you mean {listed}?"
+
+
+def validation_message(error: Mapping[str, Any]) -> str:
+    """What is wrong with a value, from one of pydantic's errors (`exc.errors()`), in the
+    words every bad-input line uses: `expected one of a, b, got 'c'`; no web link."""
+    given = error.get("input")
+    got = f", got {given!r}" if isinstance(given, str | int | float) else ""
+    if error["type"] in ("literal_error", "enum"):
+        allowed = str(error["ctx"]["expected"]).replace(" or ", ", ").replace("'", "")
+        return f"expected one of {allowed}{got}"
+    message = str(error["msg"]).removeprefix("Value error, ")
+    if error["type"] == "value_error":
+        return message
+    return message[:1].lower() + message[1:] + got
 
 
 class TestAugError(Exception):

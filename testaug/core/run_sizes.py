@@ -34,6 +34,11 @@ SIZES: dict[str, RunSize] = {
 }
 
 
+# AdaTest trees are read by people: a few cases per template, not every fill (what
+# `testaug tree from-suite` and `testaug.tree_from_suite` sample unless told otherwise).
+TREE_PER_TEMPLATE = 10
+
+
 def run_size(name: str, **overrides: int | None) -> RunSize:
     """A preset by name, with any of its numbers overridden (None keeps the preset's)."""
     if name not in SIZES:

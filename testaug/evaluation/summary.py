@@ -10,7 +10,9 @@ random sample of their generators' cases (the calibration sample; see
 `testaug.evaluation.validity`), the prediction-powered interval and estimate of the error
 rate over valid cases. Labels picked because the ranker was unsure of a case or ranked it
 high are left out of it. Without enough random labels of a generator, the interval is
-Wilson's on the verified cases alone, and its note says so.
+Wilson's on the verified cases alone, and its note says so. Where no case is verified at all
+(a suite imported with `--source llm`), the headline is the rate over every case and its
+interval Wilson's over the same cases, as every breakdown's is.
 """
 
 from __future__ import annotations
@@ -64,8 +66,9 @@ def headline(
     validity: ValidityEvidence | None = None,
 ) -> Headline:
     """The headline rates of one model's results on the evidence asked for; with `verified`
-    and no verified case that counts, on every case, and the note says so. Where the rates
-    rest on unverified cases, their intervals come from `validity` (see the module doc)."""
+    and no verified case that counts, on every case (their intervals Wilson's, as the
+    breakdowns'), and the note says so. Where `all` was asked for and the rates rest on
+    unverified cases, their intervals come from `validity` (see the module doc)."""
     counted = [r for r in results if not r.filtered]
     verified = [r for r in results if is_verified(r.provenance)]
     fallback = evidence == "verified" and not any(not r.filtered for r in verified)
@@ -78,7 +81,12 @@ def headline(
     by_capability = {c: failure_rate(c, members, k=0) for c, members in groups.items()}
     matrix = {c: _by_test_type(members) for c, members in groups.items()}
     interval_note = "95% intervals: Wilson score"
-    if used == "all" and any(not is_verified(r.provenance) for r in chosen if not r.filtered):
+    if fallback and overall.n:
+        interval_note = (
+            f"95% intervals: Wilson score on the {overall.n:,} cases the rates rest on, as in "
+            "the tables; no case is verified, so they leave out whether the cases are valid"
+        )
+    elif used == "all" and any(not is_verified(r.provenance) for r in chosen if not r.filtered):
         overall, by_capability, interval_note = _unverified_intervals(
             results, overall, by_capability, groups, validity
         )

@@ -10,8 +10,10 @@ import numpy as np
 import pytest
 
 import testaug
+from testaug.core.errors import InputError
 from testaug.core.records import label_options
 from testaug.evaluation.models import ModelError
+from testaug.evaluation.models.labels import neutral_band
 from testaug.testing.fake_backend import ScriptedBackend
 from tests.cli_runner import run_testaug
 
@@ -56,13 +58,53 @@ def test_a_model_object_returning_probabilities_scores_as_its_argmax_labels(case
     )
 
 
+class TwoLabelModel:
+    """A two-label sentiment model: P(positive) 0.5 for a negated text, else 0.9."""
+
+    name = "binary"
+    labels = ("negative", "positive")
+
+    def predict_proba(self, inputs, *, batch_size=32):
+        return np.array([[0.5, 0.5] if " not " in f" {t} " else [0.1, 0.9] for t, _ in inputs])
+
+
+class ReorderedModel(TwoLabelModel):
+    """Three labels in an order of its own, under their short names."""
+
+    name = "reordered"
+    labels = ("POS", "neu", "Negative")
+
+    def predict_proba(self, inputs, *, batch_size=32):
+        return np.tile([0.7, 0.2, 0.1], (len(inputs), 1))
+
+
+def test_a_two_label_sentiment_object_takes_checklists_neutral_band(cases, tmp_path):
+    summary = testaug.evaluate(cases, TwoLabelModel(), perturb=0, out=tmp_path)
+    assert summary.models[0].model == "python:binary"
+    results = [json.loads(line) for line in (tmp_path / "evaluation.results.jsonl").open()]
+    by_text = {r["text"]: r for r in results}
+    for case in cases:
+        p_pos = 0.5 if " not " in f" {case.text} " else 0.9
+        band = neutral_band(np.array([p_pos]))[0]
+        result = by_text[case.text]
+        assert result["predicted"] == ("neutral" if p_pos == 0.5 else "positive")
+        assert np.allclose([result["probabilities"][label] for label in LABELS], band)
+
+
+def test_an_object_with_its_own_label_order_and_names_is_mapped_by_name(cases):
+    reordered = testaug.evaluate(cases, ReorderedModel(), perturb=0)
+    positive = testaug.evaluate(cases, always_positive, perturb=0)
+    assert reordered.models[0].model == "python:reordered"
+    assert reordered.models[0].error_rate == positive.models[0].error_rate
+
+
 def test_a_label_outside_the_task_is_refused_naming_it(cases):
     with pytest.raises(ModelError, match="maybe"):
         testaug.evaluate(cases, lambda texts: ["maybe"] * len(texts), perturb=0)
 
 
 def test_an_object_that_is_no_model_is_refused(cases):
-    with pytest.raises(ModelError, match="not a model under test"):
+    with pytest.raises(InputError, match=r"^models: int is not a model under test"):
         testaug.evaluate(cases, 42, perturb=0)
 
 

@@ -110,3 +110,26 @@ def test_the_report_states_each_models_unparseable_answers_apart_from_its_rates(
     markdown = " ".join((tmp_path / "report.md").read_text(encoding="utf-8").split())
     stated = r"Unparseable answers \(no label in them\), left out of the error rates: llm:\S+: 4\."
     assert re.search(stated, markdown), markdown[:2000]
+
+
+KEY_VARIABLES = ("OPENAI_API_KEY", "TESTAUG_OPENAI_API_KEY", "OPENAI_BASE_URL", "TESTAUG_BASE_URL")
+
+
+def test_a_missing_api_key_is_refused_before_any_work_naming_what_to_set(tmp_path, monkeypatch):
+    import testaug.steps.measure
+
+    perturbed = []
+    monkeypatch.setattr(testaug.steps.measure, "perturb_suite", perturbed.append)
+    write_cases(tmp_path)
+    done = run_testaug(
+        tmp_path,
+        "evaluate", "models", "cases.jsonl", "--model", "llm:openai:gpt-4o-mini",
+        without_env=KEY_VARIABLES,
+        timeout=HANG_TIMEOUT,
+    )  # fmt: skip
+    assert done.returncode == 1
+    assert perturbed == []  # refused before the perturbations
+    line = " ".join(done.stderr.split())
+    assert line.startswith("error: --model: 'llm:openai:gpt-4o-mini' needs an API key")
+    assert "OPENAI_API_KEY" in line and "?base_url=" in line
+    assert "--base-url" not in line and "Traceback" not in done.stderr

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import pickle
+import re
 from pathlib import Path
 
 import datasets
@@ -91,3 +92,33 @@ def test_export_to_an_unknown_suffix_is_a_one_line_error(tmp_path):
     assert result.returncode == 1
     assert result.stderr.strip().startswith("error: cases.xlsx: cannot tell the format")
     assert not (tmp_path / "cases.xlsx").exists()
+
+
+def test_an_llm_written_suite_gives_its_error_rate_one_interval(tmp_path):
+    table = tmp_path / "released.csv"
+    nouns, words = ("crew", "seat", "food"), ("great", "awful")
+    texts = [f"The {noun} was {word}." for noun in nouns for word in words]
+    pd.DataFrame(
+        {
+            "capability": ["Vocabulary"] * 6,
+            "description": ["Sentiment words"] * 6,
+            "text": texts,
+            "label": ["positive", "negative"] * 3,
+        }
+    ).to_csv(table, index=False)
+    cases = tmp_path / "cases.jsonl"
+    imported = run_testaug(
+        tmp_path, "suite", "import", str(table), "-o", str(cases), "--task", "sentiment",
+        "--source", "llm",
+    )  # fmt: skip
+    assert imported.returncode == 0, imported.stderr
+    result = run_testaug(
+        tmp_path, "evaluate", "models", str(cases), "--model", "vader", "--perturb", "0"
+    )
+    assert result.returncode == 0, result.stderr
+    text = " ".join(result.stdout.split())
+    table_row = re.search(r"│ all │ │ (\d+\.\d%) \(([\d.]+–[\d.]+)\) │", text)
+    summary = re.search(r"vader: error rate (\d+\.\d%) \(([\d.]+–[\d.]+)\)", text)
+    assert table_row and summary, text
+    assert summary.groups() == table_row.groups()
+    assert summary.group(2) != "0.0–100.0"

@@ -151,3 +151,16 @@ def test_validity_evidence_reads_people_labels_and_not_the_rankers(tmp_path):
         [(items[0].id, 0.5, True), (items[1].id, 0.6, False)]  # the latest: a corrected label
     )
     assert validity_evidence(tmp_path / "none.jsonl", None) is None
+
+
+def test_a_headline_with_no_verified_case_takes_the_interval_of_the_same_cases():
+    generated = [r for r in RESULTS if r.provenance == "ranker"]
+    untraced = [r.model_copy(update={"provenance": "llm-untraced"}) for r in generated]
+    for results in (generated, untraced):
+        head = headline(results, "verified")
+        assert head.fallback and head.overall.n == 10
+        # one interval for one rate: Wilson's on the ten cases the rate rests on, not
+        # Wilson's on the (no) verified cases, the whole 0-100
+        assert head.overall.interval.method == "wilson" and head.overall.interval.n == 10
+        assert interval_text(head.overall) == "50.0% (23.7–76.3)"
+        assert "Wilson score on the 10 cases the rates rest on" in head.interval_note

@@ -93,12 +93,24 @@ def normalize_rows(probs: np.ndarray, *, source: str) -> np.ndarray:
     return probs / sums
 
 
-class LabelMapping:
-    """Turns probabilities over a model's labels into probabilities over the task's labels."""
+# How a model's outputs are named where its labels are generic (LABEL_0, LABEL_1, ...).
+NAMING_HINT = "name the model's outputs in order, e.g. hf:MODEL?labels=negative,positive"
 
-    def __init__(self, model_labels: Sequence[str], task_labels: Sequence[str]) -> None:
+
+class LabelMapping:
+    """Turns probabilities over a model's labels into probabilities over the task's labels.
+    `naming_hint` says how to name generic labels for the kind of model at hand."""
+
+    def __init__(
+        self,
+        model_labels: Sequence[str],
+        task_labels: Sequence[str],
+        *,
+        naming_hint: str = NAMING_HINT,
+    ) -> None:
         self.model_labels = tuple(model_labels)
         self.task_labels = tuple(task_labels)
+        self.naming_hint = naming_hint
         model = [canonical(label) for label in self.model_labels]
         task = [canonical(label) for label in self.task_labels]
         self._check_unique(model, self.model_labels, "model")
@@ -124,7 +136,7 @@ class LabelMapping:
             f"{list(self.task_labels)}: {what}"
         )
         if any(re.fullmatch(r"label_\d+", canonical(label)) for label in self.model_labels):
-            message += "; name the model's outputs in order, e.g. hf:MODEL?labels=negative,positive"
+            message += f"; {self.naming_hint}"
         return message
 
     def _check_unique(self, names: list[str], labels: tuple[str, ...], side: str) -> None:
@@ -151,6 +163,9 @@ class LabelMapping:
         return out
 
 
-def map_labels(model_labels: Sequence[str], task_labels: Sequence[str]) -> LabelMapping:
-    """The mapping from a model's labels to the task's; raises `ModelError` if there is none."""
-    return LabelMapping(model_labels, task_labels)
+def map_labels(
+    model_labels: Sequence[str], task_labels: Sequence[str], *, naming_hint: str = NAMING_HINT
+) -> LabelMapping:
+    """The mapping from a model's labels to the task's; raises `ModelError` if there is none
+    (`naming_hint` says how to name generic labels)."""
+    return LabelMapping(model_labels, task_labels, naming_hint=naming_hint)

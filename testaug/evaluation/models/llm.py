@@ -25,7 +25,8 @@ probability row is one-hot. An answer with no label word is unparseable: it is c
 (`unparsed`, input -> answer), its row is uniform, and the evaluation leaves the case out
 of the error rates and counts it apart. A request that keeps failing is a `ModelError`.
 The API key (OPENAI_API_KEY) and the URL's user info come from the environment and never
-reach a spec, a record or a log line.
+reach a spec, a record or a log line. An `openai` spec with neither a key nor a server URL
+(`base_url`, TESTAUG_BASE_URL) is refused when specs are checked, before any work.
 """
 
 from __future__ import annotations
@@ -48,6 +49,7 @@ from testaug.evaluation.models.llm_prompt import AnswerReader, ClassifyPrompt, c
 from testaug.generation.single_answers import AnswerStats
 
 if TYPE_CHECKING:
+    from testaug.core.settings import Settings
     from testaug.generation.backends import Backend, Completion, CompletionRequest
 
 logger = logging.getLogger(__name__)
@@ -279,16 +281,31 @@ _LOCAL_BACKENDS: dict[tuple[str, str | None, Path], Backend] = {}
 _LOCAL_LOCK = threading.Lock()
 
 
-def connect(options: LlmConfig) -> tuple[Backend, Path]:
-    """The backend an `llm:` spec names (an in-process model loaded once per process) and the
-    response cache's file. The key, the URL's user info and the cache folder come from the
-    settings (the environment)."""
+def check_api_key(spec: str, options: LlmConfig, settings: Settings) -> None:
+    """An `openai` spec needs an API key, or a server of its own that may take none; a
+    `ModelError` saying what to set otherwise (the same in a command and in Python)."""
+    if options.backend != "openai" or settings.openai_api_key:
+        return
+    if options.base_url or settings.base_url:
+        return
+    raise ModelError(
+        f"{spec!r} needs an API key: set OPENAI_API_KEY (or TESTAUG_OPENAI_API_KEY), or, for "
+        "a local OpenAI-compatible server, give its URL in the spec "
+        "(llm:openai:MODEL?base_url=http://127.0.0.1:8000/v1) or in TESTAUG_BASE_URL"
+    )
+
+
+def connect(options: LlmConfig, spec: str) -> tuple[Backend, Path]:
+    """The backend an `llm:` spec (`options`, parsed from `spec`) names (an in-process model
+    loaded once per process) and the response cache's file. The key, the URL's user info
+    and the cache folder come from the settings (the environment)."""
     from testaug.core.secrets import with_userinfo
     from testaug.core.settings import Settings
     from testaug.generation.backends import BackendError, create_backend
     from testaug.generation.backends.openai_compatible import DEFAULT_OPENAI_MODELS, OpenAIBackend
 
     settings = Settings()
+    check_api_key(spec, options, settings)
     url, userinfo = split_userinfo(options.base_url or settings.base_url or "")
     if userinfo is None and settings.base_url_userinfo is not None:
         userinfo = settings.base_url_userinfo.get_secret_value()
@@ -327,8 +344,10 @@ def connect(options: LlmConfig) -> tuple[Backend, Path]:
 
 
 def check_llm(spec: str, argument: str) -> None:
-    """An `llm:` spec's backend and options, without connecting."""
-    parse_llm_spec(spec, argument)
+    """An `llm:` spec's backend and options, and the API key it needs, without connecting."""
+    from testaug.core.settings import Settings
+
+    check_api_key(spec, parse_llm_spec(spec, argument), Settings())
 
 
 @model_kind("llm", "llm:BACKEND[:MODEL][?labels=a,b&base_url=URL]", check=check_llm)
@@ -347,7 +366,7 @@ def load_llm(spec: ModelSpec) -> LlmModel:
         prompt = classify_prompt(task, options.prompt)
     except InputError as exc:
         raise ModelError(f"{spec.text!r}: {exc}") from exc
-    backend, cache_path = connect(options)
+    backend, cache_path = connect(options, spec.text)
     return LlmModel(
         backend,
         prompt,

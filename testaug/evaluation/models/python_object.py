@@ -2,7 +2,11 @@
 
 The object is one of:
 
-- a model under test already (`ModelUnderTest`: `name`, `labels`, `predict_proba`);
+- a model under test already (`ModelUnderTest`: `name`, `labels`, `predict_proba`), over
+  labels of its own: its probabilities are mapped onto the task's labels by name as every
+  adapter's are (`testaug.evaluation.models.labels`; a two-label sentiment model on a
+  three-label task gets CheckList's neutral band), so its labels may be in any order, a
+  subset of the task's, or negative and positive;
 - a callable over a list of inputs, each a text (when no case of the call has a pair) or a
   (text, text_pair) tuple, returning one answer per input: a label (a string, mapped to
   the task's labels by name, `testaug.evaluation.models.labels`), or probabilities (an
@@ -34,6 +38,7 @@ from testaug.evaluation.models.base import (
     batches,
 )
 from testaug.evaluation.models.callable import CallableModel
+from testaug.evaluation.models.labels import map_labels
 
 KIND = "python"
 _OBJECTS: dict[str, Any] = {}
@@ -69,6 +74,38 @@ def registered(obj: Any, name: str | None = None) -> Iterator[str]:
     finally:
         with _LOCK:
             _OBJECTS.pop(key, None)
+
+
+class LabelledObject:
+    """A model object's probabilities over its own labels, mapped onto the task's labels."""
+
+    def __init__(self, model: ModelUnderTest, task_labels: Sequence[str], *, name: str) -> None:
+        self.name = name
+        self.labels = tuple(task_labels)
+        self.model = model
+        if isinstance(model.labels, str) or not isinstance(model.labels, Sequence):
+            raise ModelError(f"its labels must be a list of names, not {model.labels!r}")
+        own = tuple(str(label) for label in model.labels)
+        self._mapping = map_labels(
+            own, self.labels, naming_hint="give the object's labels their names, in order"
+        )
+
+    @property
+    def unparsed(self) -> Mapping[tuple[str, str | None], str]:
+        """The inputs the object could not answer, where it keeps them (as `llm:` models do)."""
+        return getattr(self.model, "unparsed", None) or {}
+
+    def predict_proba(self, inputs: Inputs, *, batch_size: int = 32) -> np.ndarray:
+        """The object's probabilities, mapped onto the task labels."""
+        if not inputs:
+            return np.zeros((0, len(self.labels)), dtype=np.float64)
+        probs = self.model.predict_proba(inputs, batch_size=batch_size)
+        try:
+            return self._mapping(np.asarray(probs, dtype=np.float64))
+        except (TypeError, ValueError) as exc:
+            raise ModelError(f"{self.name} returned no array of probabilities: {exc}") from exc
+        except ModelError as exc:
+            raise ModelError(f"{self.name}: {exc}") from exc
 
 
 class ObjectModel(CallableModel):
@@ -121,15 +158,13 @@ def check_object(spec: str, argument: str) -> None:
 
 
 def load_object(spec: ModelSpec) -> ModelUnderTest:
-    """The object a `python:NAME` spec names, over the task labels."""
+    """The object a `python:NAME` spec names, over the task labels (named by the spec)."""
     obj = _found(spec.text, spec.argument)
     if isinstance(obj, ModelUnderTest) and not _is_plain_callable(obj):
-        if tuple(obj.labels) != spec.task_labels:
-            raise ModelError(
-                f"model {obj.name!r} predicts {list(obj.labels)}; the task's labels are "
-                f"{list(spec.task_labels)}"
-            )
-        return obj
+        try:
+            return LabelledObject(obj, spec.task_labels, name=spec.text)
+        except ModelError as exc:
+            raise ModelError(f"{spec.text}: {exc}") from exc
     function: Callable[..., Any] = obj
     return ObjectModel(function, spec.task_labels, name=spec.text)
 
