@@ -11,7 +11,7 @@ from rich.logging import RichHandler
 
 from testaug import __version__
 from testaug.cli.aliases import announce_renamed
-from testaug.cli.console import err_console
+from testaug.cli.console import err_console, styled
 from testaug.cli.groups import Ordered, add_doors, add_old_names
 from testaug.core.errors import TestAugError
 from testaug.core.heavy_imports import quiet_libraries
@@ -28,17 +28,14 @@ class ErrorsAsMessages(Ordered):
             return super().invoke(ctx)
         except TestAugError as exc:
             message = redact_text(str(exc))  # the last line of defence for credentials
-            err_console.print(f"[bold red]error:[/] {message}", highlight=False, soft_wrap=True)
+            err_console.print(styled("[bold red]error:[/] {}", message))
             ctx.exit(1)
         except OSError as exc:
-            err_console.print(
-                "[bold red]error:[/] "
-                + redact_text(f"{exc.strerror or exc}: {exc.filename or ''}"),
-                highlight=False,
-            )
+            message = redact_text(f"{exc.strerror or exc}: {exc.filename or ''}")
+            err_console.print(styled("[bold red]error:[/] {}", message))
             ctx.exit(1)
         except KeyboardInterrupt:
-            err_console.print("[yellow]interrupted[/]")
+            err_console.print(styled("[yellow]interrupted[/]"))
             ctx.exit(130)
 
     def resolve_command(self, ctx: click.Context, args: list[str]) -> Any:

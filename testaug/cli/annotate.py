@@ -11,7 +11,7 @@ import typer
 from rich.table import Table
 
 from testaug.cli.annotate_server import install_server_command, server_command
-from testaug.cli.console import console, err_console
+from testaug.cli.console import console, err_console, styled
 from testaug.cli.rankers import print_bases
 from testaug.cli.review_options import (
     API_KEY,
@@ -133,11 +133,18 @@ def pull_command(
     merged = pull_and_merge(config, studio=connect_label_studio(url, api_key))
     pulled = merged.summary.pulled
     console.print(
-        f"[green]pulled[/] project {pulled.project!r}: {pulled.verdicts:,} verdicts "
-        f"({pulled.added:,} new, {pulled.changed:,} changed), {pulled.cancelled:,} "
-        f"skipped or cancelled, {pulled.unanswered:,} without a verdict; "
-        f"{pulled.annotations:,} records in {output}",
-        highlight=False,
+        styled(
+            "[green]pulled[/] project {!r}: {:,} verdicts ({:,} new, {:,} changed), {:,} "
+            "skipped or cancelled, {:,} without a verdict; {:,} records in {}",
+            pulled.project,
+            pulled.verdicts,
+            pulled.added,
+            pulled.changed,
+            pulled.cancelled,
+            pulled.unanswered,
+            pulled.annotations,
+            output,
+        )
     )
     _print_merge(merged, output)
 
@@ -190,10 +197,16 @@ def terminal_command(
     annotations_path = done.path
     summary = done.summary
     console.print(
-        f"[green]{summary.annotated:,} annotated[/] ({summary.valid:,} valid, "
-        f"{summary.invalid:,} invalid), {summary.skipped:,} skipped, "
-        f"{summary.remaining:,} left; saved to {annotations_path}",
-        highlight=False,
+        styled(
+            "[green]{:,} annotated[/] ({:,} valid, {:,} invalid), {:,} skipped, {:,} left; "
+            "saved to {}",
+            summary.annotated,
+            summary.valid,
+            summary.invalid,
+            summary.skipped,
+            summary.remaining,
+            annotations_path,
+        )
     )
     _print_acceptance(summary, annotations_path)
 
@@ -235,10 +248,16 @@ def retrain_command(
         )
     summary = done.summary
     console.print(
-        f"[green]retrained[/] ensemble {summary.ensemble} on {summary.from_people:,} "
-        f"verdicts of people and {summary.from_extra:,} other labelled candidates into "
-        f"{rankers_out}; re-ranked {done.records:,} pending candidates into {output}",
-        highlight=False,
+        styled(
+            "[green]retrained[/] ensemble {} on {:,} verdicts of people and {:,} other "
+            "labelled candidates into {}; re-ranked {:,} pending candidates into {}",
+            summary.ensemble,
+            summary.from_people,
+            summary.from_extra,
+            rankers_out,
+            done.records,
+            output,
+        )
     )
     print_bases(summary.bases)
 
@@ -276,13 +295,15 @@ def _print_merge(merged: StepOutput, beside: Path) -> None:
     """The verdicts, disagreements and agreement of a merge, and where the cases went."""
     verdicts = {v.candidate_id: v for v in read_jsonl(merged.files["verdicts"], Verdict)}
     _print_verdicts(verdicts, read_annotations(beside))
-    message = f"[green]accepted[/] {merged.records:,} cases (source llm) into {merged.path}"
+    message = styled(
+        "[green]accepted[/] {:,} cases (source llm) into {}", merged.records, merged.path
+    )
     if "suite" in merged.files:
-        message += (
-            f"; suite of {merged.summary.suite:,} cases ({merged.summary.added:,} new) "
-            f"in {merged.files['suite']}"
+        summary = merged.summary
+        message.append(
+            f"; suite of {summary.suite:,} cases ({summary.added:,} new) in {merged.files['suite']}"
         )
-    console.print(message, highlight=False)
+    console.print(message)
 
 
 def _print_verdicts(verdicts: dict[str, Verdict], annotations: Sequence[Annotation]) -> None:

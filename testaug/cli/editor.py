@@ -10,7 +10,7 @@ from tempfile import TemporaryDirectory
 import typer
 from rich.table import Table
 
-from testaug.cli.console import console, err_console
+from testaug.cli.console import console, err_console, styled
 from testaug.cli.options import build_config
 from testaug.core.jsonl import read_jsonl
 from testaug.core.settings import Settings
@@ -117,7 +117,7 @@ def suggest_command(
         suggestions = list(read_jsonl(done.path, WordSuggestion))
     result = done.summary
     for note in result.notes:
-        err_console.print(f"[yellow]note:[/] {note}", highlight=False)
+        err_console.print(styled("[yellow]note:[/] {}", note))
     table = Table(title=text, title_justify="left")
     table.add_column("#", justify="right")
     table.add_column("words" if any(len(s.words) > 1 for s in suggestions) else "word")
@@ -132,7 +132,7 @@ def suggest_command(
         summary += f" from {result.candidates:,} candidates"
     console.print(summary, highlight=False)
     if output is not None:
-        console.print(f"[green]wrote[/] {done.records} suggestions to {output}", highlight=False)
+        console.print(styled("[green]wrote[/] {} suggestions to {}", done.records, output))
 
 
 @editor_app.command("install-wordnet")
@@ -144,4 +144,4 @@ def install_wordnet_command(
     Exits 0 when it cannot: the editor then works without WordNet."""
     result = install_wordnet(Settings().cache_dir, apt=not no_apt)
     style = "green" if result.installed else "yellow"
-    console.print(f"[{style}]{result.message}[/]", highlight=False)
+    console.print(result.message, style=style, highlight=False)

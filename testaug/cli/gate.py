@@ -12,7 +12,7 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from testaug.cli.console import console
+from testaug.cli.console import console, styled
 from testaug.evaluation.gate import GateResult
 from testaug.suites.gate import GateConfig, merge_gates
 
@@ -80,9 +80,9 @@ def enforce_gate(result: GateResult, junit: Path | None, *, out: Console = conso
         from testaug.evaluation.gate_junit import write_junit
 
         write_junit(junit, result)
-        out.print(f"[green]wrote[/] {junit}", highlight=False)
+        out.print(styled("[green]wrote[/] {}", junit))
     if result.passed:
-        out.print(f"[green]gate passed[/]: {len(result.checks):,} checks", highlight=False)
+        out.print(styled("[green]gate passed[/]: {:,} checks", len(result.checks)))
         return
     table = Table(title=f"gate: {len(result.breaches)} breach(es)", title_justify="left")
     for column in ("model", "check", "name", "rate", "limit", "set in"):

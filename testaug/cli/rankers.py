@@ -9,7 +9,7 @@ from pathlib import Path
 import typer
 from rich.table import Table
 
-from testaug.cli.console import console, err_console, progress
+from testaug.cli.console import console, err_console, progress, styled
 from testaug.core.errors import InputError, Problem
 from testaug.core.jsonl import read_jsonl, read_jsonl_parts, write_jsonl
 from testaug.core.records import LabelledCandidate, RankedCandidate, TestCase
@@ -62,9 +62,14 @@ def train_command(
         table.add_row(member.name, member.kind, f"{seconds:.1f}")
     console.print(table)
     console.print(
-        f"[green]trained[/] ensemble {ensemble_config.name!r} version {ensemble.version} on "
-        f"{len(items):,} candidates ({ensemble.manifest.invalid:,} invalid) into {output}",
-        highlight=False,
+        styled(
+            "[green]trained[/] ensemble {!r} version {} on {:,} candidates ({:,} invalid) into {}",
+            ensemble_config.name,
+            ensemble.version,
+            len(items),
+            ensemble.manifest.invalid,
+            output,
+        )
     )
 
 
@@ -94,7 +99,7 @@ def rank_command(
         cases=cases,
         batch_size=batch_size,
     )
-    err_console.print(f"[dim]scoring candidates in {candidates}[/]", highlight=False)
+    err_console.print(styled("[dim]scoring candidates in {}[/]", candidates))
     done = rank_candidates(config)
     table = Table(title="most likely invalid", title_justify="left")
     table.add_column("rank", justify="right")
@@ -107,9 +112,12 @@ def rank_command(
         table.add_row(str(item.rank), item.candidate.description, text)
     console.print(table)
     console.print(
-        f"[green]ranked[/] {done.records:,} candidates with ensemble {done.summary.ensemble} "
-        f"into {output}",
-        highlight=False,
+        styled(
+            "[green]ranked[/] {:,} candidates with ensemble {} into {}",
+            done.records,
+            done.summary.ensemble,
+            output,
+        )
     )
     print_bases(done.summary.bases)
 
@@ -174,7 +182,7 @@ def evaluate_command(
     if summary.calibration is not None:
         console.print(_calibration_line(summary.calibration, summary.n), highlight=False)
     print_bases(summary.bases)
-    console.print(f"[green]wrote[/] the ACC@k curve to {plot_path}", highlight=False)
+    console.print(styled("[green]wrote[/] the ACC@k curve to {}", plot_path))
 
 
 TRIAGE_ROW = "triage (the order `rank` gives)"
@@ -274,10 +282,9 @@ def hard_cases_command(
     for kind, count in sorted(kinds.items()):
         table.add_row(kind, f"{count:,}")
     console.print(table)
+    valid = sum(i.valid for i in made)
     console.print(
-        f"[green]wrote[/] {len(made):,} hard cases ({sum(i.valid for i in made):,} valid) "
-        f"to {output}",
-        highlight=False,
+        styled("[green]wrote[/] {:,} hard cases ({:,} valid) to {}", len(made), valid, output)
     )
 
 
@@ -285,4 +292,4 @@ def print_bases(bases: dict[str, int]) -> None:
     """Say what the order rests on for each generator, a weak prior included."""
     for basis, count in sorted(bases.items(), key=lambda kv: -kv[1]):
         style = "yellow" if basis.startswith("zero-shot") else "dim"
-        console.print(f"[{style}]{count:,} candidates: {basis}[/]", highlight=False)
+        console.print(styled("{:,} candidates: {}", count, basis), style=style)

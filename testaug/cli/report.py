@@ -7,7 +7,7 @@ from pathlib import Path
 
 import typer
 
-from testaug.cli.console import console
+from testaug.cli.console import console, styled
 from testaug.core.errors import InputError, Problem
 
 
@@ -32,10 +32,9 @@ def report_command(
     from testaug.reports.run_report import write_report
 
     written = write_report(run_dir, output)
+    sections = ", ".join(written.sections)
     console.print(
-        f"[green]wrote[/] {written.html} and {written.markdown} "
-        f"(sections: {', '.join(written.sections)})",
-        highlight=False,
+        styled("[green]wrote[/] {} and {} (sections: {})", written.html, written.markdown, sections)
     )
 
 
@@ -46,4 +45,4 @@ def _install_browser() -> None:
     console.print("installing the headless browser (chromium, chromium-driver) ...")
     outcome = install_browser()
     colour = "green" if outcome.browser is not None else "yellow"
-    console.print(f"[{colour}]browser:[/] {outcome.message}", highlight=False, soft_wrap=True)
+    console.print(styled("[" + colour + "]browser:[/] {}", outcome.message))

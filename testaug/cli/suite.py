@@ -10,7 +10,7 @@ from typing import get_args
 import typer
 from rich.table import Table
 
-from testaug.cli.console import console, err_console
+from testaug.cli.console import console, err_console, styled
 from testaug.core.bundled import resolve_suite
 from testaug.core.errors import InputError, Problem
 from testaug.core.jsonl import read_jsonl, write_jsonl
@@ -44,9 +44,16 @@ def validate_command(
         raise InputError(Problem(f"{count} problem{'s' * (count > 1)} found", path)) from None
     stats = suite_stats(loaded)
     console.print(
-        f"[green]ok[/] {path}: {stats.capabilities} capabilities, {stats.descriptions} descriptions, "
-        f"{stats.templates} templates, {len(loaded.lexicons)} lexicons, {stats.cases:,} cases",
-        highlight=False,
+        styled(
+            "[green]ok[/] {}: {} capabilities, {} descriptions, {} templates, {} lexicons, "
+            "{:,} cases",
+            path,
+            stats.capabilities,
+            stats.descriptions,
+            stats.templates,
+            len(loaded.lexicons),
+            stats.cases,
+        )
     )
     if used := builtins_used(loaded):
         console.print(f"built-in lexicons used: {', '.join(used)}", highlight=False)
@@ -185,15 +192,10 @@ def import_command(
             err_console.print(f"... and {len(rejects) - 10} more rows", highlight=False)
     for note, count in notes.counts.items():
         console.print(f"{note} ({count:,} rows)", highlight=False, soft_wrap=True)
-    console.print(
-        f"[green]imported[/] {written:,} cases to {output}"
-        + (
-            f"; [yellow]{len(rejects):,} rows rejected[/] (kept in {rejects_path})"
-            if rejects
-            else ""
-        ),
-        highlight=False,
-    )
+    line = styled("[green]imported[/] {:,} cases to {}", written, output)
+    if rejects:
+        line += styled("; [yellow]{:,} rows rejected[/] (kept in {})", len(rejects), rejects_path)
+    console.print(line)
 
 
 @suite_app.command("export")
@@ -226,7 +228,7 @@ def export_command(
     written = export_cases(
         source_cases(source, per_template=per_template, seed=seed), output, chosen
     )
-    console.print(f"[green]exported[/] {written:,} cases to {output} ({chosen})", highlight=False)
+    console.print(styled("[green]exported[/] {:,} cases to {} ({})", written, output, chosen))
 
 
 def _source(text: str | None) -> Source | None:

@@ -10,7 +10,7 @@ import typer
 from rich.table import Table
 
 from testaug.cli import gate
-from testaug.cli.console import console, err_console
+from testaug.cli.console import console, err_console, styled
 from testaug.cli.options import build_config, choice
 from testaug.core.errors import InputError, Problem
 
@@ -99,8 +99,12 @@ def from_suite_command(
         raise InputError(Problem("no test cases to build a tree from", file=suite))
     write_tree(output, tree)
     console.print(
-        f"[green]wrote[/] {len(tree.tests):,} tests in {len(tree.topics()):,} topics to {output}",
-        highlight=False,
+        styled(
+            "[green]wrote[/] {:,} tests in {:,} topics to {}",
+            len(tree.tests),
+            len(tree.topics()),
+            output,
+        )
     )
 
 
@@ -123,12 +127,17 @@ def import_command(
     unlabelled = sum(row.kind == "unlabelled" for row in tree.rows)
     pending = f" and {unlabelled:,} without a verdict (Unknown)" if unlabelled else ""
     console.print(
-        f"[green]wrote[/] {len(tree.tests):,} tests{pending} in {len(tree.topics()):,} topics "
-        f"to {output} (AdaTest {imported.format} columns)",
-        highlight=False,
+        styled(
+            "[green]wrote[/] {:,} tests{} in {:,} topics to {} (AdaTest {} columns)",
+            len(tree.tests),
+            pending,
+            len(tree.topics()),
+            output,
+            imported.format,
+        )
     )
     for row in imported.skipped:
-        err_console.print(f"[yellow]skipped[/] line {row.line}: {row.reason}", highlight=False)
+        err_console.print(styled("[yellow]skipped[/] line {}: {}", row.line, row.reason))
 
 
 @tree_app.command("export")
@@ -154,14 +163,17 @@ def export_command(
     task_labels = tree_task_labels(task, labels) if task or labels else None
     tree = read_tree(tree_path)
     result = write_adatest_csv(output, tree, format=columns, labels=task_labels)
-    console.print(f"[green]wrote[/] {result.rows:,} rows to {output}", highlight=False)
+    console.print(styled("[green]wrote[/] {:,} rows to {}", result.rows, output))
     changed = sum(note.written for note in result.notes)
     left_out = len(result.notes) - changed
     if result.notes:
         err_console.print(
-            f"[yellow]{changed:,} tests written changed, {left_out:,} left out[/] "
-            "(AdaTest's format cannot hold them as they are):",
-            highlight=False,
+            styled(
+                "[yellow]{:,} tests written changed, {:,} left out[/] (AdaTest's format cannot "
+                "hold them as they are):",
+                changed,
+                left_out,
+            )
         )
     for note in result.notes[:SHOWN_NOTES]:
         what = "changed" if note.written else "left out"
@@ -199,7 +211,7 @@ def score_command(
             name, f"{len(scores):,}", f"{failing:,}", f"{100 * failing / len(scores):.1f}%"
         )
     console.print(table)
-    console.print(f"[green]wrote[/] {output}", highlight=False)
+    console.print(styled("[green]wrote[/] {}", output))
 
 
 @tree_app.command("retest")
@@ -294,12 +306,9 @@ def retest_command(
     console.print(table)
     newly = report.newly_failing
     if newly:
-        console.print(
-            f"[bold red]{len(newly)} topic(s) newly failing[/]: "
-            + ", ".join(change.topic for change in newly),
-            highlight=False,
-        )
-    console.print(f"[green]wrote[/] {output}", highlight=False)
+        topics = ", ".join(change.topic for change in newly)
+        console.print(styled("[bold red]{} topic(s) newly failing[/]: {}", len(newly), topics))
+    console.print(styled("[green]wrote[/] {}", output))
     if config is not None:
         from testaug.adaptive.tree_gate import check_tree_gate
 
