@@ -7,11 +7,10 @@ from typing import Any
 
 import click
 import typer
-from rich.logging import RichHandler
 
 from testaug import __version__
 from testaug.cli.aliases import announce_renamed
-from testaug.cli.console import err_console, styled
+from testaug.cli.console import LogLines, err_console, styled
 from testaug.cli.groups import Ordered, add_doors, add_old_names
 from testaug.core.errors import TestAugError
 from testaug.core.heavy_imports import quiet_libraries
@@ -84,8 +83,9 @@ LOGGED_PACKAGES = ("testaug", "rankers")
 
 def _configure_logging(level: int) -> None:
     """The log lines of `LOGGED_PACKAGES` go to stderr through rich, beside the progress
-    bars: one handler, each line once (not passed on to the root logger)."""
-    handler = RichHandler(console=err_console, show_path=False, show_time=False)
+    bars: one handler, each line once (not passed on to the root logger), never wrapped
+    where stderr is not a terminal."""
+    handler = LogLines(console=err_console, show_path=False, show_time=False)
     handler.setFormatter(logging.Formatter("%(message)s"))
     handler.addFilter(_redact_record)
     for name in LOGGED_PACKAGES:

@@ -12,10 +12,12 @@ not fit side by side it runs past the width (the terminal wraps the line) instea
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Sequence
 from typing import Any
 
 from rich.console import Console, ConsoleRenderable, RenderableType, RenderHook
+from rich.logging import RichHandler
 from rich.measure import Measurement
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.status import Status
@@ -24,7 +26,7 @@ from rich.text import Text
 
 from testaug.core.console_text import styled
 
-__all__ = ["console", "err_console", "progress", "styled"]
+__all__ = ["LogLines", "console", "err_console", "progress", "styled"]
 
 UNBOUNDED = 1_000_000  # the width a cell is measured at for its one-line length
 
@@ -122,7 +124,8 @@ err_console = cli_console(stderr=True)
 
 
 def progress() -> Progress:
-    """A progress bar on stderr that stays quiet when stderr is not a terminal."""
+    """A progress bar on stderr that stays quiet when stderr is not a terminal (rich's
+    would leave an empty line there)."""
     return Progress(
         TextColumn("{task.description}", markup=False),
         BarColumn(),
@@ -130,4 +133,18 @@ def progress() -> Progress:
         TimeElapsedColumn(),
         console=err_console,
         transient=True,
+        disable=not err_console.is_terminal,
     )
+
+
+class LogLines(RichHandler):
+    """rich's log handler (never reading markup in a message), which writes a line whole
+    where its console is not a terminal (a CI log, a file): rich lays a record out in
+    columns as wide as the console, 80 characters there, and would break a long path."""
+
+    def render(self, *, record: logging.LogRecord, traceback: Any, message_renderable: Any) -> Any:
+        if self.console.is_terminal or traceback is not None:
+            return super().render(
+                record=record, traceback=traceback, message_renderable=message_renderable
+            )
+        return Text.assemble(self.get_level_text(record), " ", message_renderable)

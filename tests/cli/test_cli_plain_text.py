@@ -1,12 +1,16 @@
 """What the command prints from data, paths and messages is printed as it is: a `[...]` is
-never read as console markup (issue 44, finding 1)."""
+never read as console markup (issue 44, finding 1), and a log line written to a file or a
+CI log is one line, however long (finding 15)."""
 
 from __future__ import annotations
 
 import io
+import logging
 
 import pytest
+from rich.console import Console
 
+from testaug.cli import LOGGED_PACKAGES, _configure_logging
 from testaug.cli.console import cli_console, styled
 from testaug.core.errors import TestAugError
 from testaug.core.jsonl import write_jsonl
@@ -98,3 +102,35 @@ def test_a_status_prints_its_text_and_updates_as_they_are():
         assert status.renderable.text.plain == "loading [b]x[/b]"
         status.update("[bold]round 2[/]: :smile:")
         assert status.renderable.text.plain == "[bold]round 2[/]: :smile:"
+
+
+@pytest.fixture
+def logged_lines():
+    """Log lines of testaug's loggers as the command configures them, on a captured
+    (non-terminal) stderr; the loggers' handlers are put back afterwards."""
+    loggers = [logging.getLogger(name) for name in LOGGED_PACKAGES]
+    saved = [(logger.handlers[:], logger.level, logger.propagate) for logger in loggers]
+    _configure_logging(logging.INFO)
+    yield logging.getLogger("testaug.test_cli_plain_text")
+    for logger, (handlers, level, propagate) in zip(loggers, saved, strict=True):
+        logger.handlers[:], logger.level, logger.propagate = handlers, level, propagate
+
+
+def test_a_log_line_on_a_non_terminal_is_one_line_however_long(logged_lines, capsys):
+    path = "/".join(["a-rather-long-folder-name"] * 12) + "/" + BRACKETED
+    logged_lines.info("wrote %s", path)
+    logged_lines.warning("a [bold]bracketed[/] :smile: warning")
+    lines = capsys.readouterr().err.splitlines()
+    assert lines == [f"INFO     wrote {path}", "WARNING  a [bold]bracketed[/] :smile: warning"]
+
+
+def test_a_log_line_on_a_terminal_still_wraps_to_its_width():
+    from testaug.cli.console import LogLines
+
+    out = io.StringIO()
+    console = Console(file=out, force_terminal=True, width=60, color_system=None)
+    handler = LogLines(console=console, show_path=False, show_time=False)
+    record = logging.LogRecord("testaug.x", logging.INFO, "", 0, "word " * 40, None, None)
+    handler.emit(record)
+    lines = out.getvalue().splitlines()
+    assert len(lines) > 1 and all(len(line) <= 60 for line in lines)
