@@ -12,6 +12,7 @@ from testaug import __version__
 from testaug.cli.aliases import announce_renamed
 from testaug.cli.console import LogLines, err_console, styled
 from testaug.cli.groups import Ordered, add_doors, add_old_names
+from testaug.cli.options import refuse_non_finite
 from testaug.core.errors import TestAugError
 from testaug.core.heavy_imports import quiet_libraries
 from testaug.core.secrets import redact_text
@@ -20,7 +21,11 @@ from testaug.core.secrets import redact_text
 class ErrorsAsMessages(Ordered):
     """The root command group: a TestAugError or I/O error is one line on stderr and exit
     code 1, an interrupt exit code 130, whoever invokes the command (the console script or
-    a test's CliRunner)."""
+    a test's CliRunner). No command's number option takes a number that is not finite."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        refuse_non_finite(self)
 
     def invoke(self, ctx: click.Context) -> object:
         try:

@@ -10,7 +10,7 @@ from rich.table import Table
 
 from testaug.cli.console import console, progress, styled
 from testaug.cli.generate import BASE_URL, CACHE, ENDPOINT, LLM, backend_spec
-from testaug.cli.options import build_config, renamed_option
+from testaug.cli.options import build_config, output_option, renamed_option
 from testaug.cli.tree import LABELS_HELP, MODEL_HELP, TASK_HELP
 from testaug.core.settings import Settings
 from testaug.generation.backend_config import backend_from_options
@@ -38,7 +38,7 @@ def adapt_command(
         min=1,
         help="How many suggestions to ask for: 10 prompts, each asked for a tenth of them.",
     ),
-    output: Path = typer.Option(..., "-o", "--output", help="Where to write suggestions (JSONL)."),
+    output: Path = output_option(..., "-o", "--output", help="Where to write suggestions (JSONL)."),
     task: str | None = typer.Option(None, "--task", help=TASK_HELP),
     labels: str | None = typer.Option(None, "--labels", help=LABELS_HELP),
     rankers: str | None = typer.Option(

@@ -12,6 +12,7 @@ from rich.table import Table
 
 from testaug.cli.annotate_server import install_server_command, server_command
 from testaug.cli.console import console, err_console, styled
+from testaug.cli.options import output_option
 from testaug.cli.rankers import print_bases
 from testaug.cli.review_options import (
     API_KEY,
@@ -80,7 +81,7 @@ def push_command(
     budget: int | None = BUDGET,
     accept_precision: float = ACCEPT_PRECISION,
     project: str | None = PROJECT,
-    annotations_path: Path | None = typer.Option(
+    annotations_path: Path | None = output_option(
         None, "--annotations", help="Annotations file (default: annotations.jsonl beside RANKED)."
     ),
     cases: Path | None = CASES,
@@ -112,7 +113,7 @@ def push_command(
 
 @annotate_app.command("pull")
 def pull_command(
-    output: Path = typer.Option(..., "-o", "--output", help="Annotations file (JSONL) to update."),
+    output: Path = output_option(..., "-o", "--output", help="Annotations file (JSONL) to update."),
     project: str | None = PROJECT,
     ranked_path: Path | None = typer.Option(
         None, "--ranked", help="Ranked candidates (default: ranked.jsonl beside the output)."
@@ -170,7 +171,7 @@ def terminal_command(
     top: float | None = TOP,
     budget: int | None = BUDGET,
     accept_precision: float = ACCEPT_PRECISION,
-    annotations_path: Path | None = typer.Option(
+    annotations_path: Path | None = output_option(
         None, "--annotations", help="Annotations file (default: annotations.jsonl beside RANKED)."
     ),
     annotator: str | None = annotator_option("the records"),
@@ -215,8 +216,10 @@ def terminal_command(
 def retrain_command(
     ranked_path: Path = typer.Argument(..., metavar="RANKED", help="Ranked candidates (JSONL)."),
     annotations_path: Path = typer.Option(..., "--annotations", help="Annotations so far."),
-    rankers_out: Path = typer.Option(..., "--rankers-out", help="Folder for the new ensemble."),
-    output: Path = typer.Option(..., "-o", "--output", help="Where to write the re-ranked ones."),
+    rankers_out: Path = output_option(
+        ..., "--rankers-out", kind="folder", help="Folder for the new ensemble."
+    ),
+    output: Path = output_option(..., "-o", "--output", help="Where to write the re-ranked ones."),
     config: str = typer.Option("offline", help="Ensemble config: offline, paper, or a YAML file."),
     extra: Path | None = typer.Option(
         None,

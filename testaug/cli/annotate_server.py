@@ -9,6 +9,7 @@ import typer
 from pydantic import SecretStr
 
 from testaug.cli.console import console, err_console, styled
+from testaug.cli.options import output_option
 from testaug.core.errors import InputError, Problem
 from testaug.core.settings import Settings
 
@@ -24,9 +25,10 @@ def install_server_command() -> None:
 
 
 def server_command(
-    data_dir: Path = typer.Option(
+    data_dir: Path = output_option(
         Path("runs/label-studio"),
         "--data-dir",
+        kind="folder",
         help="Where Label Studio keeps its database.",
     ),
     port: int = typer.Option(8080, min=1, max=65535),

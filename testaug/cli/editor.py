@@ -11,7 +11,7 @@ import typer
 from rich.table import Table
 
 from testaug.cli.console import console, err_console, styled
-from testaug.cli.options import build_config
+from testaug.cli.options import build_config, output_option
 from testaug.core.jsonl import read_jsonl
 from testaug.core.settings import Settings
 from testaug.editor.fill_in import CATEGORY_WEIGHT
@@ -80,7 +80,7 @@ def suggest_command(
         help="With --like: a bonus (in log-probability) for a word of the seed words' WordNet "
         "category (0: off).",
     ),
-    output: Path | None = typer.Option(
+    output: Path | None = output_option(
         None, "-o", "--output", help="Write the suggestions here (WordSuggestion JSONL)."
     ),
 ) -> None:

@@ -15,7 +15,7 @@ from rich.table import Table
 
 from testaug.cli import gate
 from testaug.cli.console import console, err_console, progress, styled
-from testaug.cli.options import build_config
+from testaug.cli.options import build_config, output_option
 from testaug.core.jsonl import read_json
 from testaug.core.run_folder import RunFolder
 from testaug.core.runs import sibling
@@ -33,7 +33,7 @@ def evaluate_command(
         "llm:openai:MODEL[?labels=..&base_url=URL], llm:local, py:MODULE:FUNCTION.",
     ),
     as_json: bool = typer.Option(False, "--json", help="Print one JSON object."),
-    output: Path | None = typer.Option(
+    output: Path | None = output_option(
         None, "-o", "--output", help="Also write the JSON here (and every case's result beside it)."
     ),
     perturb: int = typer.Option(

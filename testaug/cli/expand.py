@@ -10,6 +10,7 @@ import typer
 from rich.table import Table
 
 from testaug.cli.console import console, progress, styled
+from testaug.cli.options import output_option
 from testaug.core.bundled import resolve_suite
 from testaug.core.jsonl import read_jsonl, write_jsonl
 from testaug.core.records import TestCase
@@ -21,7 +22,7 @@ def expand_command(
     suite: str = typer.Argument(
         ..., help="A suite YAML file, a folder holding suite.yaml, or a shipped suite's name."
     ),
-    output: Path = typer.Option(..., "-o", "--output", help="Where to write the cases (JSONL)."),
+    output: Path = output_option(..., "-o", "--output", help="Where to write the cases (JSONL)."),
     per_template: int | None = typer.Option(
         None,
         "--per-template",

@@ -12,7 +12,7 @@ import typer
 from rich.table import Table
 
 from testaug.cli.console import console, err_console, styled
-from testaug.cli.options import build_config
+from testaug.cli.options import build_config, output_option
 
 if TYPE_CHECKING:
     from testaug.fixing.debugging.records import FixLoop, FixRound
@@ -24,8 +24,8 @@ STYLES = {"fixed": "green", "broken": "bold red"}
 
 
 def fix_command(
-    work: Path = typer.Option(
-        ..., "--work", help="The loop's folder: each round writes round-NNN/ there."
+    work: Path = output_option(
+        ..., "--work", kind="folder", help="The loop's folder: each round writes round-NNN/ there."
     ),
     iid: Path = typer.Option(
         ...,

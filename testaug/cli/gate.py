@@ -13,6 +13,7 @@ from rich.console import Console
 from rich.table import Table
 
 from testaug.cli.console import console, styled
+from testaug.cli.options import output_option
 from testaug.evaluation.gate import GateResult
 from testaug.suites.gate import GateConfig, merge_gates
 
@@ -40,7 +41,7 @@ MAX_ERROR_OPTION: Any = typer.Option(
 )
 MAX_UNVERIFIED_OPTION: Any = typer.Option(None, "--max-unverified", help=MAX_UNVERIFIED_HELP)
 MIN_PRECISION_OPTION: Any = typer.Option(None, "--min-precision", help=MIN_PRECISION_HELP)
-JUNIT_OPTION: Any = typer.Option(None, "--junit", help=JUNIT_HELP)
+JUNIT_OPTION: Any = output_option(None, "--junit", help=JUNIT_HELP)
 
 
 def build_gate(

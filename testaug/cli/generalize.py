@@ -13,6 +13,7 @@ from rich.table import Table
 from rich.text import Text
 
 from testaug.cli.console import console, err_console
+from testaug.cli.options import output_option
 
 if TYPE_CHECKING:
     from testaug.fixing.crossfunctional.analysis import CrossFunctionalReport
@@ -114,7 +115,7 @@ def generalize_command(
         min=100,
         help="Random shuffles of the significance test against the baseline.",
     ),
-    output: Path | None = typer.Option(
+    output: Path | None = output_option(
         None, "-o", "--output", help="Write the report here (crossfunctional.json)."
     ),
 ) -> None:

@@ -10,7 +10,7 @@ import typer
 from rich.table import Table
 
 from testaug.cli.console import console, err_console, progress, styled
-from testaug.cli.options import build_config, renamed_option
+from testaug.cli.options import build_config, output_option, renamed_option
 from testaug.core.runs import sibling
 from testaug.core.settings import Settings
 from testaug.generation.backend_config import BackendConfig, backend_from_options
@@ -48,14 +48,14 @@ CAPABILITY = typer.Option([], help="Only these capabilities (repeat the option f
 PER_TEMPLATE = typer.Option(
     20, min=1, help="For a suite: cases sampled per template to draw seeds from."
 )
-CACHE = typer.Option(
-    None, help="Response cache file (default: $TESTAUG_CACHE_DIR/responses.sqlite)."
+CACHE = output_option(
+    None, "--cache", help="Response cache file (default: $TESTAUG_CACHE_DIR/responses.sqlite)."
 )
 
 
 def generate_command(
     source: str = SOURCE,
-    output: Path = typer.Option(..., "-o", "--output", help="Where to write candidates (JSONL)."),
+    output: Path = output_option(..., "-o", "--output", help="Where to write candidates (JSONL)."),
     backend: str = typer.Option("local", help=f"LLM backend: {' or '.join(BACKENDS)}."),
     base_url: str | None = BASE_URL,
     llm: str | None = LLM,

@@ -9,6 +9,7 @@ from pathlib import Path
 import typer
 
 from testaug.cli.console import console, styled
+from testaug.cli.options import output_option
 from testaug.cli.review_options import (
     API_KEY,
     URL,
@@ -40,7 +41,7 @@ INTO = typer.Option(
     "--into",
     help="A lexicon the words may go into (repeatable, up to 9; a new name creates it).",
 )
-VERDICTS = typer.Option(
+VERDICTS = output_option(
     None, "--verdicts", help="Verdicts file (default: <SUGGESTIONS>.verdicts.jsonl beside it)."
 )
 PROJECT = typer.Option(

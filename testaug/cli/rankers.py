@@ -10,6 +10,7 @@ import typer
 from rich.table import Table
 
 from testaug.cli.console import console, err_console, progress, styled
+from testaug.cli.options import output_option
 from testaug.core.errors import InputError, Problem
 from testaug.core.jsonl import read_jsonl, read_jsonl_parts, write_jsonl
 from testaug.core.records import LabelledCandidate, RankedCandidate, TestCase
@@ -25,7 +26,9 @@ def train_command(
     labelled: Path = typer.Argument(
         ..., help="Labelled candidates (JSONL: candidate + valid), or a folder of JSONL parts."
     ),
-    output: Path = typer.Option(..., "-o", "--output", help="Folder for the trained ensemble."),
+    output: Path = output_option(
+        ..., "-o", "--output", kind="folder", help="Folder for the trained ensemble."
+    ),
     config: str = typer.Option("offline", help="Ensemble config: offline, paper, or a YAML file."),
 ) -> None:
     """Train every member of an ensemble on labelled candidates and save it."""
@@ -76,7 +79,7 @@ def train_command(
 def rank_command(
     candidates: Path = typer.Argument(..., help="Candidates (JSONL) from `testaug generate`."),
     rankers: Path = typer.Option(..., "--rankers", help="A trained ensemble folder."),
-    output: Path = typer.Option(..., "-o", "--output", help="Where to write ranked candidates."),
+    output: Path = output_option(..., "-o", "--output", help="Where to write ranked candidates."),
     cases: Path | None = typer.Option(
         None, "--cases", help="The suite's seed cases (JSONL; default: the bundled suites')."
     ),
@@ -132,8 +135,10 @@ def evaluate_command(
     cases: Path | None = typer.Option(
         None, "--cases", help="The suite's seed cases (JSONL; default: the bundled suites')."
     ),
-    plot: Path | None = typer.Option(
-        None, help="Where to write the ACC@k curve (PNG; default: RANKERS/acc_curve.png)."
+    plot: Path | None = output_option(
+        None,
+        "--plot",
+        help="Where to write the ACC@k curve (PNG; default: RANKERS/acc_curve.png).",
     ),
     by: str | None = typer.Option(
         None, "--by", help="Also per source (`source`: each generator, and rule-made hard cases)."
@@ -258,7 +263,7 @@ def _acc_at(curve: list[float], fraction: float) -> float:
 @rankers_app.command("hard-cases")
 def hard_cases_command(
     suite: str = typer.Argument(..., help="A suite: file, folder or shipped name."),
-    output: Path = typer.Option(..., "-o", "--output", help="Where to write them (JSONL)."),
+    output: Path = output_option(..., "-o", "--output", help="Where to write them (JSONL)."),
     per_description: int = typer.Option(
         6, min=1, help="Valid hard cases per description (and as many invalid)."
     ),

@@ -8,13 +8,14 @@ from pathlib import Path
 import typer
 
 from testaug.cli.console import console, styled
+from testaug.cli.options import output_option
 from testaug.core.errors import InputError, Problem
 
 
 def report_command(
     run_dir: Path | None = typer.Argument(None, metavar="RUN_DIR", help="A run directory."),
-    output: Path | None = typer.Option(
-        None, "-o", "--output", help="Folder for the report (default: RUN_DIR)."
+    output: Path | None = output_option(
+        None, "-o", "--output", kind="folder", help="Folder for the report (default: RUN_DIR)."
     ),
     install_browser: bool = typer.Option(
         False,

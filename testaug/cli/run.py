@@ -12,7 +12,7 @@ from rich.table import Table
 
 from testaug.cli import gate
 from testaug.cli.console import console, err_console, styled
-from testaug.cli.options import renamed_option
+from testaug.cli.options import output_option, renamed_option
 from testaug.core.fault_logs import quiet_expected_faults
 from testaug.core.prefect_environment import prepare_prefect_environment
 from testaug.core.run_sizes import SIZES
@@ -35,9 +35,10 @@ def run_command(
     suite: str | None = typer.Option(
         None, help="A suite: file, folder or shipped name (default: the task's, else sentiment)."
     ),
-    run_dir: Path = typer.Option(
+    run_dir: Path = output_option(
         Path("runs/latest"),
         "--run-dir",
+        kind="folder",
         help="The run folder (a second run reuses its work).",
     ),
     size: str = typer.Option("default", help=f"How big a run: {', '.join(SIZES)}."),

@@ -9,6 +9,7 @@ from pathlib import Path
 import typer
 
 from testaug.cli.console import console, styled
+from testaug.cli.options import output_option
 from testaug.cli.review_options import (
     API_KEY,
     URL,
@@ -29,7 +30,7 @@ SUGGESTIONS = typer.Argument(
     ..., metavar="SUGGESTIONS", help="Suggestions of a round (JSONL, from testaug tree adapt)."
 )
 TREE = typer.Option(..., "--tree", help="The test tree (JSONL) accepted suggestions join.")
-VERDICTS = typer.Option(
+VERDICTS = output_option(
     None, "--verdicts", help="Verdicts file (default: verdicts.jsonl beside SUGGESTIONS)."
 )
 PROJECT = typer.Option(

@@ -11,6 +11,7 @@ import typer
 from rich.table import Table
 
 from testaug.cli.console import console, err_console, styled
+from testaug.cli.options import output_option
 from testaug.core.bundled import resolve_suite
 from testaug.core.errors import InputError, Problem
 from testaug.core.jsonl import read_jsonl, write_jsonl
@@ -129,7 +130,7 @@ def import_command(
         help="A case table: .jsonl or .csv with capability, description, text (or a pair), "
         "label. Pickles are refused (never unpickled).",
     ),
-    output: Path = typer.Option(..., "-o", "--output", help="Where to write the cases (JSONL)."),
+    output: Path = output_option(..., "-o", "--output", help="Where to write the cases (JSONL)."),
     task: str | None = typer.Option(
         None,
         help="The task, where the table has no task column; a paper's name (qqp, sst2, mnli, "
@@ -205,10 +206,11 @@ def export_command(
         help="A suite (YAML file, folder or shipped name; its cases expanded) or a cases "
         "JSONL file.",
     ),
-    output: Path = typer.Option(
+    output: Path = output_option(
         ...,
         "-o",
         "--output",
+        kind="file or folder",
         help="Where to write: .csv, .jsonl, .parquet, or a folder for a Hugging Face "
         "datasets folder (load_from_disk).",
     ),

@@ -9,7 +9,7 @@ import typer
 from rich.table import Table
 
 from testaug.cli.console import console, err_console, styled
-from testaug.cli.options import build_config
+from testaug.cli.options import build_config, output_option
 
 templates_app = typer.Typer(help="Templates from generated cases.", no_args_is_help=True)
 
@@ -19,7 +19,9 @@ def induce_command(
     accepted_path: Path = typer.Argument(
         ..., metavar="ACCEPTED", help="Accepted generated cases (JSONL), e.g. accepted.jsonl."
     ),
-    output: Path = typer.Option(..., "-o", "--output", help="Where to write the templates (YAML)."),
+    output: Path = output_option(
+        ..., "-o", "--output", help="Where to write the templates (YAML)."
+    ),
     cases: Path | None = typer.Option(
         None, "--cases", help="The seed cases with their fills (default: cases.jsonl beside it)."
     ),

@@ -11,7 +11,7 @@ from rich.table import Table
 
 from testaug.cli import gate
 from testaug.cli.console import console, err_console, styled
-from testaug.cli.options import build_config, choice
+from testaug.cli.options import build_config, choice, output_option
 from testaug.core.errors import InputError, Problem
 
 # AdaTest trees are read by people: a few cases per template, not every fill.
@@ -43,7 +43,7 @@ def from_suite_command(
         help="A suite YAML file, a folder holding suite.yaml, a shipped suite's name, "
         "or test cases (JSONL).",
     ),
-    output: Path = typer.Option(..., "-o", "--output", help="Where to write the tree (JSONL)."),
+    output: Path = output_option(..., "-o", "--output", help="Where to write the tree (JSONL)."),
     perturbed: Path | None = typer.Option(
         None,
         "--perturbed",
@@ -111,7 +111,7 @@ def from_suite_command(
 @tree_app.command("import")
 def import_command(
     source: Path = typer.Argument(..., metavar="ADATEST.csv", help="An AdaTest test tree (CSV)."),
-    output: Path = typer.Option(..., "-o", "--output", help="Where to write the tree (JSONL)."),
+    output: Path = output_option(..., "-o", "--output", help="Where to write the tree (JSONL)."),
     label_map: str | None = typer.Option(None, "--label-map", help=LABEL_MAP_HELP),
 ) -> None:
     """Import an AdaTest CSV tree (current or older columns)."""
@@ -143,7 +143,7 @@ def import_command(
 @tree_app.command("export")
 def export_command(
     tree_path: Path = typer.Argument(..., metavar="TREE", help="A tree (JSONL)."),
-    output: Path = typer.Option(..., "-o", "--output", help="Where to write the CSV."),
+    output: Path = output_option(..., "-o", "--output", help="Where to write the CSV."),
     format: str = typer.Option(
         "label",
         "--format",
@@ -186,7 +186,7 @@ def export_command(
 def score_command(
     tree_path: Path = typer.Argument(..., metavar="TREE", help="A tree (JSONL)."),
     model: list[str] = typer.Option(..., "--model", help=MODEL_HELP),
-    output: Path = typer.Option(..., "-o", "--output", help="Where to write the scored tree."),
+    output: Path = output_option(..., "-o", "--output", help="Where to write the scored tree."),
     task: str | None = typer.Option(None, "--task", help=TASK_HELP),
     labels: str | None = typer.Option(None, "--labels", help=LABELS_HELP),
     label_map: str | None = typer.Option(None, "--label-map", help=RESOLVE_HELP),
@@ -218,14 +218,14 @@ def score_command(
 def retest_command(
     tree_path: Path = typer.Argument(..., metavar="TREE", help="A tree (JSONL)."),
     model: str = typer.Option(..., "--model", help=MODEL_HELP),
-    output: Path = typer.Option(..., "-o", "--output", help="Where to write the report (JSON)."),
+    output: Path = output_option(..., "-o", "--output", help="Where to write the report (JSON)."),
     previous: Path | None = typer.Option(
         None, "--previous", help="An earlier report of the tree, to see which topics got worse."
     ),
     threshold: float = typer.Option(
         5.0, "--threshold", min=0.0, help="A topic is worse when its rate rose by more (points)."
     ),
-    scored_tree: Path | None = typer.Option(
+    scored_tree: Path | None = output_option(
         None, "--scored-tree", help="Also write the tree with this model's scores."
     ),
     task: str | None = typer.Option(None, "--task", help=TASK_HELP),

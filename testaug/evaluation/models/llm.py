@@ -31,6 +31,7 @@ reach a spec, a record or a log line.
 from __future__ import annotations
 
 import logging
+import math
 import threading
 from collections.abc import Sequence
 from pathlib import Path
@@ -99,6 +100,8 @@ def _number(spec: str, name: str, value: str, kind: type, low: float) -> int | f
         number = kind(value)
     except ValueError:
         raise unknown_spec(spec, f"option {name}={value!r} is not a number in") from None
+    if not math.isfinite(number):
+        raise unknown_spec(spec, f"option {name}={value!r} is not a finite number in")
     if number < low:
         raise unknown_spec(spec, f"option {name}={value!r} must be at least {low:g} in")
     return number
