@@ -18,7 +18,13 @@ from testaug.core.jsonl import read_jsonl, write_jsonl
 from testaug.core.records import Source, TestCase
 from testaug.suites.builtin_lexicons import builtin_lexicons, builtins_used
 from testaug.suites.cases import SuiteStats, case_stats, suite_stats
-from testaug.suites.export import FORMATS, export_cases, export_format, source_cases
+from testaug.suites.export import (
+    FORMATS,
+    check_replaceable,
+    export_cases,
+    export_format,
+    source_cases,
+)
 from testaug.suites.load import load_suite
 from testaug.suites.tables import ImportNotes, RejectedRow, no_case_error, read_table
 from testaug.suites.task_labels import bundled_task, check_labels, known_labels
@@ -227,6 +233,7 @@ def export_command(
 ) -> None:
     """Export a suite's cases as a table that pandas and `datasets` read, one row a case."""
     chosen = export_format(output, fmt)
+    check_replaceable(output)
     written = export_cases(
         source_cases(source, per_template=per_template, seed=seed), output, chosen
     )
