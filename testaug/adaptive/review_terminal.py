@@ -17,10 +17,11 @@ from dataclasses import dataclass
 from functools import partial
 
 from rich.console import Console
-from rich.markup import escape
+from rich.text import Text
 
 from testaug.adaptive.suggestion import Decision, Suggestion, SuggestionVerdict
 from testaug.adaptive.tree import ROOT, TreeTest, is_within, normalize_topic
+from testaug.core.console_text import styled
 from testaug.review.kernel import (
     ENTER,
     Choice,
@@ -134,13 +135,12 @@ class SuggestionKind:
         show_suggestion(item, console)
 
     def question(self, item: Suggestion) -> Question[SuggestionVerdict]:
-        focus = escape(item.focus_topic)
+        focus = item.focus_topic
         accept = partial(
             SuggestionVerdict, suggestion_id=item.id, decision="accept", annotator=self.annotator
         )
-        choices = {
-            key: verdict_choice(f"[green]accepted into {focus}[/]", accept) for key in (ENTER, "a")
-        }
+        accepted = styled("[green]accepted into {}[/]", focus)
+        choices = {key: verdict_choice(accepted, accept) for key in (ENTER, "a")}
         for key, decision in REJECTIONS.items():
             verdict = partial(
                 SuggestionVerdict,
@@ -153,7 +153,7 @@ class SuggestionKind:
             "", lambda read_key, console: self._elsewhere(item, read_key, console)
         )
         return Question(
-            legend=LEGEND.format(focus=focus),
+            legend=styled(LEGEND, focus=focus),
             prompt="Verdict >> ",
             choices=choices,
             otherwise="press Enter, a, t, i, o, s or q",
@@ -168,7 +168,7 @@ class SuggestionKind:
             return "quit"
         if topic == "":
             return "back"
-        console.print(f"[green]accepted into {escape(topic)}[/]")
+        console.print(styled("[green]accepted into {}[/]", topic))
         if topic not in self.topics:
             self.topics.append(topic)
         return SuggestionVerdict(
@@ -183,18 +183,22 @@ def show_suggestion(suggestion: Suggestion, console: Console) -> None:
     shown = "not scored" if math.isnan(score) else f"{score:.2f}"
     p_valid = "not triaged" if suggestion.p_valid is None else f"{suggestion.p_valid:.2f}"
     console.print(
-        f"[bold]focus topic[/] {escape(suggestion.focus_topic)}   "
-        f"[bold]failure score[/] {shown} ({escape(target)}, targeted)   "
-        f"[bold]P(valid)[/] {p_valid}",
-        highlight=False,
+        styled(
+            "[bold]focus topic[/] {}   [bold]failure score[/] {} ({}, targeted)   "
+            "[bold]P(valid)[/] {}",
+            suggestion.focus_topic,
+            shown,
+            target,
+            p_valid,
+        )
     )
-    console.print(f"  {escape(describe_test(suggestion.test))}", highlight=False)
+    console.print(Text("  " + describe_test(suggestion.test)))
     models = list(dict.fromkeys([target, *suggestion.outputs, *suggestion.test.scores]))
     for model in models:
         output = suggestion.outputs.get(model, "?")
         model_score = suggestion.test.scores.get(model)
         number = "" if model_score is None else f" (failure score {model_score:.2f})"
-        console.print(f"  {escape(model)}: {escape(output)}{number}", highlight=False)
+        console.print(Text(f"  {model}: {output}{number}"))
 
 
 def _ask_topic(
@@ -205,12 +209,13 @@ def _ask_topic(
     offered = [t for t in topics if is_within(t, focus) and t != normalize_topic(focus)]
     offered += [t for t in topics if t not in offered and t != ROOT]
     for number, topic in enumerate(offered, start=1):
-        console.print(f"  [bold]{number}[/] {escape(topic)}", highlight=False)
+        console.print(styled("  [bold]{}[/] {}", number, topic))
     console.print(
-        f"Topic: a number, a path such as /A/B, or a name for a new subtopic of "
-        f"{escape(focus)} (Enter alone goes back) >> ",
+        Text(
+            f"Topic: a number, a path such as /A/B, or a name for a new subtopic of {focus} "
+            "(Enter alone goes back) >> "
+        ),
         end="",
-        highlight=False,
     )
     line = read_line(read_key, console)
     if line is None:
@@ -222,7 +227,7 @@ def _ask_topic(
     if line.isdigit():
         if 1 <= int(line) <= len(offered):
             return offered[int(line) - 1]
-        console.print(f"no topic {line}")
+        console.print(Text(f"no topic {line}"))
         return ""
     if line.startswith("/"):
         return normalize_topic(line)
@@ -246,4 +251,4 @@ def read_line(read_key: KeyReader, console: Console) -> str | None:
                 console.file.flush()
             continue
         chars.append(key)
-        console.print(escape(key), end="", highlight=False)
+        console.print(Text(key), end="")

@@ -7,12 +7,12 @@ from typing import Any
 
 import click
 import typer
-from rich.logging import RichHandler
 
 from testaug import __version__
 from testaug.cli.aliases import announce_renamed
-from testaug.cli.console import err_console
+from testaug.cli.console import LogLines, err_console, styled
 from testaug.cli.groups import Ordered, add_doors, add_old_names
+from testaug.cli.options import refuse_non_finite
 from testaug.core.errors import TestAugError
 from testaug.core.heavy_imports import quiet_libraries
 from testaug.core.secrets import redact_text
@@ -21,24 +21,25 @@ from testaug.core.secrets import redact_text
 class ErrorsAsMessages(Ordered):
     """The root command group: a TestAugError or I/O error is one line on stderr and exit
     code 1, an interrupt exit code 130, whoever invokes the command (the console script or
-    a test's CliRunner)."""
+    a test's CliRunner). No command's number option takes a number that is not finite."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        refuse_non_finite(self)
 
     def invoke(self, ctx: click.Context) -> object:
         try:
             return super().invoke(ctx)
         except TestAugError as exc:
             message = redact_text(str(exc))  # the last line of defence for credentials
-            err_console.print(f"[bold red]error:[/] {message}", highlight=False, soft_wrap=True)
+            err_console.print(styled("[bold red]error:[/] {}", message))
             ctx.exit(1)
         except OSError as exc:
-            err_console.print(
-                "[bold red]error:[/] "
-                + redact_text(f"{exc.strerror or exc}: {exc.filename or ''}"),
-                highlight=False,
-            )
+            message = redact_text(f"{exc.strerror or exc}: {exc.filename or ''}")
+            err_console.print(styled("[bold red]error:[/] {}", message))
             ctx.exit(1)
         except KeyboardInterrupt:
-            err_console.print("[yellow]interrupted[/]")
+            err_console.print(styled("[yellow]interrupted[/]"))
             ctx.exit(130)
 
     def resolve_command(self, ctx: click.Context, args: list[str]) -> Any:
@@ -87,8 +88,9 @@ LOGGED_PACKAGES = ("testaug", "rankers")
 
 def _configure_logging(level: int) -> None:
     """The log lines of `LOGGED_PACKAGES` go to stderr through rich, beside the progress
-    bars: one handler, each line once (not passed on to the root logger)."""
-    handler = RichHandler(console=err_console, show_path=False, show_time=False)
+    bars: one handler, each line once (not passed on to the root logger), never wrapped
+    where stderr is not a terminal."""
+    handler = LogLines(console=err_console, show_path=False, show_time=False)
     handler.setFormatter(logging.Formatter("%(message)s"))
     handler.addFilter(_redact_record)
     for name in LOGGED_PACKAGES:

@@ -8,9 +8,9 @@ from pathlib import Path
 import typer
 from rich.table import Table
 
-from testaug.cli.console import console, progress
+from testaug.cli.console import console, progress, styled
 from testaug.cli.generate import BASE_URL, CACHE, ENDPOINT, LLM, backend_spec
-from testaug.cli.options import build_config, renamed_option
+from testaug.cli.options import build_config, output_option, renamed_option
 from testaug.cli.tree import LABELS_HELP, MODEL_HELP, TASK_HELP
 from testaug.core.settings import Settings
 from testaug.generation.backend_config import backend_from_options
@@ -38,7 +38,7 @@ def adapt_command(
         min=1,
         help="How many suggestions to ask for: 10 prompts, each asked for a tenth of them.",
     ),
-    output: Path = typer.Option(..., "-o", "--output", help="Where to write suggestions (JSONL)."),
+    output: Path = output_option(..., "-o", "--output", help="Where to write suggestions (JSONL)."),
     task: str | None = typer.Option(None, "--task", help=TASK_HELP),
     labels: str | None = typer.Option(None, "--labels", help=LABELS_HELP),
     rankers: str | None = typer.Option(
@@ -175,7 +175,7 @@ def _print_round(done, show: int) -> None:
         for name in summary.models:
             score = test.scores.get(name, float("nan"))
             colour = "red" if score > 0 else "green"
-            cells.append(f"[{colour}]{score:+.2f}[/] {item.outputs.get(name, '')}")
+            cells.append(styled("[" + colour + "]{:+.2f}[/] {}", score, item.outputs.get(name, "")))
         p_valid = ["" if item.p_valid is None else f"{item.p_valid:.2f}"] if triaged else []
         table.add_row(text, f"{test.comparator} {test.output}", *cells, *p_valid)
     console.print(table)
@@ -184,9 +184,13 @@ def _print_round(done, show: int) -> None:
         f"{n} {reason.replace('_', ' ')}" for reason, n in counts.malformed.items()
     )
     console.print(
-        f"[green]wrote[/] {counts.kept:,} suggestions ({summary.failing:,} failing on "
-        f"{summary.target}) to {done.path}",
-        highlight=False,
+        styled(
+            "[green]wrote[/] {:,} suggestions ({:,} failing on {}) to {}",
+            counts.kept,
+            summary.failing,
+            summary.target,
+            done.path,
+        )
     )
     console.print(
         f"{counts.prompts} prompts x {counts.per_prompt} completions: "

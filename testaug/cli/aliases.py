@@ -12,9 +12,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from rich.markup import escape
-
-from testaug.cli.console import err_console
+from testaug.cli.console import err_console, styled
 
 RENAMED: dict[tuple[str, ...], str] = {
     ("expand",): "templates expand",
@@ -47,7 +45,7 @@ RENAMED: dict[tuple[str, ...], str] = {
 
 def notice(text: str) -> None:
     """One line on stderr about a renamed command or option (never on stdout)."""
-    err_console.print(f"[yellow]note:[/] {escape(text)}", highlight=False, soft_wrap=True)
+    err_console.print(styled("[yellow]note:[/] {}", text))
 
 
 def renamed_message(old: Sequence[str], new: str) -> str:

@@ -11,7 +11,8 @@ import typer
 from rich.table import Table
 
 from testaug.cli.annotate_server import install_server_command, server_command
-from testaug.cli.console import console, err_console
+from testaug.cli.console import console, err_console, styled
+from testaug.cli.options import output_option
 from testaug.cli.rankers import print_bases
 from testaug.cli.review_options import (
     API_KEY,
@@ -80,7 +81,7 @@ def push_command(
     budget: int | None = BUDGET,
     accept_precision: float = ACCEPT_PRECISION,
     project: str | None = PROJECT,
-    annotations_path: Path | None = typer.Option(
+    annotations_path: Path | None = output_option(
         None, "--annotations", help="Annotations file (default: annotations.jsonl beside RANKED)."
     ),
     cases: Path | None = CASES,
@@ -112,7 +113,7 @@ def push_command(
 
 @annotate_app.command("pull")
 def pull_command(
-    output: Path = typer.Option(..., "-o", "--output", help="Annotations file (JSONL) to update."),
+    output: Path = output_option(..., "-o", "--output", help="Annotations file (JSONL) to update."),
     project: str | None = PROJECT,
     ranked_path: Path | None = typer.Option(
         None, "--ranked", help="Ranked candidates (default: ranked.jsonl beside the output)."
@@ -133,11 +134,18 @@ def pull_command(
     merged = pull_and_merge(config, studio=connect_label_studio(url, api_key))
     pulled = merged.summary.pulled
     console.print(
-        f"[green]pulled[/] project {pulled.project!r}: {pulled.verdicts:,} verdicts "
-        f"({pulled.added:,} new, {pulled.changed:,} changed), {pulled.cancelled:,} "
-        f"skipped or cancelled, {pulled.unanswered:,} without a verdict; "
-        f"{pulled.annotations:,} records in {output}",
-        highlight=False,
+        styled(
+            "[green]pulled[/] project {!r}: {:,} verdicts ({:,} new, {:,} changed), {:,} "
+            "skipped or cancelled, {:,} without a verdict; {:,} records in {}",
+            pulled.project,
+            pulled.verdicts,
+            pulled.added,
+            pulled.changed,
+            pulled.cancelled,
+            pulled.unanswered,
+            pulled.annotations,
+            output,
+        )
     )
     _print_merge(merged, output)
 
@@ -163,7 +171,7 @@ def terminal_command(
     top: float | None = TOP,
     budget: int | None = BUDGET,
     accept_precision: float = ACCEPT_PRECISION,
-    annotations_path: Path | None = typer.Option(
+    annotations_path: Path | None = output_option(
         None, "--annotations", help="Annotations file (default: annotations.jsonl beside RANKED)."
     ),
     annotator: str | None = annotator_option("the records"),
@@ -190,10 +198,16 @@ def terminal_command(
     annotations_path = done.path
     summary = done.summary
     console.print(
-        f"[green]{summary.annotated:,} annotated[/] ({summary.valid:,} valid, "
-        f"{summary.invalid:,} invalid), {summary.skipped:,} skipped, "
-        f"{summary.remaining:,} left; saved to {annotations_path}",
-        highlight=False,
+        styled(
+            "[green]{:,} annotated[/] ({:,} valid, {:,} invalid), {:,} skipped, {:,} left; "
+            "saved to {}",
+            summary.annotated,
+            summary.valid,
+            summary.invalid,
+            summary.skipped,
+            summary.remaining,
+            annotations_path,
+        )
     )
     _print_acceptance(summary, annotations_path)
 
@@ -202,8 +216,10 @@ def terminal_command(
 def retrain_command(
     ranked_path: Path = typer.Argument(..., metavar="RANKED", help="Ranked candidates (JSONL)."),
     annotations_path: Path = typer.Option(..., "--annotations", help="Annotations so far."),
-    rankers_out: Path = typer.Option(..., "--rankers-out", help="Folder for the new ensemble."),
-    output: Path = typer.Option(..., "-o", "--output", help="Where to write the re-ranked ones."),
+    rankers_out: Path = output_option(
+        ..., "--rankers-out", kind="folder", help="Folder for the new ensemble."
+    ),
+    output: Path = output_option(..., "-o", "--output", help="Where to write the re-ranked ones."),
     config: str = typer.Option("offline", help="Ensemble config: offline, paper, or a YAML file."),
     extra: Path | None = typer.Option(
         None,
@@ -235,10 +251,16 @@ def retrain_command(
         )
     summary = done.summary
     console.print(
-        f"[green]retrained[/] ensemble {summary.ensemble} on {summary.from_people:,} "
-        f"verdicts of people and {summary.from_extra:,} other labelled candidates into "
-        f"{rankers_out}; re-ranked {done.records:,} pending candidates into {output}",
-        highlight=False,
+        styled(
+            "[green]retrained[/] ensemble {} on {:,} verdicts of people and {:,} other "
+            "labelled candidates into {}; re-ranked {:,} pending candidates into {}",
+            summary.ensemble,
+            summary.from_people,
+            summary.from_extra,
+            rankers_out,
+            done.records,
+            output,
+        )
     )
     print_bases(summary.bases)
 
@@ -276,13 +298,15 @@ def _print_merge(merged: StepOutput, beside: Path) -> None:
     """The verdicts, disagreements and agreement of a merge, and where the cases went."""
     verdicts = {v.candidate_id: v for v in read_jsonl(merged.files["verdicts"], Verdict)}
     _print_verdicts(verdicts, read_annotations(beside))
-    message = f"[green]accepted[/] {merged.records:,} cases (source llm) into {merged.path}"
+    message = styled(
+        "[green]accepted[/] {:,} cases (source llm) into {}", merged.records, merged.path
+    )
     if "suite" in merged.files:
-        message += (
-            f"; suite of {merged.summary.suite:,} cases ({merged.summary.added:,} new) "
-            f"in {merged.files['suite']}"
+        summary = merged.summary
+        message.append(
+            f"; suite of {summary.suite:,} cases ({summary.added:,} new) in {merged.files['suite']}"
         )
-    console.print(message, highlight=False)
+    console.print(message)
 
 
 def _print_verdicts(verdicts: dict[str, Verdict], annotations: Sequence[Annotation]) -> None:

@@ -8,7 +8,8 @@ from pathlib import Path
 import typer
 from pydantic import SecretStr
 
-from testaug.cli.console import console, err_console
+from testaug.cli.console import console, err_console, styled
+from testaug.cli.options import output_option
 from testaug.core.errors import InputError, Problem
 from testaug.core.settings import Settings
 
@@ -20,12 +21,15 @@ def install_server_command() -> None:
     venv = server_venv(Settings().cache_dir)
     with err_console.status(f"installing label-studio=={LABEL_STUDIO_VERSION} into {venv}"):
         executable = install_server(venv)
-    console.print(f"[green]Label Studio ready[/]: {executable}", highlight=False)
+    console.print(styled("[green]Label Studio ready[/]: {}", executable))
 
 
 def server_command(
-    data_dir: Path = typer.Option(
-        Path("runs/label-studio"), "--data-dir", help="Where Label Studio keeps its database."
+    data_dir: Path = output_option(
+        Path("runs/label-studio"),
+        "--data-dir",
+        kind="folder",
+        help="Where Label Studio keeps its database.",
     ),
     port: int = typer.Option(8080, min=1, max=65535),
 ) -> None:
@@ -65,7 +69,7 @@ def server_command(
     try:
         with err_console.status(f"starting Label Studio at {server.url} (first start: ~45 s)"):
             server.wait_ready()
-        console.print(f"[green]Label Studio is running[/] at {server.url}", highlight=False)
+        console.print(styled("[green]Label Studio is running[/] at {}", server.url))
         console.print(f"log in as {server.username} (password: the API key)", highlight=False)
         if new_key:
             console.print("in the shell where you run testaug:", highlight=False)

@@ -1,5 +1,10 @@
 """The CLI's two consoles: results on stdout, messages and progress on stderr.
 
+Neither reads rich markup or emoji codes in what it prints: a path, an error, a hint or a
+case text is printed as it is (`pip install 'testaug[nlp]'` keeps its `[nlp]`), whether it
+is printed whole, in a table, as a status or as a log line. The CLI's own styling is
+written with `styled`, whose template alone is markup.
+
 Their tables never cut a word (a topic path, a description, a model id): a table wider than
 the console wraps at spaces, its widest columns first, and where even its longest words do
 not fit side by side it runs past the width (the terminal wraps the line) instead.
@@ -7,13 +12,21 @@ not fit side by side it runs past the width (the terminal wraps the line) instea
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Sequence
 from typing import Any
 
 from rich.console import Console, ConsoleRenderable, RenderableType, RenderHook
+from rich.logging import RichHandler
 from rich.measure import Measurement
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.status import Status
 from rich.table import Column, Table
+from rich.text import Text
+
+from testaug.core.console_text import styled
+
+__all__ = ["LogLines", "console", "err_console", "progress", "styled"]
 
 UNBOUNDED = 1_000_000  # the width a cell is measured at for its one-line length
 
@@ -31,11 +44,36 @@ class WholeWords(RenderHook):
         return renderables
 
 
+class PlainConsole(Console):
+    """A console that prints text as it is: no markup, no emoji codes, statuses too."""
+
+    def __init__(self, **options: Any) -> None:
+        super().__init__(soft_wrap=True, markup=False, emoji=False, **options)
+        self.push_render_hook(WholeWords(self))
+
+    def status(self, status: RenderableType, **options: Any) -> Status:  # type: ignore[override]
+        """rich's status line, whose text (given or updated) is printed as it is."""
+        return PlainStatus(status, console=self, **options)
+
+
+class PlainStatus(Status):
+    """A status whose text is plain: rich's reads a string given to it as markup."""
+
+    def __init__(self, status: RenderableType, **options: Any) -> None:
+        super().__init__(_plain(status), **options)
+
+    def update(self, status: RenderableType | None = None, **options: Any) -> None:
+        super().update(None if status is None else _plain(status), **options)
+
+
+def _plain(renderable: RenderableType) -> RenderableType:
+    return Text(renderable) if isinstance(renderable, str) else renderable
+
+
 def cli_console(**options: Any) -> Console:
-    """A console (rich's `Console(**options)`, soft-wrapped) whose tables keep words whole."""
-    console = Console(soft_wrap=True, **options)
-    console.push_render_hook(WholeWords(console))
-    return console
+    """A console (rich's `Console(**options)`, soft-wrapped, printing text as it is) whose
+    tables keep words whole."""
+    return PlainConsole(**options)
 
 
 def fit_table(table: Table, console: Console) -> None:
@@ -86,12 +124,27 @@ err_console = cli_console(stderr=True)
 
 
 def progress() -> Progress:
-    """A progress bar on stderr that stays quiet when stderr is not a terminal."""
+    """A progress bar on stderr that stays quiet when stderr is not a terminal (rich's
+    would leave an empty line there)."""
     return Progress(
-        TextColumn("{task.description}"),
+        TextColumn("{task.description}", markup=False),
         BarColumn(),
         MofNCompleteColumn(),
         TimeElapsedColumn(),
         console=err_console,
         transient=True,
+        disable=not err_console.is_terminal,
     )
+
+
+class LogLines(RichHandler):
+    """rich's log handler (never reading markup in a message), which writes a line whole
+    where its console is not a terminal (a CI log, a file): rich lays a record out in
+    columns as wide as the console, 80 characters there, and would break a long path."""
+
+    def render(self, *, record: logging.LogRecord, traceback: Any, message_renderable: Any) -> Any:
+        if self.console.is_terminal or traceback is not None:
+            return super().render(
+                record=record, traceback=traceback, message_renderable=message_renderable
+            )
+        return Text.assemble(self.get_level_text(record), " ", message_renderable)

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 import typer
 from rich.table import Table
 
-from testaug.cli.console import console, err_console
+from testaug.cli.console import console, err_console, styled
 from testaug.cli.options import choice
 from testaug.core.jsonl import read_jsonl
 from testaug.core.records import TestCase
@@ -62,7 +62,7 @@ def diversity_command(
     if not items:
         raise TestAugError(f"{cases}: no test cases")
     dimensions = parse_dimensions(by)
-    err_console.print(f"[dim]measuring {len(items):,} cases[/]", highlight=False)
+    err_console.print(styled("[dim]measuring {:,} cases[/]", len(items)))
     report = diversity_report(
         items,
         by=dimensions,
@@ -88,9 +88,11 @@ def diversity_command(
     )
     if report.n_short_cells:
         console.print(
-            f"[yellow]{report.n_short_cells} description(s) have fewer cases than that in some "
-            "group[/] and were kept whole",
-            highlight=False,
+            styled(
+                "[yellow]{} description(s) have fewer cases than that in some group[/] and "
+                "were kept whole",
+                report.n_short_cells,
+            )
         )
 
 

@@ -10,8 +10,8 @@ from tempfile import TemporaryDirectory
 import typer
 from rich.table import Table
 
-from testaug.cli.console import console, err_console
-from testaug.cli.options import build_config
+from testaug.cli.console import console, err_console, styled
+from testaug.cli.options import build_config, output_option
 from testaug.core.jsonl import read_jsonl
 from testaug.core.settings import Settings
 from testaug.editor.fill_in import CATEGORY_WEIGHT
@@ -80,7 +80,7 @@ def suggest_command(
         help="With --like: a bonus (in log-probability) for a word of the seed words' WordNet "
         "category (0: off).",
     ),
-    output: Path | None = typer.Option(
+    output: Path | None = output_option(
         None, "-o", "--output", help="Write the suggestions here (WordSuggestion JSONL)."
     ),
 ) -> None:
@@ -117,7 +117,7 @@ def suggest_command(
         suggestions = list(read_jsonl(done.path, WordSuggestion))
     result = done.summary
     for note in result.notes:
-        err_console.print(f"[yellow]note:[/] {note}", highlight=False)
+        err_console.print(styled("[yellow]note:[/] {}", note))
     table = Table(title=text, title_justify="left")
     table.add_column("#", justify="right")
     table.add_column("words" if any(len(s.words) > 1 for s in suggestions) else "word")
@@ -132,7 +132,7 @@ def suggest_command(
         summary += f" from {result.candidates:,} candidates"
     console.print(summary, highlight=False)
     if output is not None:
-        console.print(f"[green]wrote[/] {done.records} suggestions to {output}", highlight=False)
+        console.print(styled("[green]wrote[/] {} suggestions to {}", done.records, output))
 
 
 @editor_app.command("install-wordnet")
@@ -144,4 +144,4 @@ def install_wordnet_command(
     Exits 0 when it cannot: the editor then works without WordNet."""
     result = install_wordnet(Settings().cache_dir, apt=not no_apt)
     style = "green" if result.installed else "yellow"
-    console.print(f"[{style}]{result.message}[/]", highlight=False)
+    console.print(result.message, style=style, highlight=False)

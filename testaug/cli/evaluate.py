@@ -14,8 +14,8 @@ from rich.progress import Progress, TaskID
 from rich.table import Table
 
 from testaug.cli import gate
-from testaug.cli.console import console, err_console, progress
-from testaug.cli.options import build_config
+from testaug.cli.console import console, err_console, progress, styled
+from testaug.cli.options import build_config, output_option
 from testaug.core.jsonl import read_json
 from testaug.core.run_folder import RunFolder
 from testaug.core.runs import sibling
@@ -33,7 +33,7 @@ def evaluate_command(
         "llm:openai:MODEL[?labels=..&base_url=URL], llm:local, py:MODULE:FUNCTION.",
     ),
     as_json: bool = typer.Option(False, "--json", help="Print one JSON object."),
-    output: Path | None = typer.Option(
+    output: Path | None = output_option(
         None, "-o", "--output", help="Also write the JSON here (and every case's result beside it)."
     ),
     perturb: int = typer.Option(
@@ -104,9 +104,7 @@ def evaluate_command(
     else:
         _print(summary)
         if output is not None:
-            console.print(
-                f"[green]wrote[/] {output} and {sibling(output, 'results')}", highlight=False
-            )
+            console.print(styled("[green]wrote[/] {} and {}", output, sibling(output, "results")))
     if config is not None:
         from testaug.evaluation.gate import check_gate
 
@@ -152,17 +150,23 @@ def _print(summary: EvaluationSummary) -> None:
     for item in models:
         head = item.headline
         unverified = head is not None and (head.fallback or head.evidence == "all")
-        console.print(
-            f"[{'yellow' if unverified else 'bold'}]{item.model}[/]: error rate "
-            f"{_rate(head.overall if head else None)}; {head.note if head else ''}"
-            + (f"; {head.interval_note}" if head and head.interval_note and unverified else ""),
-            highlight=False,
+        line = styled(
+            "[" + ("yellow" if unverified else "bold") + "]{}[/]: error rate {}; {}",
+            item.model,
+            _rate(head.overall if head else None),
+            head.note if head else "",
         )
+        if head and head.interval_note and unverified:
+            line.append(f"; {head.interval_note}")
+        console.print(line)
         if item.overall.unparsed:
             console.print(
-                f"[yellow]{item.model}[/]: {item.overall.unparsed:,} unparseable answers "
-                "(no label in them), left out of the error rates",
-                highlight=False,
+                styled(
+                    "[yellow]{}[/]: {:,} unparseable answers (no label in them), left out of "
+                    "the error rates",
+                    item.model,
+                    item.overall.unparsed,
+                )
             )
 
 

@@ -9,7 +9,8 @@ from pathlib import Path
 import typer
 from rich.table import Table
 
-from testaug.cli.console import console, progress
+from testaug.cli.console import console, progress, styled
+from testaug.cli.options import output_option
 from testaug.core.bundled import resolve_suite
 from testaug.core.jsonl import read_jsonl, write_jsonl
 from testaug.core.records import TestCase
@@ -21,7 +22,7 @@ def expand_command(
     suite: str = typer.Argument(
         ..., help="A suite YAML file, a folder holding suite.yaml, or a shipped suite's name."
     ),
-    output: Path = typer.Option(..., "-o", "--output", help="Where to write the cases (JSONL)."),
+    output: Path = output_option(..., "-o", "--output", help="Where to write the cases (JSONL)."),
     per_template: int | None = typer.Option(
         None,
         "--per-template",
@@ -67,13 +68,14 @@ def expand_command(
     for capability, count in per_capability.items():
         table.add_row(capability, f"{count:,}")
     console.print(table)
-    console.print(f"[green]wrote[/] {written:,} cases to {output}", highlight=False)
+    console.print(styled("[green]wrote[/] {:,} cases to {}", written, output))
     if excluded:
-        console.print(
-            f"[yellow]{excluded:,} cases left out[/]: already in {', '.join(map(str, exclude))}"
-        )
+        listed = ", ".join(map(str, exclude))
+        console.print(styled("[yellow]{:,} cases left out[/]: already in {}", excluded, listed))
     if written + excluded < expected:
+        skipped = expected - written - excluded
         console.print(
-            f"[yellow]{expected - written - excluded:,} duplicate cases skipped[/] "
-            "(same text from two templates)"
+            styled(
+                "[yellow]{:,} duplicate cases skipped[/] (same text from two templates)", skipped
+            )
         )

@@ -11,8 +11,8 @@ from typing import TYPE_CHECKING
 import typer
 from rich.table import Table
 
-from testaug.cli.console import console, err_console
-from testaug.cli.options import build_config
+from testaug.cli.console import console, err_console, styled
+from testaug.cli.options import build_config, output_option
 
 if TYPE_CHECKING:
     from testaug.fixing.debugging.records import FixLoop, FixRound
@@ -24,8 +24,8 @@ STYLES = {"fixed": "green", "broken": "bold red"}
 
 
 def fix_command(
-    work: Path = typer.Option(
-        ..., "--work", help="The loop's folder: each round writes round-NNN/ there."
+    work: Path = output_option(
+        ..., "--work", kind="folder", help="The loop's folder: each round writes round-NNN/ there."
     ),
     iid: Path = typer.Option(
         ...,
@@ -179,13 +179,9 @@ def print_round(report: FixRound) -> None:
             style=STYLES.get(row.status),
         )
     console.print(table)
-    console.print(
-        f"[green]fixed {len(report.fixed)}[/]: {', '.join(report.fixed) or 'none'}", highlight=False
-    )
-    console.print(
-        f"[red]broken {len(report.broken)}[/]: {', '.join(report.broken) or 'none'}",
-        highlight=False,
-    )
+    fixed, broken = ", ".join(report.fixed) or "none", ", ".join(report.broken) or "none"
+    console.print(styled("[green]fixed {}[/]: {}", len(report.fixed), fixed))
+    console.print(styled("[red]broken {}[/]: {}", len(report.broken), broken))
     if seeds > 1:
         console.print(
             f"per seed: fixed {_stat(report.fixed_count, '')}, "
@@ -197,9 +193,12 @@ def print_round(report: FixRound) -> None:
             f"{c.topic} ({c.kind}, {c.before:.1f}% -> {c.after:.1f}%)" for c in report.rose
         )
         console.print(
-            f"[yellow]rate rose[/] on the kept checkpoint (from 0%, or by more than "
-            f"{report.threshold:g} pts): {rose}",
-            highlight=False,
+            styled(
+                "[yellow]rate rose[/] on the kept checkpoint (from 0%, or by more than {:g} "
+                "pts): {}",
+                report.threshold,
+                rose,
+            )
         )
     before = "-" if report.iid_before is None else f"{100 * report.iid_before:.1f}%"
     console.print(
@@ -260,13 +259,15 @@ def print_loop(loop: FixLoop) -> None:
         )
     last = loop.rounds[-1]
     console.print(
-        f"[bold]stopped[/] after round {last.round} ({loop.stop.reason}): {loop.stop.message}",
-        highlight=False,
+        styled(
+            "[bold]stopped[/] after round {} ({}): {}",
+            last.round,
+            loop.stop.reason,
+            loop.stop.message,
+        )
     )
     folders = ", ".join(str(Path(r.checkpoint).parent) for r in loop.rounds)
-    console.print(
-        f"[green]wrote[/] {folders} (a checkpoint per seed, fix_report.json)", highlight=False
-    )
+    console.print(styled("[green]wrote[/] {} (a checkpoint per seed, fix_report.json)", folders))
     folder = Path(last.checkpoint).parent
     console.print(
         f"next: `testaug tree adapt {folder / SCORED_TREE_FILE} --model hf:{last.checkpoint} "

@@ -10,10 +10,10 @@ from typing import Any
 
 import typer
 from rich.console import Console
-from rich.markup import escape
 from rich.table import Table
 
-from testaug.cli.console import console
+from testaug.cli.console import console, styled
+from testaug.cli.options import output_option
 from testaug.evaluation.gate import GateResult
 from testaug.suites.gate import GateConfig, merge_gates
 
@@ -47,7 +47,7 @@ MAX_ERROR_OPTION: Any = typer.Option(
 )
 MAX_UNVERIFIED_OPTION: Any = typer.Option(None, "--max-unverified", help=MAX_UNVERIFIED_HELP)
 MIN_PRECISION_OPTION: Any = typer.Option(None, "--min-precision", help=MIN_PRECISION_HELP)
-JUNIT_OPTION: Any = typer.Option(None, "--junit", help=JUNIT_HELP)
+JUNIT_OPTION: Any = output_option(None, "--junit", help=JUNIT_HELP)
 POOL_OPTION: Any = typer.Option(None, "--pool-test-types/--per-test-type", help=POOL_HELP)
 
 
@@ -97,11 +97,11 @@ def enforce_gate(result: GateResult, junit: Path | None, *, out: Console = conso
         from testaug.evaluation.gate_junit import write_junit
 
         write_junit(junit, result)
-        out.print(f"[green]wrote[/] {escape(str(junit))}", highlight=False)
+        out.print(styled("[green]wrote[/] {}", junit))
     for winner, lost in result.overrulings():
-        out.print(f"gate: {escape(winner)} overrules {escape(lost)}", highlight=False)
+        out.print(f"gate: {winner} overrules {lost}", highlight=False)
     if result.passed:
-        out.print(f"[green]gate passed[/]: {len(result.checks):,} checks", highlight=False)
+        out.print(styled("[green]gate passed[/]: {:,} checks", len(result.checks)))
         return
     table = Table(title=f"gate: {len(result.breaches)} breach(es)", title_justify="left")
     for column in ("model", "check", "name", "test type", "rate", "cases", "limit", "set by"):
@@ -111,17 +111,17 @@ def enforce_gate(result: GateResult, junit: Path | None, *, out: Console = conso
     for breach in result.breaches:
         grouped = breach.kind in ("capability", "description", "test_type")
         table.add_row(
-            escape(breach.model),
+            breach.model,
             breach.kind.replace("_", " "),
-            escape(breach.name),
+            breach.name,
             breach.test_type or "-",
             "-" if breach.rate is None else f"{breach.rate:.1f}%",
             f"{breach.failed}/{breach.n}" if grouped else "-",
             "-" if breach.limit is None else f"{breach.limit:g}%",
-            escape(breach.source or breach.origin or "-"),
+            breach.source or breach.origin or "-",
             style="bold red",
         )
     out.print(table)
     for breach in result.breaches:
-        out.print(f"  {escape(breach.model)}: {escape(breach.message)}", highlight=False)
+        out.print(f"  {breach.model}: {breach.message}", highlight=False)
     raise typer.Exit(1)

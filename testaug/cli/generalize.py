@@ -10,8 +10,10 @@ from typing import TYPE_CHECKING
 
 import typer
 from rich.table import Table
+from rich.text import Text
 
 from testaug.cli.console import console, err_console
+from testaug.cli.options import output_option
 
 if TYPE_CHECKING:
     from testaug.fixing.crossfunctional.analysis import CrossFunctionalReport
@@ -113,7 +115,7 @@ def generalize_command(
         min=100,
         help="Random shuffles of the significance test against the baseline.",
     ),
-    output: Path | None = typer.Option(
+    output: Path | None = output_option(
         None, "-o", "--output", help="Write the report here (crossfunctional.json)."
     ),
 ) -> None:
@@ -187,14 +189,14 @@ def print_g_table(report: CrossFunctionalReport) -> None:
     for column in columns:
         table.add_column(column, justify="left" if not column else "right")
 
-    def cell(value, mark: str = "") -> str:
+    def cell(value, mark: str = "") -> Text | str:
         if value is None:
             return ""
         symbol, colour = MARKS[mark]
         text = f"{100 * value.mean:.1f} ± {100 * value.std:.1f}"
-        return f"[{colour}]{text} {symbol}[/]" if symbol else text
+        return Text(f"{text} {symbol}", style=colour) if symbol else text
 
-    def marked(summary, attribute: str) -> str:
+    def marked(summary, attribute: str) -> Text | str:
         if summary is None:
             return ""
         versus = summary.versus_baseline

@@ -9,8 +9,8 @@ from typing import Any
 import typer
 from rich.table import Table
 
-from testaug.cli.console import console, err_console, progress
-from testaug.cli.options import build_config, renamed_option
+from testaug.cli.console import console, err_console, progress, styled
+from testaug.cli.options import build_config, output_option, renamed_option
 from testaug.core.runs import sibling
 from testaug.core.settings import Settings
 from testaug.generation.backend_config import BackendConfig, backend_from_options
@@ -48,14 +48,14 @@ CAPABILITY = typer.Option([], help="Only these capabilities (repeat the option f
 PER_TEMPLATE = typer.Option(
     20, min=1, help="For a suite: cases sampled per template to draw seeds from."
 )
-CACHE = typer.Option(
-    None, help="Response cache file (default: $TESTAUG_CACHE_DIR/responses.sqlite)."
+CACHE = output_option(
+    None, "--cache", help="Response cache file (default: $TESTAUG_CACHE_DIR/responses.sqlite)."
 )
 
 
 def generate_command(
     source: str = SOURCE,
-    output: Path = typer.Option(..., "-o", "--output", help="Where to write candidates (JSONL)."),
+    output: Path = output_option(..., "-o", "--output", help="Where to write candidates (JSONL)."),
     backend: str = typer.Option("local", help=f"LLM backend: {' or '.join(BACKENDS)}."),
     base_url: str | None = BASE_URL,
     llm: str | None = LLM,
@@ -153,11 +153,14 @@ def _generate(
 
 def _print_dry_run(prompt_set: PromptSet, samples: int, backend: str) -> None:
     """The first prompt on stdout; what would be sent, on stderr."""
-    console.print(prompt_set.prompts[0].text, highlight=False, markup=False)
+    console.print(prompt_set.prompts[0].text, highlight=False)
     err_console.print(
-        f"[dim]dry run: {len(prompt_set.prompts):,} prompts x {samples} samples would go to the "
-        f"{backend} backend; nothing sent[/]",
-        highlight=False,
+        styled(
+            "[dim]dry run: {:,} prompts x {} samples would go to the {} backend; nothing sent[/]",
+            len(prompt_set.prompts),
+            samples,
+            backend,
+        )
     )
 
 
@@ -179,19 +182,21 @@ def _print_summary(result: GenerationResult, output: Path) -> None:
     for name in capabilities:
         table.add_row(name, f"{candidates[name]:,}", *(f"{rejects[(name, r)]:,}" for r in reasons))
     table.add_row(
-        "[bold]total[/]",
-        f"[bold]{len(result.candidates):,}[/]",
-        *(
-            f"[bold]{sum(n for (_, r), n in rejects.items() if r == reason):,}[/]"
-            for reason in reasons
-        ),
+        "total",
+        f"{len(result.candidates):,}",
+        *(f"{sum(n for (_, r), n in rejects.items() if r == reason):,}" for reason in reasons),
+        style="bold",
     )
     console.print(table)
     stats = result.stats
     console.print(
-        f"[green]wrote[/] {len(result.candidates):,} candidates to {output}, "
-        f"{len(result.rejects):,} rejects to {sibling(output, 'rejects')}",
-        highlight=False,
+        styled(
+            "[green]wrote[/] {:,} candidates to {}, {:,} rejects to {}",
+            len(result.candidates),
+            output,
+            len(result.rejects),
+            sibling(output, "rejects"),
+        )
     )
     console.print(
         f"{stats.requests:,} requests ({stats.retries:,} retries), "

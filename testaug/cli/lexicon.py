@@ -8,7 +8,8 @@ from pathlib import Path
 
 import typer
 
-from testaug.cli.console import console
+from testaug.cli.console import console, styled
+from testaug.cli.options import output_option
 from testaug.cli.review_options import (
     API_KEY,
     URL,
@@ -40,7 +41,7 @@ INTO = typer.Option(
     "--into",
     help="A lexicon the words may go into (repeatable, up to 9; a new name creates it).",
 )
-VERDICTS = typer.Option(
+VERDICTS = output_option(
     None, "--verdicts", help="Verdicts file (default: <SUGGESTIONS>.verdicts.jsonl beside it)."
 )
 PROJECT = typer.Option(
@@ -74,10 +75,17 @@ def review_command(
     done = review_in_terminal(config, read_key=reviewer["read_key"], console=reviewer["console"])
     session = done.summary
     console.print(
-        f"[green]{session.judged:,} judged[/] ({session.kept:,} kept, {session.dropped:,} "
-        f"dropped), {session.skipped:,} skipped, {session.remaining:,} left, "
-        f"{session.already_in:,} already in the lexicons; saved to {verdicts}",
-        highlight=False,
+        styled(
+            "[green]{:,} judged[/] ({:,} kept, {:,} dropped), {:,} skipped, {:,} left, {:,} "
+            "already in the lexicons; saved to {}",
+            session.judged,
+            session.kept,
+            session.dropped,
+            session.skipped,
+            session.remaining,
+            session.already_in,
+            verdicts,
+        )
     )
     _print_written(session.written)
 
@@ -137,10 +145,16 @@ def pull_command(
     done = pull_into_lexicons(config, studio=connect_label_studio(url, api_key))
     pulled = done.summary
     console.print(
-        f"[green]pulled[/] project {project!r}: {pulled.verdicts:,} verdicts "
-        f"({pulled.fresh:,} new or changed), {pulled.cancelled:,} skipped, "
-        f"{pulled.unanswered:,} without a verdict; saved to {verdicts}",
-        highlight=False,
+        styled(
+            "[green]pulled[/] project {!r}: {:,} verdicts ({:,} new or changed), {:,} skipped, "
+            "{:,} without a verdict; saved to {}",
+            project,
+            pulled.verdicts,
+            pulled.fresh,
+            pulled.cancelled,
+            pulled.unanswered,
+            verdicts,
+        )
     )
     print_problems(pulled.problems)
     _print_written(pulled.written)
@@ -182,9 +196,15 @@ def _print_written(written: LexiconWrite) -> None:
         for lexicon, words in update.added.items():
             new = " (new lexicon)" if lexicon in update.created else ""
             console.print(
-                f"[green]added[/] {len(words):,} word{'s' * (len(words) != 1)} to {lexicon}{new} in {update.path}: "
-                f"{', '.join(words)}",
-                highlight=False,
+                styled(
+                    "[green]added[/] {:,} word{} to {}{} in {}: {}",
+                    len(words),
+                    "s" * (len(words) != 1),
+                    lexicon,
+                    new,
+                    update.path,
+                    ", ".join(words),
+                )
             )
     if written.already_there:
         count = written.already_there

@@ -1,6 +1,8 @@
 """What the commands share in turning flags into inputs: a config record built from flag
-values (`build_config`), one value checked against the choices a type allows (`choice`), and
-the old spelling of a renamed option (`renamed_option`).
+values (`build_config`), one value checked against the choices a type allows (`choice`), the
+old spelling of a renamed option (`renamed_option`), and the checks every command's options
+get as the command line is read, before any work: where a command writes (`output_option`)
+and numbers that are not finite (`refuse_non_finite`).
 
 A value pydantic refuses becomes one line that names the flag, as every bad input does:
 `error: --order: expected one of selected, ranked, random, got 'best'` (exit code 1).
@@ -8,9 +10,13 @@ A value pydantic refuses becomes one line that names the flag, as every bad inpu
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any, TypeVar
+import math
+from collections.abc import Callable, Mapping
+from functools import partial
+from pathlib import Path
+from typing import Any, Literal, TypeVar
 
+import typer
 from pydantic import BaseModel, TypeAdapter, ValidationError
 
 from testaug.cli.aliases import notice
@@ -69,3 +75,65 @@ def renamed_option(
     if value != default and value != old_value:
         raise InputError(Problem(f"give {new} only (it is the new name of {old})", field=old))
     return old_value
+
+
+OutputKind = Literal["file", "folder", "file or folder"]
+
+
+def output_option(default: Any, *names: str, help: str, kind: OutputKind = "file") -> Any:
+    """A Typer option naming where a command writes, a file unless `kind` says otherwise:
+    its value is checked as the command line is read (`output_path`), before any work."""
+    flag = max(names, key=len)
+    check = partial(output_path, flag=flag, kind=kind)
+    return typer.Option(default, *names, help=help, parser=check, metavar="<path>")
+
+
+def output_path(value: str | Path, *, flag: str, kind: OutputKind = "file") -> Path:
+    """`value` as the path a command writes to, or an InputError naming `flag`: an empty
+    value, a folder where a file goes (`.`, `/`, `..`, `out/`, an existing folder), a file
+    where a folder goes, and a path through a file are refused."""
+    text = str(value)
+    path = Path(text)
+    if not text.strip():
+        raise InputError(Problem(f"expected a {kind} path, got {text!r}", field=flag))
+    folder_named = path.name in ("", "..")  # `.`, `/`, `..`: no name to write under
+    if kind == "file" and (folder_named or text.endswith(("/", "/.")) or path.is_dir()):
+        raise InputError(Problem(f"expected a file, got the folder {text!r}", field=flag))
+    if kind == "file or folder" and folder_named:
+        raise InputError(Problem(f"expected a file or folder name, got {text!r}", field=flag))
+    if kind == "folder" and path.exists() and not path.is_dir():
+        raise InputError(Problem(f"expected a folder, got the file {text!r}", field=flag))
+    for above in path.parents:  # the nearest existing folder above must be one
+        if above.exists() or above.is_symlink():
+            if not above.is_dir():
+                message = f"{str(above)!r} is a file, not a folder (in {text!r})"
+                raise InputError(Problem(message, field=flag))
+            break
+    return path
+
+
+def refuse_non_finite(command: Any) -> None:
+    """Make every number option and argument (a float) of `command` and of its subcommands
+    refuse a value that is not finite (`inf`, `nan`, `1e999`) with an InputError naming the
+    option, as the command line is read, before its range is checked and before any work:
+    Typer reads such values as numbers, and a range (`min=0`) lets `inf` through."""
+    for param in getattr(command, "params", ()):
+        descriptor = getattr(param, "type_descriptor", None)
+        if descriptor is not None and descriptor.annotation is float:
+            param.process_value = partial(_finite_first, param, param.process_value)
+    for sub in getattr(command, "commands", {}).values():
+        refuse_non_finite(sub)
+
+
+def _finite_first(param: Any, process: Callable[[Any, Any], Any], ctx: Any, value: Any) -> Any:
+    """`process(ctx, value)` (the parameter's own reading) once each of `value`'s numbers,
+    as typed or as given by default, is finite."""
+    for item in value if isinstance(value, list | tuple) else [value]:
+        try:
+            number = float(item)
+        except (TypeError, ValueError):
+            continue  # not a number at all: the parameter's own reading says so
+        if not math.isfinite(number):
+            message = f"expected a finite number, got {item!r}"
+            raise InputError(Problem(message, field=max(param.opts, key=len)))
+    return process(ctx, value)

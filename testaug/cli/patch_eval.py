@@ -13,7 +13,7 @@ import typer
 from rich.table import Table
 
 from testaug.cli.console import console, err_console
-from testaug.cli.options import build_config
+from testaug.cli.options import build_config, output_option
 from testaug.core.jsonl import read_json
 from testaug.core.run_folder import RunFolder
 
@@ -53,7 +53,7 @@ def patch_eval_command(
     batch_size: int = typer.Option(8, min=1, help="Fine-tuning batch size (TestAug used 8)."),
     max_length: int = typer.Option(128, min=8, help="Tokens kept per text (TestAug used 128)."),
     as_json: bool = typer.Option(False, "--json", help="Print the report as JSON."),
-    output: Path | None = typer.Option(None, "-o", "--output", help="Also write the JSON here."),
+    output: Path | None = output_option(None, "-o", "--output", help="Also write the JSON here."),
 ) -> None:
     """Which of two suites finds more errors: the model's error rate on the same held-out
     cases before and after fine-tuning on suite A and on suite B (mean and standard

@@ -9,7 +9,8 @@ from pathlib import Path
 import typer
 from rich.table import Table
 
-from testaug.cli.console import console, err_console, progress
+from testaug.cli.console import console, err_console, progress, styled
+from testaug.cli.options import output_option
 from testaug.core.errors import InputError, Problem
 from testaug.core.jsonl import read_jsonl, read_jsonl_parts, write_jsonl
 from testaug.core.records import LabelledCandidate, RankedCandidate, TestCase
@@ -25,7 +26,9 @@ def train_command(
     labelled: Path = typer.Argument(
         ..., help="Labelled candidates (JSONL: candidate + valid), or a folder of JSONL parts."
     ),
-    output: Path = typer.Option(..., "-o", "--output", help="Folder for the trained ensemble."),
+    output: Path = output_option(
+        ..., "-o", "--output", kind="folder", help="Folder for the trained ensemble."
+    ),
     config: str = typer.Option("offline", help="Ensemble config: offline, paper, or a YAML file."),
 ) -> None:
     """Train every member of an ensemble on labelled candidates and save it."""
@@ -62,16 +65,21 @@ def train_command(
         table.add_row(member.name, member.kind, f"{seconds:.1f}")
     console.print(table)
     console.print(
-        f"[green]trained[/] ensemble {ensemble_config.name!r} version {ensemble.version} on "
-        f"{len(items):,} candidates ({ensemble.manifest.invalid:,} invalid) into {output}",
-        highlight=False,
+        styled(
+            "[green]trained[/] ensemble {!r} version {} on {:,} candidates ({:,} invalid) into {}",
+            ensemble_config.name,
+            ensemble.version,
+            len(items),
+            ensemble.manifest.invalid,
+            output,
+        )
     )
 
 
 def rank_command(
     candidates: Path = typer.Argument(..., help="Candidates (JSONL) from `testaug generate`."),
     rankers: Path = typer.Option(..., "--rankers", help="A trained ensemble folder."),
-    output: Path = typer.Option(..., "-o", "--output", help="Where to write ranked candidates."),
+    output: Path = output_option(..., "-o", "--output", help="Where to write ranked candidates."),
     cases: Path | None = typer.Option(
         None, "--cases", help="The suite's seed cases (JSONL; default: the bundled suites')."
     ),
@@ -94,7 +102,7 @@ def rank_command(
         cases=cases,
         batch_size=batch_size,
     )
-    err_console.print(f"[dim]scoring candidates in {candidates}[/]", highlight=False)
+    err_console.print(styled("[dim]scoring candidates in {}[/]", candidates))
     done = rank_candidates(config)
     table = Table(title="most likely invalid", title_justify="left")
     table.add_column("rank", justify="right")
@@ -107,9 +115,12 @@ def rank_command(
         table.add_row(str(item.rank), item.candidate.description, text)
     console.print(table)
     console.print(
-        f"[green]ranked[/] {done.records:,} candidates with ensemble {done.summary.ensemble} "
-        f"into {output}",
-        highlight=False,
+        styled(
+            "[green]ranked[/] {:,} candidates with ensemble {} into {}",
+            done.records,
+            done.summary.ensemble,
+            output,
+        )
     )
     print_bases(done.summary.bases)
 
@@ -124,8 +135,10 @@ def evaluate_command(
     cases: Path | None = typer.Option(
         None, "--cases", help="The suite's seed cases (JSONL; default: the bundled suites')."
     ),
-    plot: Path | None = typer.Option(
-        None, help="Where to write the ACC@k curve (PNG; default: RANKERS/acc_curve.png)."
+    plot: Path | None = output_option(
+        None,
+        "--plot",
+        help="Where to write the ACC@k curve (PNG; default: RANKERS/acc_curve.png).",
     ),
     by: str | None = typer.Option(
         None, "--by", help="Also per source (`source`: each generator, and rule-made hard cases)."
@@ -174,7 +187,7 @@ def evaluate_command(
     if summary.calibration is not None:
         console.print(_calibration_line(summary.calibration, summary.n), highlight=False)
     print_bases(summary.bases)
-    console.print(f"[green]wrote[/] the ACC@k curve to {plot_path}", highlight=False)
+    console.print(styled("[green]wrote[/] the ACC@k curve to {}", plot_path))
 
 
 TRIAGE_ROW = "triage (the order `rank` gives)"
@@ -250,7 +263,7 @@ def _acc_at(curve: list[float], fraction: float) -> float:
 @rankers_app.command("hard-cases")
 def hard_cases_command(
     suite: str = typer.Argument(..., help="A suite: file, folder or shipped name."),
-    output: Path = typer.Option(..., "-o", "--output", help="Where to write them (JSONL)."),
+    output: Path = output_option(..., "-o", "--output", help="Where to write them (JSONL)."),
     per_description: int = typer.Option(
         6, min=1, help="Valid hard cases per description (and as many invalid)."
     ),
@@ -274,10 +287,9 @@ def hard_cases_command(
     for kind, count in sorted(kinds.items()):
         table.add_row(kind, f"{count:,}")
     console.print(table)
+    valid = sum(i.valid for i in made)
     console.print(
-        f"[green]wrote[/] {len(made):,} hard cases ({sum(i.valid for i in made):,} valid) "
-        f"to {output}",
-        highlight=False,
+        styled("[green]wrote[/] {:,} hard cases ({:,} valid) to {}", len(made), valid, output)
     )
 
 
@@ -285,4 +297,4 @@ def print_bases(bases: dict[str, int]) -> None:
     """Say what the order rests on for each generator, a weak prior included."""
     for basis, count in sorted(bases.items(), key=lambda kv: -kv[1]):
         style = "yellow" if basis.startswith("zero-shot") else "dim"
-        console.print(f"[{style}]{count:,} candidates: {basis}[/]", highlight=False)
+        console.print(styled("{:,} candidates: {}", count, basis), style=style)

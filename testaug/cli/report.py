@@ -7,14 +7,15 @@ from pathlib import Path
 
 import typer
 
-from testaug.cli.console import console
+from testaug.cli.console import console, styled
+from testaug.cli.options import output_option
 from testaug.core.errors import InputError, Problem
 
 
 def report_command(
     run_dir: Path | None = typer.Argument(None, metavar="RUN_DIR", help="A run directory."),
-    output: Path | None = typer.Option(
-        None, "-o", "--output", help="Folder for the report (default: RUN_DIR)."
+    output: Path | None = output_option(
+        None, "-o", "--output", kind="folder", help="Folder for the report (default: RUN_DIR)."
     ),
     install_browser: bool = typer.Option(
         False,
@@ -32,10 +33,9 @@ def report_command(
     from testaug.reports.run_report import write_report
 
     written = write_report(run_dir, output)
+    sections = ", ".join(written.sections)
     console.print(
-        f"[green]wrote[/] {written.html} and {written.markdown} "
-        f"(sections: {', '.join(written.sections)})",
-        highlight=False,
+        styled("[green]wrote[/] {} and {} (sections: {})", written.html, written.markdown, sections)
     )
 
 
@@ -46,4 +46,4 @@ def _install_browser() -> None:
     console.print("installing the headless browser (chromium, chromium-driver) ...")
     outcome = install_browser()
     colour = "green" if outcome.browser is not None else "yellow"
-    console.print(f"[{colour}]browser:[/] {outcome.message}", highlight=False, soft_wrap=True)
+    console.print(styled("[" + colour + "]browser:[/] {}", outcome.message))

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any, Protocol, TypedDict
 import typer
 from rich.console import Console
 
-from testaug.cli.console import console, err_console
+from testaug.cli.console import console, err_console, styled
 
 if TYPE_CHECKING:
     from testaug.review.terminal import KeyReader
@@ -68,13 +68,20 @@ def print_pushed(what: str, project: str | None, pushed: PushCounts, more: str =
     were imported and how many were there already, then `more`."""
     state = "created" if pushed.created else "reused"
     console.print(
-        f"[green]pushed[/] {what} to project {project!r} ({state}, id {pushed.project_id}): "
-        f"{pushed.imported:,} imported, {pushed.already_present:,} already there{more}",
-        highlight=False,
+        styled(
+            "[green]pushed[/] {} to project {!r} ({}, id {}): {:,} imported, {:,} already there{}",
+            what,
+            project,
+            state,
+            pushed.project_id,
+            pushed.imported,
+            pushed.already_present,
+            more,
+        )
     )
 
 
 def print_problems(problems: Sequence[str]) -> None:
     """The first few answers a pull could not read, as warnings on stderr."""
     for problem in problems[:MAX_PROBLEMS]:
-        err_console.print(f"[yellow]warning:[/] {problem}", highlight=False)
+        err_console.print(styled("[yellow]warning:[/] {}", problem))

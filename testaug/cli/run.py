@@ -11,8 +11,8 @@ import typer
 from rich.table import Table
 
 from testaug.cli import gate
-from testaug.cli.console import console, err_console
-from testaug.cli.options import renamed_option
+from testaug.cli.console import console, err_console, styled
+from testaug.cli.options import output_option, renamed_option
 from testaug.core.fault_logs import quiet_expected_faults
 from testaug.core.prefect_environment import prepare_prefect_environment
 from testaug.core.run_sizes import SIZES
@@ -35,8 +35,11 @@ def run_command(
     suite: str | None = typer.Option(
         None, help="A suite: file, folder or shipped name (default: the task's, else sentiment)."
     ),
-    run_dir: Path = typer.Option(
-        Path("runs/latest"), "--run-dir", help="The run folder (a second run reuses its work)."
+    run_dir: Path = output_option(
+        Path("runs/latest"),
+        "--run-dir",
+        kind="folder",
+        help="The run folder (a second run reuses its work).",
     ),
     size: str = typer.Option("default", help=f"How big a run: {', '.join(SIZES)}."),
     backend: str = typer.Option("local", help="LLM backend: local (embedded) or openai."),
@@ -162,9 +165,10 @@ def run_command(
     ).with_task_models(task_of_suite)
     if not config.models:
         err_console.print(
-            f"[yellow]no models under test for task {task_of_suite}[/]: pass --model to "
-            "evaluate one",
-            highlight=False,
+            styled(
+                "[yellow]no models under test for task {}[/]: pass --model to evaluate one",
+                task_of_suite,
+            )
         )
     print_summary(run_pipeline(config), time.perf_counter() - started)
     if gate_config is not None:
@@ -180,11 +184,17 @@ def run_pipeline(config: RunConfig) -> PipelineRun:
 
     quiet_expected_faults()
     err_console.print(
-        f"[bold]testaug run[/]: suite {config.suite}, size {config.size}, "
-        f"{config.generator.kind} generator, rankers {config.rankers}, annotation "
-        f"{config.annotation}, models {', '.join(config.models or ()) or 'none'} -> "
-        f"{config.run_dir}",
-        highlight=False,
+        styled(
+            "[bold]testaug run[/]: suite {}, size {}, {} generator, rankers {}, annotation {}, "
+            "models {} -> {}",
+            config.suite,
+            config.size,
+            config.generator.kind,
+            config.rankers,
+            config.annotation,
+            ", ".join(config.models or ()) or "none",
+            config.run_dir,
+        )
     )
     return pipeline(config)
 
@@ -217,9 +227,7 @@ def print_summary(result: PipelineRun, seconds: float) -> None:
     annotations = augmented.annotations
     if annotations is not None and isinstance(annotations.summary, AnnotateSummary):
         print_acceptance(annotations.summary)
-    console.print(
-        f"[green]done[/] in {seconds:.0f} s; report: {collected.report.path}", highlight=False
-    )
+    console.print(styled("[green]done[/] in {:.0f} s; report: {}", seconds, collected.report.path))
 
 
 def print_acceptance(summary: AnnotateSummary) -> None:
@@ -231,10 +239,13 @@ def print_acceptance(summary: AnnotateSummary) -> None:
     else:
         head = "the ranker"
     console.print(
-        f"{head} accepted {acceptance.accepted_by_ranker:,} that its rules vouch for at "
-        f"precision {acceptance.accept_precision:.0%} (marked accepted_by: ranker in the "
-        f"suite); {waiting:,} wait for people",
-        highlight=False,
+        styled(
+            head + " accepted {:,} that its rules vouch for at precision {:.0%} (marked "
+            "accepted_by: ranker in the suite); {:,} wait for people",
+            acceptance.accepted_by_ranker,
+            acceptance.accept_precision,
+            waiting,
+        )
     )
     for group, numbers in acceptance.groups.items():
         rule = numbers.rule

@@ -8,7 +8,8 @@ from pathlib import Path
 
 import typer
 
-from testaug.cli.console import console
+from testaug.cli.console import console, styled
+from testaug.cli.options import output_option
 from testaug.cli.review_options import (
     API_KEY,
     URL,
@@ -29,7 +30,7 @@ SUGGESTIONS = typer.Argument(
     ..., metavar="SUGGESTIONS", help="Suggestions of a round (JSONL, from testaug tree adapt)."
 )
 TREE = typer.Option(..., "--tree", help="The test tree (JSONL) accepted suggestions join.")
-VERDICTS = typer.Option(
+VERDICTS = output_option(
     None, "--verdicts", help="Verdicts file (default: verdicts.jsonl beside SUGGESTIONS)."
 )
 PROJECT = typer.Option(
@@ -60,10 +61,17 @@ def review_command(
     done = review_in_terminal(config, read_key=reviewer["read_key"], console=reviewer["console"])
     session = done.summary
     console.print(
-        f"[green]{session.judged:,} judged[/] ({session.accepted:,} accepted, "
-        f"{session.invalid:,} invalid, {session.off_topic:,} off-topic), "
-        f"{session.skipped:,} skipped, {session.remaining:,} left; saved to {verdicts}",
-        highlight=False,
+        styled(
+            "[green]{:,} judged[/] ({:,} accepted, {:,} invalid, {:,} off-topic), {:,} "
+            "skipped, {:,} left; saved to {}",
+            session.judged,
+            session.accepted,
+            session.invalid,
+            session.off_topic,
+            session.skipped,
+            session.remaining,
+            verdicts,
+        )
     )
     _print_tree(session.tree)
 
@@ -106,11 +114,17 @@ def pull_command(
     done = pull_into_tree(config, studio=connect_label_studio(url, api_key))
     pulled = done.summary
     console.print(
-        f"[green]pulled[/] project {project!r}: {pulled.verdicts:,} verdicts "
-        f"({pulled.added:,} new, {pulled.changed:,} changed), "
-        f"{pulled.cancelled:,} skipped, {pulled.unanswered:,} without a verdict; "
-        f"saved to {verdicts}",
-        highlight=False,
+        styled(
+            "[green]pulled[/] project {!r}: {:,} verdicts ({:,} new, {:,} changed), {:,} "
+            "skipped, {:,} without a verdict; saved to {}",
+            project,
+            pulled.verdicts,
+            pulled.added,
+            pulled.changed,
+            pulled.cancelled,
+            pulled.unanswered,
+            verdicts,
+        )
     )
     print_problems(pulled.problems)
     _print_tree(pulled.tree)
@@ -118,7 +132,11 @@ def pull_command(
 
 def _print_tree(update: TreeUpdate) -> None:
     console.print(
-        f"[green]tree[/] {update.tree}: {update.accepted:,} accepted suggestions, "
-        f"{update.added:,} new tests; {update.rows:,} rows",
-        highlight=False,
+        styled(
+            "[green]tree[/] {}: {:,} accepted suggestions, {:,} new tests; {:,} rows",
+            update.tree,
+            update.accepted,
+            update.added,
+            update.rows,
+        )
     )

@@ -10,14 +10,21 @@ from typing import get_args
 import typer
 from rich.table import Table
 
-from testaug.cli.console import console, err_console
+from testaug.cli.console import console, err_console, styled
+from testaug.cli.options import output_option
 from testaug.core.bundled import resolve_suite
 from testaug.core.errors import InputError, Problem
 from testaug.core.jsonl import read_jsonl, write_jsonl
 from testaug.core.records import Source, TestCase
 from testaug.suites.builtin_lexicons import builtin_lexicons, builtins_used
 from testaug.suites.cases import SuiteStats, case_stats, suite_stats
-from testaug.suites.export import FORMATS, export_cases, export_format, source_cases
+from testaug.suites.export import (
+    FORMATS,
+    check_replaceable,
+    export_cases,
+    export_format,
+    source_cases,
+)
 from testaug.suites.load import load_suite
 from testaug.suites.tables import ImportNotes, RejectedRow, no_case_error, read_table
 from testaug.suites.task_labels import bundled_task, check_labels, known_labels
@@ -44,9 +51,16 @@ def validate_command(
         raise InputError(Problem(f"{count} problem{'s' * (count > 1)} found", path)) from None
     stats = suite_stats(loaded)
     console.print(
-        f"[green]ok[/] {path}: {stats.capabilities} capabilities, {stats.descriptions} descriptions, "
-        f"{stats.templates} templates, {len(loaded.lexicons)} lexicons, {stats.cases:,} cases",
-        highlight=False,
+        styled(
+            "[green]ok[/] {}: {} capabilities, {} descriptions, {} templates, {} lexicons, "
+            "{:,} cases",
+            path,
+            stats.capabilities,
+            stats.descriptions,
+            stats.templates,
+            len(loaded.lexicons),
+            stats.cases,
+        )
     )
     if used := builtins_used(loaded):
         console.print(f"built-in lexicons used: {', '.join(used)}", highlight=False)
@@ -122,7 +136,7 @@ def import_command(
         help="A case table: .jsonl or .csv with capability, description, text (or a pair), "
         "label. Pickles are refused (never unpickled).",
     ),
-    output: Path = typer.Option(..., "-o", "--output", help="Where to write the cases (JSONL)."),
+    output: Path = output_option(..., "-o", "--output", help="Where to write the cases (JSONL)."),
     task: str | None = typer.Option(
         None,
         help="The task, where the table has no task column; a paper's name (qqp, sst2, mnli, "
@@ -185,15 +199,10 @@ def import_command(
             err_console.print(f"... and {len(rejects) - 10} more rows", highlight=False)
     for note, count in notes.counts.items():
         console.print(f"{note} ({count:,} rows)", highlight=False, soft_wrap=True)
-    console.print(
-        f"[green]imported[/] {written:,} cases to {output}"
-        + (
-            f"; [yellow]{len(rejects):,} rows rejected[/] (kept in {rejects_path})"
-            if rejects
-            else ""
-        ),
-        highlight=False,
-    )
+    line = styled("[green]imported[/] {:,} cases to {}", written, output)
+    if rejects:
+        line += styled("; [yellow]{:,} rows rejected[/] (kept in {})", len(rejects), rejects_path)
+    console.print(line)
 
 
 @suite_app.command("export")
@@ -203,10 +212,11 @@ def export_command(
         help="A suite (YAML file, folder or shipped name; its cases expanded) or a cases "
         "JSONL file.",
     ),
-    output: Path = typer.Option(
+    output: Path = output_option(
         ...,
         "-o",
         "--output",
+        kind="file or folder",
         help="Where to write: .csv, .jsonl, .parquet, or a folder for a Hugging Face "
         "datasets folder (load_from_disk).",
     ),
@@ -223,10 +233,11 @@ def export_command(
 ) -> None:
     """Export a suite's cases as a table that pandas and `datasets` read, one row a case."""
     chosen = export_format(output, fmt)
+    check_replaceable(output)
     written = export_cases(
         source_cases(source, per_template=per_template, seed=seed), output, chosen
     )
-    console.print(f"[green]exported[/] {written:,} cases to {output} ({chosen})", highlight=False)
+    console.print(styled("[green]exported[/] {:,} cases to {} ({})", written, output, chosen))
 
 
 def _source(text: str | None) -> Source | None:

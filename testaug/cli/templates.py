@@ -8,8 +8,8 @@ from pathlib import Path
 import typer
 from rich.table import Table
 
-from testaug.cli.console import console, err_console
-from testaug.cli.options import build_config
+from testaug.cli.console import console, err_console, styled
+from testaug.cli.options import build_config, output_option
 
 templates_app = typer.Typer(help="Templates from generated cases.", no_args_is_help=True)
 
@@ -19,7 +19,9 @@ def induce_command(
     accepted_path: Path = typer.Argument(
         ..., metavar="ACCEPTED", help="Accepted generated cases (JSONL), e.g. accepted.jsonl."
     ),
-    output: Path = typer.Option(..., "-o", "--output", help="Where to write the templates (YAML)."),
+    output: Path = output_option(
+        ..., "-o", "--output", help="Where to write the templates (YAML)."
+    ),
     cases: Path | None = typer.Option(
         None, "--cases", help="The seed cases with their fills (default: cases.jsonl beside it)."
     ),
@@ -53,9 +55,15 @@ def induce_command(
     skipped = induced.summary.skipped
     reasons = ", ".join(f"{n} {reason}" for reason, n in skipped.items()) or "none"
     console.print(
-        f"[green]induced[/] {induced.records:,} templates from "
-        f"{induced.summary.from_cases:,} cases into {output} (lexicons: "
-        f"{induced.files['lexicons'].name}; provenance: {induced.files['induced'].name}); "
-        f"they fill {induced.summary.fills:,} cases; skipped: {reasons}",
-        highlight=False,
+        styled(
+            "[green]induced[/] {:,} templates from {:,} cases into {} (lexicons: {}; "
+            "provenance: {}); they fill {:,} cases; skipped: {}",
+            induced.records,
+            induced.summary.from_cases,
+            output,
+            induced.files["lexicons"].name,
+            induced.files["induced"].name,
+            induced.summary.fills,
+            reasons,
+        )
     )

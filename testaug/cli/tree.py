@@ -10,8 +10,8 @@ import typer
 from rich.table import Table
 
 from testaug.cli import gate
-from testaug.cli.console import console, err_console
-from testaug.cli.options import build_config, choice
+from testaug.cli.console import console, err_console, styled
+from testaug.cli.options import build_config, choice, output_option
 from testaug.core.errors import InputError, Problem
 from testaug.core.run_sizes import TREE_PER_TEMPLATE as DEFAULT_PER_TEMPLATE
 
@@ -41,7 +41,7 @@ def from_suite_command(
         help="A suite YAML file, a folder holding suite.yaml, a shipped suite's name, "
         "or test cases (JSONL).",
     ),
-    output: Path = typer.Option(..., "-o", "--output", help="Where to write the tree (JSONL)."),
+    output: Path = output_option(..., "-o", "--output", help="Where to write the tree (JSONL)."),
     perturbed: Path | None = typer.Option(
         None,
         "--perturbed",
@@ -97,15 +97,19 @@ def from_suite_command(
         raise InputError(Problem("no test cases to build a tree from", file=suite))
     write_tree(output, tree)
     console.print(
-        f"[green]wrote[/] {len(tree.tests):,} tests in {len(tree.topics()):,} topics to {output}",
-        highlight=False,
+        styled(
+            "[green]wrote[/] {:,} tests in {:,} topics to {}",
+            len(tree.tests),
+            len(tree.topics()),
+            output,
+        )
     )
 
 
 @tree_app.command("import")
 def import_command(
     source: Path = typer.Argument(..., metavar="ADATEST.csv", help="An AdaTest test tree (CSV)."),
-    output: Path = typer.Option(..., "-o", "--output", help="Where to write the tree (JSONL)."),
+    output: Path = output_option(..., "-o", "--output", help="Where to write the tree (JSONL)."),
     label_map: str | None = typer.Option(None, "--label-map", help=LABEL_MAP_HELP),
 ) -> None:
     """Import an AdaTest CSV tree (current or older columns)."""
@@ -121,18 +125,23 @@ def import_command(
     unlabelled = sum(row.kind == "unlabelled" for row in tree.rows)
     pending = f" and {unlabelled:,} without a verdict (Unknown)" if unlabelled else ""
     console.print(
-        f"[green]wrote[/] {len(tree.tests):,} tests{pending} in {len(tree.topics()):,} topics "
-        f"to {output} (AdaTest {imported.format} columns)",
-        highlight=False,
+        styled(
+            "[green]wrote[/] {:,} tests{} in {:,} topics to {} (AdaTest {} columns)",
+            len(tree.tests),
+            pending,
+            len(tree.topics()),
+            output,
+            imported.format,
+        )
     )
     for row in imported.skipped:
-        err_console.print(f"[yellow]skipped[/] line {row.line}: {row.reason}", highlight=False)
+        err_console.print(styled("[yellow]skipped[/] line {}: {}", row.line, row.reason))
 
 
 @tree_app.command("export")
 def export_command(
     tree_path: Path = typer.Argument(..., metavar="TREE", help="A tree (JSONL)."),
-    output: Path = typer.Option(..., "-o", "--output", help="Where to write the CSV."),
+    output: Path = output_option(..., "-o", "--output", help="Where to write the CSV."),
     format: str = typer.Option(
         "label",
         "--format",
@@ -152,14 +161,17 @@ def export_command(
     task_labels = tree_task_labels(task, labels) if task or labels else None
     tree = read_tree(tree_path)
     result = write_adatest_csv(output, tree, format=columns, labels=task_labels)
-    console.print(f"[green]wrote[/] {result.rows:,} rows to {output}", highlight=False)
+    console.print(styled("[green]wrote[/] {:,} rows to {}", result.rows, output))
     changed = sum(note.written for note in result.notes)
     left_out = len(result.notes) - changed
     if result.notes:
         err_console.print(
-            f"[yellow]{changed:,} tests written changed, {left_out:,} left out[/] "
-            "(AdaTest's format cannot hold them as they are):",
-            highlight=False,
+            styled(
+                "[yellow]{:,} tests written changed, {:,} left out[/] (AdaTest's format cannot "
+                "hold them as they are):",
+                changed,
+                left_out,
+            )
         )
     for note in result.notes[:SHOWN_NOTES]:
         what = "changed" if note.written else "left out"
@@ -172,7 +184,7 @@ def export_command(
 def score_command(
     tree_path: Path = typer.Argument(..., metavar="TREE", help="A tree (JSONL)."),
     model: list[str] = typer.Option(..., "--model", help=MODEL_HELP),
-    output: Path = typer.Option(..., "-o", "--output", help="Where to write the scored tree."),
+    output: Path = output_option(..., "-o", "--output", help="Where to write the scored tree."),
     task: str | None = typer.Option(None, "--task", help=TASK_HELP),
     labels: str | None = typer.Option(None, "--labels", help=LABELS_HELP),
     label_map: str | None = typer.Option(None, "--label-map", help=RESOLVE_HELP),
@@ -197,21 +209,21 @@ def score_command(
             name, f"{len(scores):,}", f"{failing:,}", f"{100 * failing / len(scores):.1f}%"
         )
     console.print(table)
-    console.print(f"[green]wrote[/] {output}", highlight=False)
+    console.print(styled("[green]wrote[/] {}", output))
 
 
 @tree_app.command("retest")
 def retest_command(
     tree_path: Path = typer.Argument(..., metavar="TREE", help="A tree (JSONL)."),
     model: str = typer.Option(..., "--model", help=MODEL_HELP),
-    output: Path = typer.Option(..., "-o", "--output", help="Where to write the report (JSON)."),
+    output: Path = output_option(..., "-o", "--output", help="Where to write the report (JSON)."),
     previous: Path | None = typer.Option(
         None, "--previous", help="An earlier report of the tree, to see which topics got worse."
     ),
     threshold: float = typer.Option(
         5.0, "--threshold", min=0.0, help="A topic is worse when its rate rose by more (points)."
     ),
-    scored_tree: Path | None = typer.Option(
+    scored_tree: Path | None = output_option(
         None, "--scored-tree", help="Also write the tree with this model's scores."
     ),
     task: str | None = typer.Option(None, "--task", help=TASK_HELP),
@@ -292,12 +304,9 @@ def retest_command(
     console.print(table)
     newly = report.newly_failing
     if newly:
-        console.print(
-            f"[bold red]{len(newly)} topic(s) newly failing[/]: "
-            + ", ".join(change.topic for change in newly),
-            highlight=False,
-        )
-    console.print(f"[green]wrote[/] {output}", highlight=False)
+        topics = ", ".join(change.topic for change in newly)
+        console.print(styled("[bold red]{} topic(s) newly failing[/]: {}", len(newly), topics))
+    console.print(styled("[green]wrote[/] {}", output))
     if config is not None:
         from testaug.adaptive.tree_gate import check_tree_gate
 

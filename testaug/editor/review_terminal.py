@@ -14,8 +14,9 @@ from dataclasses import dataclass
 from functools import partial
 
 from rich.console import Console
-from rich.markup import escape
+from rich.text import Text
 
+from testaug.core.console_text import styled
 from testaug.editor.lexicon_verdicts import LexiconVerdict, ReviewWord, one_line
 from testaug.review.kernel import (
     ENTER,
@@ -46,15 +47,15 @@ class WordSession:
     verdicts: tuple[LexiconVerdict, ...] = ()
 
 
-def legend(lexicons: Sequence[str]) -> str:
+def legend(lexicons: Sequence[str]) -> Text:
     """The keys of a verdict, for the lexicons offered."""
     if len(lexicons) == 1:
-        keep = f"[bold]Enter[/]/[bold]k[/] keep in {escape(lexicons[0])}"
+        keep = styled("[bold]Enter[/]/[bold]k[/] keep in {}", lexicons[0])
     else:
-        keep = " · ".join(
-            f"[bold]{number}[/] {escape(name)}" for number, name in enumerate(lexicons, start=1)
+        keep = Text(" · ").join(
+            styled("[bold]{}[/] {}", number, name) for number, name in enumerate(lexicons, start=1)
         )
-    return f"{keep} · [bold]d[/] drop · [bold]s[/] skip · [bold]q[/] quit"
+    return keep + styled(" · [bold]d[/] drop · [bold]s[/] skip · [bold]q[/] quit")
 
 
 def review_words_in_terminal(
@@ -109,7 +110,7 @@ class WordKind:
         }
         for key, name in numbered.items():
             choices[key] = verdict_choice(
-                f"[green]kept in {escape(name)}[/]",
+                styled("[green]kept in {}[/]", name),
                 partial(self._verdict, item, "keep", name),
                 highlight=False,
             )
@@ -136,13 +137,19 @@ class WordKind:
 def show_word(item: ReviewWord, present: Sequence[str], console: Console) -> None:
     """The screen for one word: the word, its sentence, the masked sentence, score, sources."""
     suggestion = item.suggestion
-    where = f"   [dim](already in {escape(', '.join(present))})[/]" if present else ""
-    console.print(f"  [bold cyan]{escape(item.word)}[/]{where}", highlight=False)
-    console.print(f"  {escape(one_line(item.context))}", highlight=False)
+    line = styled("  [bold cyan]{}[/]", item.word)
+    if present:
+        line += styled("   [dim](already in {})[/]", ", ".join(present))
+    console.print(line)
+    console.print(Text("  " + one_line(item.context)))
     mask = f" (mask {item.mask + 1})" if len(suggestion.words) > 1 else ""
     sources = ", ".join(suggestion.sources) or "unknown"
     console.print(
-        f"  [dim]for {escape(one_line(suggestion.masked))}{mask} · score "
-        f"{suggestion.score:.2f} · from {escape(sources)}[/]",
-        highlight=False,
+        styled(
+            "  [dim]for {}{} · score {:.2f} · from {}[/]",
+            one_line(suggestion.masked),
+            mask,
+            suggestion.score,
+            sources,
+        )
     )

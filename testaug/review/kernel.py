@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Generic, Literal, Protocol, TypeVar
 
 from rich.console import Console
+from rich.text import Text
 
 from testaug.review.label_studio_tasks import TaskPush, pull_export, push_tasks, tally_answers
 
@@ -46,11 +47,16 @@ Step = Literal["quit", "skip"]
 FollowUp = Literal["quit", "back"]
 
 
+# A line a review says: a string is rich markup the kind wrote, with no data in it; a line
+# that shows data is Text (`testaug.core.console_text.styled`), printed as it is.
+Line = str | Text
+
+
 @dataclass(frozen=True)
 class SessionWords:
-    """What a session says, as format strings: `heading` takes {position}, {total} and
-    {before}; `end` takes {shown} and {before}. `highlight` applies to these and the legend
-    (None: the console's own setting)."""
+    """What a session says, as format strings of rich markup: `heading` takes {position},
+    {total} and {before}; `end` takes {shown} and {before}. `highlight` applies to these and
+    the legend (None: the console's own setting)."""
 
     heading: str
     stopped: str
@@ -60,17 +66,17 @@ class SessionWords:
 
 @dataclass(frozen=True)
 class Choice(Generic[Verdict]):
-    """What one key does: `said` is shown (rich markup, "" shows nothing; `highlight` as
+    """What one key does: `said` is shown (a `Line`, "" shows nothing; `highlight` as
     rich's, None for the console's setting), then `give` reads any follow-up keys and returns
     the verdict, "quit", or "back" to ask again."""
 
-    said: str
+    said: Line
     give: Callable[[KeyReader, Console], Verdict | FollowUp]
     highlight: bool | None = None
 
 
 def verdict_choice(
-    said: str, verdict: Callable[[], Verdict], *, highlight: bool | None = None
+    said: Line, verdict: Callable[[], Verdict], *, highlight: bool | None = None
 ) -> Choice[Verdict]:
     """A key that gives the verdict `verdict()` makes when it is pressed (so a verdict's
     time is the key's), with no follow-up."""
@@ -79,13 +85,13 @@ def verdict_choice(
 
 @dataclass(frozen=True)
 class Question(Generic[Verdict]):
-    """The verdict keys offered for one item. `otherwise` is what any other key does: a
-    choice of its own, or a hint said before the prompt comes again."""
+    """The verdict keys offered for one item (each text a `Line`). `otherwise` is what any
+    other key does: a choice of its own, or a hint said before the prompt comes again."""
 
-    legend: str
-    prompt: str
+    legend: Line
+    prompt: Line
     choices: Mapping[str, Choice[Verdict]]
-    otherwise: Choice[Verdict] | str
+    otherwise: Choice[Verdict] | Line
 
 
 class ReviewKind(Protocol[ItemIn, VerdictOut]):
@@ -142,19 +148,27 @@ def review_in_terminal(
     skipped = 0
     for position, item in enumerate(queue, start=1):
         heading = words.heading.format(position=position, total=len(queue), before=before)
-        console.print(heading, highlight=words.highlight)
+        say(console, heading, highlight=words.highlight)
         kind.show(item, console)
         outcome = _ask(kind.question(item), read_key, console, highlight=words.highlight)
         if outcome == "quit":
-            console.print(words.stopped)
+            say(console, words.stopped)
             return SessionRun(verdicts, skipped, len(queue), quit=True)
         if outcome == "skip":
             skipped += 1
             continue
         save(outcome)  # type: ignore[arg-type]
         verdicts.append(outcome)  # type: ignore[arg-type]
-    console.print(words.end.format(shown=len(queue), before=before), highlight=words.highlight)
+    say(console, words.end.format(shown=len(queue), before=before), highlight=words.highlight)
     return SessionRun(verdicts, skipped, len(queue), quit=False)
+
+
+def say(console: Console, line: Line, *, highlight: bool | None = None, end: str = "\n") -> None:
+    """Print a `Line` of a review: a string as the kind's markup, Text as it is."""
+    if isinstance(line, str):
+        console.print(line, markup=True, emoji=False, highlight=highlight, end=end)
+    else:
+        console.print(line, end=end)
 
 
 def _ask(
@@ -166,23 +180,23 @@ def _ask(
 ) -> Verdict | Step:
     """A verdict, or "skip" / "quit", from the keys read: the legend, then the prompt until a
     key gives an outcome (a choice that goes "back" shows the legend again)."""
-    console.print(question.legend, highlight=highlight)
+    say(console, question.legend, highlight=highlight)
     while True:
-        console.print(question.prompt, end="")
+        say(console, question.prompt, end="")
         key = read_key()
         if (step := stop_or_skip(key, console)) is not None:
             return step
         choice = question.choices.get(key)
         if choice is None:
-            if isinstance(question.otherwise, str):
-                console.print(question.otherwise)
+            if not isinstance(question.otherwise, Choice):
+                say(console, question.otherwise)
                 continue
             choice = question.otherwise
         if choice.said:
-            console.print(choice.said, highlight=choice.highlight)
+            say(console, choice.said, highlight=choice.highlight)
         outcome = choice.give(read_key, console)
         if outcome == "back":
-            console.print(question.legend, highlight=highlight)
+            say(console, question.legend, highlight=highlight)
             continue
         return outcome
 

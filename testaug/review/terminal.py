@@ -19,9 +19,10 @@ from functools import partial
 from typing import TextIO
 
 from rich.console import Console
-from rich.markup import escape
 from rich.panel import Panel
+from rich.text import Text
 
+from testaug.core.console_text import styled
 from testaug.core.records import (
     Annotation,
     InvalidReason,
@@ -226,31 +227,33 @@ class CandidateKind:
 def _show_candidate(item: RankedCandidate, seeds: Mapping[str, TestCase], console: Console) -> None:
     """The screen for one candidate: guidelines, description, label, examples, sentence(s)."""
     candidate = item.candidate
-    console.print(Panel(escape(GUIDELINES), title="Guidelines", expand=False))
-    console.print(f"[bold]rank[/] {item.rank}   [bold]capability[/] {escape(candidate.capability)}")
-    console.print(f"[bold]Test-case description:[/] {escape(candidate.description)}")
-    console.print(f"[bold]Proposed label:[/] {escape(format_label(candidate.label))}")
-    console.print("[bold]Examples:[/]")
+    console.print(Panel(Text(GUIDELINES), title="Guidelines", expand=False))
+    console.print(
+        styled("[bold]rank[/] {}   [bold]capability[/] {}", item.rank, candidate.capability)
+    )
+    console.print(styled("[bold]Test-case description:[/] {}", candidate.description))
+    console.print(styled("[bold]Proposed label:[/] {}", format_label(candidate.label)))
+    console.print(styled("[bold]Examples:[/]"))
     for seed_id in candidate.seed_case_ids[:MAX_EXAMPLES]:
         seed = seeds.get(seed_id)
         if seed is None:
-            console.print(f"  - (seed case {escape(seed_id)} not available)")
+            console.print(styled("  - (seed case {} not available)", seed_id))
         else:
             _show_texts(seed.text, seed.text_pair, console, bullet="  - ")
     if not candidate.seed_case_ids:
-        console.print("  - (no seed cases)")
-    console.print("[bold]Generated:[/]")
+        console.print(Text("  - (no seed cases)"))
+    console.print(styled("[bold]Generated:[/]"))
     _show_texts(candidate.text, candidate.text_pair, console, bullet="  ")
 
 
 def _show_texts(text: str, pair: str | None, console: Console, *, bullet: str) -> None:
     """A sentence, or a pair as "1:" and "2:" lines."""
     if pair is None:
-        console.print(f"{bullet}{escape(text)}")
+        console.print(Text(bullet + text))
         return
     indent = " " * len(bullet)
-    console.print(f"{bullet}1: {escape(text)}")
-    console.print(f"{indent}2: {escape(pair)}")
+    console.print(Text(f"{bullet}1: {text}"))
+    console.print(Text(f"{indent}2: {pair}"))
 
 
 def format_label(label: Label) -> str:
@@ -261,7 +264,7 @@ def format_label(label: Label) -> str:
 def _ask_reason(read_key: KeyReader, console: Console) -> InvalidReason:
     """The reason a case is invalid: keys 1-4, Enter for capability (q quits)."""
     for key, reason in REASON_KEYS.items():
-        console.print(f"  [bold]{key}[/] {reason}: {INVALID_REASONS[reason]}")
+        console.print(styled("  [bold]{}[/] {}: {}", key, reason, INVALID_REASONS[reason]))
     while True:
         console.print("Why is it NOT valid? (Enter = capability) >> ", end="")
         key = _sub_prompt_key(read_key)
@@ -276,7 +279,7 @@ def _ask_label(labels: Sequence[str], read_key: KeyReader, console: Console) -> 
     """The corrected label by its key; Enter for no correction (None), q quits."""
     keys = dict(zip(LABEL_KEYS, labels, strict=False))
     for key, label in keys.items():
-        console.print(f"  [bold]{key}[/] {escape(label)}")
+        console.print(styled("  [bold]{}[/] {}", key, label))
     while True:
         console.print("Correct label? (Enter = no correction) >> ", end="")
         key = _sub_prompt_key(read_key)
@@ -284,7 +287,7 @@ def _ask_label(labels: Sequence[str], read_key: KeyReader, console: Console) -> 
             console.print("no correction")
             return None
         if key in keys:
-            console.print(escape(keys[key]))
+            console.print(Text(keys[key]))
             return keys[key]
         console.print(f"press a label's key ({', '.join(keys)}), Enter, or q to quit")
 

@@ -95,6 +95,7 @@ def export_cases(cases: Iterable[TestCase], path: Path, fmt: str) -> int:
 
     A failure midway (a bad case in the input) leaves any earlier file at `path` as it was.
     """
+    check_replaceable(path)
     counted = _Counted(case_row(case) for case in cases)
     writers: dict[str, Callable[[Iterator[Row], Path], None]] = {
         "csv": _write_csv,
@@ -104,6 +105,20 @@ def export_cases(cases: Iterable[TestCase], path: Path, fmt: str) -> int:
     }
     _atomic(path, lambda tmp: writers[fmt](counted, tmp))
     return counted.count
+
+
+def check_replaceable(path: Path) -> None:
+    """An InputError when `path` is a folder an export may not replace: an export replaces
+    what is at its path whole, and a folder only when it is a `datasets` folder (one that
+    holds `state.json`, as `save_to_disk` writes), never a folder of other files."""
+    if path.is_dir() and not (path / "state.json").is_file():
+        raise InputError(
+            Problem(
+                "a folder that is not a datasets folder (no state.json): an export would "
+                "replace it whole; give a new path",
+                path,
+            )
+        )
 
 
 class _Counted(Iterator[Row]):

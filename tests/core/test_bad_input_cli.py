@@ -3,6 +3,8 @@ and an earlier output left as it was."""
 
 import json
 
+import pytest
+
 from tests.cli_runner import run_testaug
 
 HEADER = b"capability,description,text,label\n"
@@ -75,3 +77,164 @@ def test_report_on_a_run_with_a_non_utf8_stage_file_names_file_and_line(tmp_path
     result = run_testaug(tmp_path, "report", str(run))
     _one_line_error(result, f"{run / 'candidates.jsonl'}:2: not UTF-8 text (byte 0x80")
     assert sorted(p.name for p in run.iterdir()) == ["candidates.jsonl"]
+
+
+# Options are checked as the command line is read, before any work (issue 44, findings 17
+# and 18): every output option of every visible command refuses a path it cannot write to,
+# every number option a number that is not finite, each with one line naming the option.
+
+# The options that name where a command writes; a file unless listed as a folder.
+OUTPUT_NAMES = {
+    "--output", "--junit", "--plot", "--scored-tree", "--cache", "--verdicts", "--annotations",
+    "--run-dir", "--rankers-out", "--work", "--data-dir",
+}  # fmt: skip
+FOLDER_OUTPUTS = {
+    ("run", "--run-dir"), ("report", "--output"), ("rankers train", "--output"),
+    ("review candidates retrain", "--rankers-out"), ("review server", "--data-dir"),
+    ("tree fix", "--work"),
+}  # fmt: skip
+FILE_OR_FOLDER_OUTPUTS = {("suite export", "--output")}  # a datasets folder or a table
+READ_ONLY = {("review candidates retrain", "--annotations")}
+
+# A bad value of each kind of output, and the start of the error it gives (after the flag).
+BAD_OUTPUTS = {
+    "file": {
+        ".": "expected a file, got the folder '.'",
+        "": "expected a file path, got ''",
+        "/": "expected a file, got the folder '/'",
+        "..": "expected a file, got the folder '..'",
+        "out/": "expected a file, got the folder 'out/'",
+        "folder": "expected a file, got the folder 'folder'",
+        "table.csv/x.jsonl": "'table.csv' is a file, not a folder",
+    },
+    "folder": {
+        "": "expected a folder path, got ''",
+        "table.csv": "expected a folder, got the file 'table.csv'",
+        "table.csv/x": "'table.csv' is a file, not a folder",
+    },
+    "file or folder": {
+        "": "expected a file or folder path, got ''",
+        ".": "expected a file or folder name, got '.'",
+        "/": "expected a file or folder name, got '/'",
+        "..": "expected a file or folder name, got '..'",
+        "table.csv/x.jsonl": "'table.csv' is a file, not a folder",
+    },
+}
+NON_FINITE = ("inf", "-inf", "nan", "1e999")
+
+
+def visible_parameters() -> list[tuple[str, object]]:
+    """(command, parameter) for each parameter of every visible command of `testaug`."""
+    import typer
+
+    from testaug.cli import app
+
+    def walk(command, words):
+        subcommands = getattr(command, "commands", None)
+        if subcommands is None:
+            return [(" ".join(words), param) for param in command.params]
+        return [
+            found
+            for name, sub in subcommands.items()
+            if not sub.hidden
+            for found in walk(sub, [*words, name])
+        ]
+
+    return walk(typer.main.get_command(app), [])
+
+
+def long_name(param) -> str:
+    return max(param.opts, key=len)
+
+
+def output_trials() -> list[tuple[str, str, str, str]]:
+    """(command, option, bad value, expected error) for every output option."""
+    trials = []
+    for command, param in visible_parameters():
+        flag = long_name(param)
+        if flag not in OUTPUT_NAMES or (command, flag) in READ_ONLY:
+            continue
+        kind = (
+            "folder"
+            if (command, flag) in FOLDER_OUTPUTS
+            else "file or folder"
+            if (command, flag) in FILE_OR_FOLDER_OUTPUTS
+            else "file"
+        )
+        trials += [(command, flag, value, error) for value, error in BAD_OUTPUTS[kind].items()]
+    return trials
+
+
+def number_trials() -> list[tuple[str, str, str]]:
+    """(command, option, value) for every number option and each value not finite."""
+    return [
+        (command, long_name(param), value)
+        for command, param in visible_parameters()
+        if getattr(param, "type_descriptor", None) is not None
+        and param.type_descriptor.annotation is float
+        for value in NON_FINITE
+    ]
+
+
+OUTPUT_TRIALS = output_trials()
+NUMBER_TRIALS = number_trials()
+
+
+def files_under(folder):
+    return sorted(str(p.relative_to(folder)) for p in folder.rglob("*"))
+
+
+@pytest.mark.parametrize(
+    ("command", "flag", "value", "error"),
+    OUTPUT_TRIALS,
+    ids=[f"{c} {f} {v!r}" for c, f, v, _ in OUTPUT_TRIALS],
+)
+def test_an_output_option_refuses_a_path_it_cannot_write_before_any_work(
+    tmp_path, command, flag, value, error
+):
+    (tmp_path / "table.csv").write_bytes(HEADER)
+    (tmp_path / "folder").mkdir()
+    before = files_under(tmp_path)
+    result = run_testaug(tmp_path, *command.split(), flag, value)
+    _one_line_error(result, f"{flag}: {error}")
+    assert files_under(tmp_path) == before
+
+
+@pytest.mark.parametrize(
+    ("command", "flag", "value"), NUMBER_TRIALS, ids=[" ".join(t) for t in NUMBER_TRIALS]
+)
+def test_a_number_option_refuses_a_number_that_is_not_finite(tmp_path, command, flag, value):
+    result = run_testaug(tmp_path, *command.split(), flag, value)
+    _one_line_error(result, f"{flag}: expected a finite number, got {value!r}")
+
+
+LLM_PARAMETERS = [(name, value) for name in ("timeout", "rpm") for value in NON_FINITE]
+
+
+@pytest.mark.parametrize(("name", "value"), LLM_PARAMETERS)
+def test_a_model_spec_refuses_a_number_that_is_not_finite(tmp_path, name, value):
+    cases = tmp_path / "cases.jsonl"
+    cases.write_text(
+        '{"task": "sentiment", "capability": "Vocabulary", "description_id": "d", '
+        '"description": "A positive sentence.", "label": "positive", "source": "template", '
+        '"text": "Great."}\n'
+    )
+    spec = f"llm:openai:m?{name}={value}"
+    result = run_testaug(tmp_path, "evaluate", "models", str(cases), "--model", spec)
+    _one_line_error(result, f"--model: option {name}={value!r} is not a finite number in")
+
+
+def test_the_reliability_page_states_the_option_trials():
+    from tests.core.test_reliability_counts import reliability_section, sentence
+
+    outputs = {(command, flag) for command, flag, _, _ in OUTPUT_TRIALS}
+    numbers = {(command, flag) for command, flag, _ in NUMBER_TRIALS}
+    expected = (
+        f"Option trials: {len(OUTPUT_TRIALS)} bad output paths on {len(outputs)} output "
+        f"options, {len(NUMBER_TRIALS)} numbers that are not finite on {len(numbers)} number "
+        f"options and {len(LLM_PARAMETERS)} on llm: spec parameters, each refused with one "
+        "error line naming the option (tests/core/test_bad_input_cli.py)"
+    )
+    assert expected in sentence(reliability_section()), (
+        f"docs/how-to/reliability.md should say: {expected}"
+    )

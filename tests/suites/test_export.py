@@ -203,3 +203,13 @@ def test_a_table_or_a_pickle_as_the_source_is_an_input_error_saying_what_to_do(t
     pickled.write_bytes(b"\x80\x04N.")
     with pytest.raises(InputError, match="a pickle is never read"):
         export.source_cases(str(pickled))
+
+
+@pytest.mark.parametrize("name", ["hf", "cases.csv"])
+def test_an_existing_folder_of_other_files_is_refused_and_left_as_it_was(tmp_path, name):
+    folder = tmp_path / name
+    folder.mkdir()
+    (folder / "notes.txt").write_text("mine\n")
+    with pytest.raises(InputError, match="not a datasets folder"):
+        export_cases(mixed_cases(), folder, export_format(folder))
+    assert [p.name for p in folder.iterdir()] == ["notes.txt"]

@@ -32,6 +32,7 @@ reach a spec, a record or a log line. An `openai` spec with neither a key nor a 
 from __future__ import annotations
 
 import logging
+import math
 import threading
 from collections.abc import Sequence
 from pathlib import Path
@@ -101,6 +102,8 @@ def _number(spec: str, name: str, value: str, kind: type, low: float) -> int | f
         number = kind(value)
     except ValueError:
         raise unknown_spec(spec, f"option {name}={value!r} is not a number in") from None
+    if not math.isfinite(number):
+        raise unknown_spec(spec, f"option {name}={value!r} is not a finite number in")
     if number < low:
         raise unknown_spec(spec, f"option {name}={value!r} must be at least {low:g} in")
     return number
