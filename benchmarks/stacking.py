@@ -467,10 +467,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     variants: dict[str, AdaptationConfig] = {}
     if args.cross_encoder:
         own = GroupCrossEncoderConfig(min_labels=20, shipped_labels=True)
-        variants[CROSS_ENCODER_VARIANT] = adaptation.model_copy(update={"cross_encoder": own})
+        variants[CROSS_ENCODER_VARIANT] = adaptation.with_learners(own)
     if args.lm_learner:
-        lm = adaptation.lm_learner or LmLearnerConfig()
-        variants[LM_VARIANT] = adaptation.model_copy(update={"lm_learner": lm})
+        configured = [k for k in adaptation.learners if isinstance(k, LmLearnerConfig)]
+        variants[LM_VARIANT] = adaptation.with_learners(*(configured or [LmLearnerConfig()]))
     sizes = [(str(size), size) for size in args.sizes]
     rows: list[Row] = []
     dense = {} if args.spread_only else read_dense(args.data)

@@ -1,23 +1,21 @@
 """Triage that learns a generator from its own labels.
 
 The shipped members form a generator-agnostic prior. For each calibration group (a
-generator at a setting) with at least `min_labels` labels of its own, learners are trained
-on that group's labels only: a logistic regression on the suite-neighbour features, one
-on frozen MiniLM embeddings of the description with its label and the candidate (unless
-`embedding_learner` is off; rankers.group_learners), one on the embedded language model's
-hidden states where a config turns it on (rankers.lm_states), and, once the group has a
-few hundred labels from people, a cross-encoder fine-tuned on them
-(rankers.group_cross_encoder). They are stacked with each member and the generic signals
-below by the group's stacker (rankers.stacking): a logistic regression with non-negative
-weights on the parts' out-of-fold scores, fitted on the group's labels (its random labels
-alone once there are enough), so a member such as an LLM judge earns its weight on each
-generator's own labels, a part that adds nothing to the others gets none, and the
-strongest part is not diluted by weaker ones. The stacked score is read as P(invalid) on
-a curve fitted to the group's cross-fitted stacked scores, so that groups share one
-scale. A group with fewer labels than that (at least `min_weighing_labels`, both
-verdicts) trains no learner yet, but its members and the generic signals are stacked on
-its labels the same way: a prior worse than random on a generator's first labels stops
-ranking it.
+generator at a setting) with enough labels of its own, the learners of `learners` are
+trained on that group's labels only (rankers.group_learners: by default a logistic
+regression on the suite-neighbour features and one on frozen MiniLM embeddings of the
+description with its label and the candidate from 20 labels, and the shipped MiniLM
+fine-tuned as a cross-encoder once the group has 200 labels from people). They are
+stacked with each member and the generic signals below by the group's stacker
+(rankers.stacking): a logistic regression with non-negative weights on the parts'
+out-of-fold scores, fitted on the group's labels (its random labels alone once there are
+enough), so a member such as an LLM judge earns its weight on each generator's own
+labels, a part that adds nothing to the others gets none, and the strongest part is not
+diluted by weaker ones. The stacked score is read as P(invalid) on a curve fitted to the
+group's cross-fitted stacked scores, so that groups share one scale. A group with fewer
+labels than any learner needs (at least `min_weighing_labels`, both verdicts) has its
+members and the generic signals stacked on its labels the same way: a prior worse than
+random on a generator's first labels stops ranking it.
 
 A group with no labels of its own is ranked zero-shot: the prior blended with fixed-sign
 signals that do not depend on one generator's habits (how far the candidate sits from its
@@ -35,24 +33,22 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from pathlib import Path
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import numpy as np
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from rankers.calibration import calibration_group
 from rankers.folds import fold_assignment
-from rankers.group_cross_encoder import (
-    CROSS_ENCODER_LEARNER,
-    GroupCrossEncoderConfig,
-    cross_fit_group_cross_encoder,
-    labels_counted,
-    load_group_cross_encoder,
+from rankers.group_learners import (
+    DEFAULT_LEARNERS,
+    NEIGHBOUR_LEARNER,
+    GroupData,
+    LearnerConfig,
+    learner_folder,
+    learner_for,
 )
-from rankers.group_learners import FROZEN_RANKERS, frozen_learners, out_of_fold
-from rankers.linear_head import fit_linear_head
-from rankers.lm_states import LmLearnerConfig
-from rankers.neighbours import FEATURES, NeighbourRanker, neighbour_features
+from rankers.neighbours import FEATURES, neighbour_features
 from rankers.stacking import (
     STACKER_FOLDS,
     BlendPart,
@@ -66,7 +62,7 @@ from rankers.stacking import (
 )
 from testaug.core.records import Candidate, LabelledCandidate, TestCase, content_id
 
-PRIOR, LEARNER, GENERIC = "prior", "learner", "generic"
+PRIOR, LEARNER, GENERIC = "prior", NEIGHBOUR_LEARNER, "generic"
 # Fixed-sign generator-agnostic signals (higher = more likely invalid): the neighbour
 # features whose direction held on every generator measured, negated where higher is valid.
 _GENERIC_COLUMNS = (
@@ -82,45 +78,86 @@ _MALFORMED = re.compile(
 )
 
 
+LEGACY_LEARNER_KEYS = ("min_labels", "l2", "embedding_learner", "embedding_l2", "lm_learner",
+                       "cross_encoder")  # fmt: skip
+
+
 class AdaptationConfig(BaseModel):
-    """How an ensemble adapts to each generator's own labels."""
+    """How an ensemble adapts to each generator's own labels: when a group's members are
+    weighed on its labels, the learners of its labels (`learners`, by kind), how the
+    zero-shot blend weighs the generic signals, and which labels the stacker is fitted
+    on."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
     enabled: bool = Field(default=True, description="stack per-group learners (else plain Borda)")
-    min_labels: int = Field(default=20, ge=10, description="a group's labels before its learner")
     min_weighing_labels: int = Field(
         default=10, ge=4, description="a group's labels before its members are weighted on them"
     )
     folds: int = Field(default=5, ge=2, description="cross-fitting folds inside a group")
-    l2: float = Field(default=0.1, gt=0, description="the learner's inverse regularisation")
-    embedding_learner: bool = Field(
-        default=True, description="also stack a learner on frozen embeddings of each group"
-    )
-    embedding_l2: float = Field(
-        default=1.0, gt=0, description="the embedding learner's inverse regularisation"
-    )
     fallback_weight: float = Field(
         default=1.0, ge=0, description="zero-shot: the generic signals' weight (the prior's: 1)"
-    )
-    lm_learner: LmLearnerConfig | None = Field(
-        default=None, description="also stack a learner on the embedded LM's hidden states (off)"
-    )
-    cross_encoder: GroupCrossEncoderConfig | None = Field(
-        default_factory=GroupCrossEncoderConfig,
-        description=(
-            "fine-tune a cross-encoder on each group with a few hundred labels from people "
-            "(null: never)"
-        ),
     )
     min_random_labels: int = Field(
         default=20,
         ge=0,
         description=(
-            "a group's random labels (both verdicts among them) before its parts' weights"
-            " are measured on them alone (0: always on every label)"
+            "a group's random labels (both verdicts among them) before its stacker is "
+            "fitted on them alone (0: always on every label)"
         ),
     )
+    learners: tuple[LearnerConfig, ...] = Field(
+        default=DEFAULT_LEARNERS, description="the learners of each group's own labels"
+    )
+
+    @model_validator(mode="before")
+    @classmethod
+    def _learner_keys_of_earlier_configs(cls, data: Any) -> Any:
+        """Configs written before learners were listed: `min_labels` and `l2` (the
+        neighbour learner's), `embedding_learner` and `embedding_l2`, `lm_learner` and
+        `cross_encoder` become the `learners` they meant."""
+        if not isinstance(data, dict) or not any(key in data for key in LEGACY_LEARNER_KEYS):
+            return data
+        if "learners" in data:
+            keys = ", ".join(k for k in LEGACY_LEARNER_KEYS if k in data)
+            raise ValueError(f"give the learners in `learners`, not also as {keys}")
+        data = dict(data)
+        least = data.pop("min_labels", None)
+        shared = {} if least is None else {"min_labels": least}
+        learners: list[dict[str, Any]] = [
+            {"kind": "neighbours", **shared, **_given(l2=data.pop("l2", None))}
+        ]
+        embedding = data.pop("embedding_l2", None)
+        if data.pop("embedding_learner", True):
+            learners.append({"kind": "embedding", **shared, **_given(l2=embedding)})
+        lm = data.pop("lm_learner", None)
+        if lm is not None:
+            learners.append({**_fields(lm), "kind": "lm-states"})
+        own = data.pop("cross_encoder", {})
+        if own is not None:
+            learners.append({**_fields(own), "kind": "cross-encoder"})
+        return {**data, "learners": learners}
+
+    def with_learners(
+        self, *learners: LearnerConfig, dropping: Sequence[str] = ()
+    ) -> AdaptationConfig:
+        """This config with `learners` in place of the learners of the same name (added
+        where none has it), and the learners named in `dropping` left out."""
+        given = {learner.name: learner for learner in learners}
+        kept = [given.pop(k.name, k) for k in self.learners if k.name not in dropping]
+        return self.model_copy(update={"learners": (*kept, *given.values())})
+
+    def least_labels(self) -> int:
+        """The fewest labels of a group before any of its learners."""
+        return min((learner.min_labels for learner in self.learners), default=0)
+
+
+def _given(**values: Any) -> dict[str, Any]:
+    return {key: value for key, value in values.items() if value is not None}
+
+
+def _fields(config: Any) -> dict[str, Any]:
+    return config.model_dump() if isinstance(config, BaseModel) else dict(config)
 
 
 class GroupState(BaseModel):
@@ -271,6 +308,7 @@ def train_adaptation(
     zero_shot_curve = fit_curve(zero_blend, invalid)
     triage = on_curve(zero_blend, zero_shot_curve)
     groups = np.array([calibration_group(c) for c in candidates])
+    learners = [learner_for(learner) for learner in config.learners]
     states: dict[str, GroupState] = {}
     parts_oof: dict[str, dict[str, np.ndarray]] = {}
     for group in sorted(set(groups.tolist())):
@@ -285,41 +323,16 @@ def train_adaptation(
         values[GENERIC] = generic[index]
         earned = earning_labels(members, labels, config.min_random_labels)
         parts_oof[group] = values
-        if len(index) < config.min_labels or folds < 2:  # weighed on its labels, no learners
-            states[group], triage[index] = _stacked(members, labels, values, earned, None)
-            continue
         weights = None if sample_weight is None else sample_weight[index]
-        values[LEARNER] = out_of_fold(
-            features[index], labels, fold_of, folds, l2=config.l2, weights=weights
-        )
-        frozen = frozen_learners(
-            config.embedding_learner, config.embedding_l2, config.lm_learner, len(index)
-        )
-        group_candidates = [member.candidate for member in members]
-        read = {name: learner.read(group_candidates) for name, learner in frozen.items()}
-        for name, learner in frozen.items():
-            values[name] = out_of_fold(
-                read[name], labels, fold_of, folds, l2=learner.l2, weights=weights
+        data = GroupData(members, labels, fold_of, folds, weights, features[index])
+        fitting = [learner for learner in learners if learner.applies(data)]
+        slug = group_slug(group) if fitting else None
+        for learner in fitting:
+            values[learner.name] = learner.fit(
+                data,
+                learner_folder(folder / "groups" / str(slug), learner.name),
+                folder / ".work" / "groups" / str(slug),
             )
-        slug = group_slug(group)
-        own = config.cross_encoder
-        if own is not None and labels_counted(members, own) >= own.min_labels:
-            values[CROSS_ENCODER_LEARNER] = cross_fit_group_cross_encoder(
-                members,
-                np.array([is_random_sample(m) for m in members]),
-                own,
-                folder / "groups" / slug,
-                folder / ".work" / "groups" / slug,
-            )
-        head = fit_linear_head(
-            features[index], labels.astype(int), l2=config.l2, sample_weight=weights
-        )
-        NeighbourRanker(LEARNER, "minilm", head).save(folder / "groups" / slug)
-        for name, learner in frozen.items():
-            head = fit_linear_head(
-                read[name], labels.astype(int), l2=learner.l2, sample_weight=weights
-            )
-            learner.ranker(name, learner.model, head).save(folder / "groups" / slug)
         states[group], triage[index] = _stacked(members, labels, values, earned, slug)
     own_best = features[:, _OWN_BEST]
     malformed = np.array([malformed_signal(c) > 0 for c in candidates])
@@ -376,6 +389,7 @@ def adapted_scores(
     features = neighbour_features(candidates, reference)
     generic = generic_signals(features, candidates)
     groups = np.array([calibration_group(c) for c in candidates])
+    learners = [learner_for(learner) for learner in state.config.learners]
     scores = on_curve(
         blend({PRIOR: prior, GENERIC: generic}, state.zero_shot), state.zero_shot_curve
     )
@@ -402,24 +416,20 @@ def adapted_scores(
             **{member_part(name): values[index] for name, values in member_scores.items()},
             GENERIC: generic[index],
         }
-        if adapted.folder is not None:
-            learner = NeighbourRanker.load(folder / "groups" / adapted.folder)
-            parts[LEARNER] = learner.head.decision(features[index])
-        for name, ranker in FROZEN_RANKERS.items():
-            if name in adapted.parts:
-                own = ranker.load(folder / "groups" / str(adapted.folder))
-                parts[name] = own.score([candidates[i] for i in index])
-        if CROSS_ENCODER_LEARNER in adapted.parts and state.config.cross_encoder is not None:
-            own = load_group_cross_encoder(
-                folder / "groups" / str(adapted.folder), state.config.cross_encoder
-            )
-            parts[CROSS_ENCODER_LEARNER] = own.score([candidates[i] for i in index])
+        for learner in learners:
+            if learner.name in adapted.parts:
+                parts[learner.name] = learner.score(
+                    [candidates[i] for i in index],
+                    features[index],
+                    learner_folder(folder / "groups" / str(adapted.folder), learner.name),
+                )
         for name in adapted.parts:
             record(name, index, parts[name])
         stacked = stack(parts, adapted.parts, adapted.bias)
         scores[index] = on_curve(stacked, adapted.invalid_curve)
         text = ", ".join(f"{k} {v:.0%}" for k, v in adapted.shares().items())
-        few = "" if adapted.folder else f"; its learners wait for {state.config.min_labels}"
+        least = state.config.least_labels()
+        few = "" if adapted.folder else f"; its learners wait for {least}"
         for i in index:
             basis[i] = f"stacked on {adapted.labels} labels of this generator ({text}){few}"
     return Adapted(

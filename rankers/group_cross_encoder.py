@@ -24,6 +24,7 @@ import logging
 import shutil
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Literal
 
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
@@ -45,6 +46,8 @@ class GroupCrossEncoderConfig(BaseModel):
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
+    kind: Literal["cross-encoder"] = "cross-encoder"
+    name: str = CROSS_ENCODER_LEARNER
     min_labels: int = Field(
         default=200, ge=20, description="a group's labels from people before it has one"
     )

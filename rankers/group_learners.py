@@ -1,55 +1,109 @@
-"""The learners of one group's own labels on frozen features, and their out-of-fold scores.
+"""The learners of one group's own labels, as registered kinds.
 
-Each is a logistic regression (rankers.linear_head) on features no generator's labels
-shaped: frozen MiniLM embeddings of the description with its label and the candidate
-(the embedding learner, rankers.embedding, on unless `embedding_learner` is off) and the
-embedded language model's hidden states over the same (the language-model learner,
-rankers.lm_states, where a config sets `lm_learner` and the group has its `min_labels`).
-The suite-neighbour learner is trained beside them in rankers.adaptation.
+A learner kind is a config (its `kind`, the `name` of the part it stacks as, the labels a
+group needs before it, its own settings) and a learner that fits out of fold on a group,
+saves its model into a folder of the group's, and scores new candidates from that folder.
+`adaptation.learners` lists the configs; rankers.adaptation trains every learner in one
+loop and scores in another, naming none. The kinds:
+
+- `neighbours`: a logistic regression on the suite-neighbour features (rankers.neighbours);
+- `embedding`: one on frozen MiniLM embeddings of the description with its label and the
+  candidate (rankers.embedding);
+- `lm-states`: one on the embedded language model's hidden states (rankers.lm_states;
+  off by default for its cost);
+- `cross-encoder`: the shipped MiniLM fine-tuned on the group's labels from people
+  (rankers.group_cross_encoder).
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Sequence
-from typing import NamedTuple
+from pathlib import Path
+from typing import Annotated, Literal, NamedTuple, Protocol
 
 import numpy as np
+from pydantic import BaseModel, ConfigDict, Field
 
 from rankers.embedding import EmbeddingRanker, embedding_features
+from rankers.group_cross_encoder import (
+    GroupCrossEncoderConfig,
+    cross_fit_group_cross_encoder,
+    labels_counted,
+    load_group_cross_encoder,
+)
 from rankers.linear_head import LinearRanker, fit_linear_head
-from rankers.lm_states import LM_LEARNER, LmLearnerConfig, LmStatesRanker, lm_state_features
-from testaug.core.records import Candidate
+from rankers.lm_states import LmLearnerConfig, LmStatesRanker, lm_state_features
+from rankers.neighbours import NeighbourRanker
+from testaug.core.records import Candidate, LabelledCandidate
 
-EMBEDDING_LEARNER = "embedding learner"
-FROZEN_RANKERS: dict[str, type[LinearRanker]] = {
-    EMBEDDING_LEARNER: EmbeddingRanker,
-    LM_LEARNER: LmStatesRanker,
-}
+NEIGHBOUR_LEARNER, EMBEDDING_LEARNER = "learner", "embedding learner"
 
 
-class FrozenLearner(NamedTuple):
-    """How a learner on frozen features reads candidates, and how it is saved."""
+class NeighbourLearnerConfig(BaseModel):
+    """A logistic regression on a group's suite-neighbour features."""
 
-    ranker: type[LinearRanker]
-    model: str  # what its saved file records of the features' source
-    read: Callable[[Sequence[Candidate]], np.ndarray]
-    l2: float
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    kind: Literal["neighbours"] = "neighbours"
+    name: str = NEIGHBOUR_LEARNER
+    min_labels: int = Field(default=20, ge=10, description="a group's labels before it")
+    l2: float = Field(default=0.1, gt=0, description="its inverse regularisation")
 
 
-def frozen_learners(
-    embedding: bool, embedding_l2: float, lm: LmLearnerConfig | None, labels: int
-) -> dict[str, FrozenLearner]:
-    """The learners on frozen features a group with `labels` labels stacks, by part name."""
-    learners: dict[str, FrozenLearner] = {}
-    if embedding:
-        learners[EMBEDDING_LEARNER] = FrozenLearner(
-            EmbeddingRanker, "minilm", embedding_features, embedding_l2
-        )
-    if lm is not None and labels >= lm.min_labels:
-        learners[LM_LEARNER] = FrozenLearner(
-            LmStatesRanker, lm.model_dump_json(), lambda part: lm_state_features(part, lm), lm.l2
-        )
-    return learners
+class EmbeddingLearnerConfig(BaseModel):
+    """A logistic regression on frozen MiniLM embeddings of description, label and case."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    kind: Literal["embedding"] = "embedding"
+    name: str = EMBEDDING_LEARNER
+    min_labels: int = Field(default=20, ge=10, description="a group's labels before it")
+    l2: float = Field(default=1.0, gt=0, description="its inverse regularisation")
+
+
+LearnerConfig = Annotated[
+    NeighbourLearnerConfig | EmbeddingLearnerConfig | LmLearnerConfig | GroupCrossEncoderConfig,
+    Field(discriminator="kind"),
+]
+DEFAULT_LEARNERS: tuple[LearnerConfig, ...] = (
+    NeighbourLearnerConfig(),
+    EmbeddingLearnerConfig(),
+    GroupCrossEncoderConfig(),
+)
+
+
+class GroupData(NamedTuple):
+    """What a learner fits on: a group's labelled candidates, their verdicts (True:
+    invalid), cross-fitting folds, sample weights and suite-neighbour features."""
+
+    members: Sequence[LabelledCandidate]
+    invalid: np.ndarray
+    fold_of: np.ndarray
+    folds: int
+    weights: np.ndarray | None
+    features: np.ndarray
+
+    @property
+    def candidates(self) -> list[Candidate]:
+        return [member.candidate for member in self.members]
+
+
+class GroupLearner(Protocol):
+    """A learner of one group's labels."""
+
+    name: str
+
+    def applies(self, group: GroupData) -> bool:
+        """Whether the group has what it needs (its labels, two folds)."""
+
+    def fit(self, group: GroupData, folder: Path, work: Path) -> np.ndarray:
+        """Out-of-fold scores of the group's labels; its model saved into `folder`."""
+
+    def score(
+        self, candidates: Sequence[Candidate], features: np.ndarray, folder: Path
+    ) -> np.ndarray:
+        """New candidates' scores (their suite-neighbour features given) by the saved model."""
 
 
 def out_of_fold(
@@ -76,3 +130,84 @@ def out_of_fold(
         )
         out[outside] = head.decision(x[outside])
     return out
+
+
+class LinearLearner:
+    """A logistic regression on features a kind reads of the candidates, saved as the
+    kind's `LinearRanker` (JSON)."""
+
+    def __init__(
+        self,
+        config: NeighbourLearnerConfig | EmbeddingLearnerConfig | LmLearnerConfig,
+        ranker: type[LinearRanker],
+        model: str,
+        read: Callable[[Sequence[Candidate], np.ndarray], np.ndarray],
+    ) -> None:
+        self.config, self.name = config, config.name
+        self.ranker, self.model, self.read = ranker, model, read
+
+    def applies(self, group: GroupData) -> bool:
+        return len(group.members) >= self.config.min_labels and group.folds >= 2
+
+    def fit(self, group: GroupData, folder: Path, work: Path) -> np.ndarray:
+        x = self.read(group.candidates, group.features)
+        labels = group.invalid.astype(int)
+        l2, weights = self.config.l2, group.weights
+        scores = out_of_fold(x, group.invalid, group.fold_of, group.folds, l2=l2, weights=weights)
+        head = fit_linear_head(x, labels, l2=l2, sample_weight=weights)
+        self.ranker(self.name, self.model, head).save(folder)
+        return scores
+
+    def score(
+        self, candidates: Sequence[Candidate], features: np.ndarray, folder: Path
+    ) -> np.ndarray:
+        return self.ranker.load(folder).head.decision(self.read(candidates, features))
+
+
+class CrossEncoderLearner:
+    """The shipped MiniLM fine-tuned in folds on a group's labels from people."""
+
+    def __init__(self, config: GroupCrossEncoderConfig) -> None:
+        self.config, self.name = config, config.name
+
+    def applies(self, group: GroupData) -> bool:
+        return labels_counted(group.members, self.config) >= self.config.min_labels
+
+    def fit(self, group: GroupData, folder: Path, work: Path) -> np.ndarray:
+        from rankers.adaptation import is_random_sample
+
+        drawn = np.array([is_random_sample(m) for m in group.members])
+        return cross_fit_group_cross_encoder(group.members, drawn, self.config, folder, work)
+
+    def score(
+        self, candidates: Sequence[Candidate], features: np.ndarray, folder: Path
+    ) -> np.ndarray:
+        return load_group_cross_encoder(folder, self.config).score(candidates)
+
+
+def _neighbour_features(candidates: Sequence[Candidate], features: np.ndarray) -> np.ndarray:
+    return features
+
+
+def _embedding_features(candidates: Sequence[Candidate], features: np.ndarray) -> np.ndarray:
+    return embedding_features(candidates)
+
+
+KINDS: dict[str, Callable[..., GroupLearner]] = {
+    "neighbours": lambda c: LinearLearner(c, NeighbourRanker, "minilm", _neighbour_features),
+    "embedding": lambda c: LinearLearner(c, EmbeddingRanker, "minilm", _embedding_features),
+    "lm-states": lambda c: LinearLearner(
+        c, LmStatesRanker, c.model_dump_json(), lambda cands, _: lm_state_features(cands, c)
+    ),
+    "cross-encoder": CrossEncoderLearner,
+}
+
+
+def learner_folder(group_folder: Path, name: str) -> Path:
+    """The folder a group's learner saves its model in: one per learner, named after it."""
+    return group_folder / (re.sub(r"[^A-Za-z0-9_.-]+", "-", name).strip("-.") or "learner")
+
+
+def learner_for(config: LearnerConfig) -> GroupLearner:
+    """The learner of a config, by its kind."""
+    return KINDS[config.kind](config)

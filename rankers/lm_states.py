@@ -7,8 +7,8 @@ learners. A middle layer of SmolLM2-135M reads more of what a case means than fr
 MiniLM embeddings: on the bundled held-out generators, a logistic regression on it alone
 closed about twice the gap of one on MiniLM's features from the same labels (see
 benchmarks/README.md). It costs the model's load and a forward pass per candidate (about
-15 to 20 candidates a second on 2 cores), so it is off unless a config sets
-`adaptation: {lm_learner: {...}}`.
+15 to 20 candidates a second on 2 cores), so it is off unless a config lists it among
+`adaptation.learners` (`kind: lm-states`).
 
 Saved as JSON (its config, the weights and the feature scaling), never a pickle.
 """
@@ -18,6 +18,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Literal
 
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
@@ -41,6 +42,8 @@ class LmLearnerConfig(BaseModel):
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
+    kind: Literal["lm-states"] = "lm-states"
+    name: str = LM_LEARNER
     model: str = Field(
         default=DEFAULT_MODEL,
         description="an embedded model's name, a .gguf file or a causal-LM folder",

@@ -1,8 +1,8 @@
-"""`testaug rankers train|evaluate` and `testaug rank`: the validity triage stage."""
+"""`testaug rankers train|evaluate|hard-cases` and `testaug rank`: the validity triage
+stage's doors (the work is in testaug.steps.rankers and testaug.steps.rank)."""
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -12,8 +12,8 @@ from rich.table import Table
 from testaug.cli.console import console, err_console, progress, styled
 from testaug.cli.options import output_option
 from testaug.core.errors import InputError, Problem
-from testaug.core.jsonl import read_jsonl, read_jsonl_parts, write_jsonl
-from testaug.core.records import LabelledCandidate, RankedCandidate, TestCase
+from testaug.core.jsonl import read_jsonl
+from testaug.core.records import RankedCandidate
 from testaug.core.triage import CalibrationCheck, SourceEvaluation, TriageSummary
 
 rankers_app = typer.Typer(
@@ -33,16 +33,18 @@ def train_command(
 ) -> None:
     """Train every member of an ensemble on labelled candidates and save it."""
     from rankers.ensemble import load_config
-    from rankers.ensemble_training import train_ensemble
+    from testaug.cli.options import build_config
+    from testaug.steps.rankers import RankersSummary, TrainEnsembleConfig, train_rankers_on_labels
 
-    ensemble_config = load_config(config)
-    items = list(read_jsonl_parts(labelled, LabelledCandidate))
-    if not items:
-        raise InputError(Problem("no labelled candidates to train on", file=labelled))
-    if len({item.valid for item in items}) < 2:
-        kind = "valid" if items[0].valid else "invalid"
-        message = f"all {len(items):,} labelled candidates are {kind}; training needs both"
-        raise InputError(Problem(message, file=labelled))
+    record = build_config(
+        TrainEnsembleConfig,
+        flags={"labelled": "LABELLED", "out": "--output", "ensemble": "--config"},
+        labelled=labelled,
+        out=output,
+        ensemble=config,
+    )
+    ensemble_config = load_config(record.ensemble)
+    member_named = {m.name: m for m in ensemble_config.members}
     steps = len(ensemble_config.members) * ensemble_config.folds
     with progress() as bar:
         task = bar.add_task("training", total=steps)
@@ -53,24 +55,26 @@ def train_command(
                 task, completed=done, description=f"training {name} (fold {fold + 1} of {folds})"
             )
 
-        member_named = {m.name: m for m in ensemble_config.members}
-        ensemble = train_ensemble(items, ensemble_config, output, on_progress=advanced)
+        trained = train_rankers_on_labels(record, on_progress=advanced)
         bar.update(task, completed=steps)
+    summary = trained.summary
+    assert isinstance(summary, RankersSummary)
     table = Table(title_justify="left")
     table.add_column("member")
     table.add_column("kind")
     table.add_column("seconds", justify="right")
     for member in ensemble_config.members:
-        seconds = ensemble.manifest.train_seconds[member.name]
-        table.add_row(member.name, member.kind, f"{seconds:.1f}")
+        table.add_row(member.name, member.kind, f"{summary.train_seconds[member.name]:.1f}")
+    if "adaptation" in summary.train_seconds:
+        table.add_row("adaptation", "per generator", f"{summary.train_seconds['adaptation']:.1f}")
     console.print(table)
     console.print(
         styled(
             "[green]trained[/] ensemble {!r} version {} on {:,} candidates ({:,} invalid) into {}",
             ensemble_config.name,
-            ensemble.version,
-            len(items),
-            ensemble.manifest.invalid,
+            summary.version,
+            summary.trained_on,
+            summary.invalid or 0,
             output,
         )
     )
@@ -143,41 +147,40 @@ def evaluate_command(
     by: str | None = typer.Option(
         None, "--by", help="Also per source (`source`: each generator, and rule-made hard cases)."
     ),
+    output: Path | None = output_option(
+        None, "-o", "--output", help="Also write triage.json (what --json prints) here."
+    ),
     as_json: bool = typer.Option(False, "--json", help="Print one JSON object."),
 ) -> None:
     """How much review the rankers save: the share of candidates people must review to reach
     the target accuracy in the order `testaug rank` gives them (the triage people review),
     beside each part of that order alone (the members' plain Borda count, each member,
     each learner and signal the triage stacks), a random order and a perfect one (oracle)."""
-    from rankers.ensemble import Ensemble
-    from rankers.evaluation import evaluate_triage
-    from testaug.reports.plots import plot_acc_curves
+    from testaug.cli.options import build_config
+    from testaug.steps.rankers import (
+        EvaluateRankersConfig,
+        RankersEvaluationSummary,
+        evaluate_rankers,
+    )
 
     if by not in (None, "source", "generator"):
         raise InputError(Problem("expected source (or generator)", field="--by"))
-    items = list(read_jsonl_parts(labelled, LabelledCandidate))
-    ensemble = Ensemble.load(rankers)
-    reference = list(read_jsonl(cases, TestCase)) if cases else None
-    plot_path = plot or rankers / "acc_curve.png"
-    summary = evaluate_triage(
-        ensemble,
-        items,
+    record = build_config(
+        EvaluateRankersConfig,
+        flags={"labelled": "LABELLED", "out": "--output"},
+        labelled=labelled,
+        rankers=rankers,
         target=target,
-        reference=reference,
+        cases=cases,
+        plot=plot,
+        out=output,
         per_source=by is not None,
-        plot=str(plot_path),
     )
-    curves = {TRIAGE_ROW: summary.triage.curve}
-    curves.update({name: report.curve for name, report in summary.parts.items()})
-    curves.update(random=summary.random_curve, oracle=summary.oracle_curve)
-    plot_acc_curves(
-        curves,
-        plot_path,
-        target=target,
-        title=f"{labelled.name}: {summary.n} candidates, {summary.n_invalid} invalid",
-    )
+    done = evaluate_rankers(record)
+    assert isinstance(done.summary, RankersEvaluationSummary)
+    summary = done.summary.triage
     if as_json:
-        typer.echo(json.dumps(summary.model_dump()))
+        typer.echo(summary.model_dump_json())
         return
     console.print(_effort_table(summary))
     for pair, tau in summary.kendall_tau.items():
@@ -187,7 +190,7 @@ def evaluate_command(
     if summary.calibration is not None:
         console.print(_calibration_line(summary.calibration, summary.n), highlight=False)
     print_bases(summary.bases)
-    console.print(styled("[green]wrote[/] the ACC@k curve to {}", plot_path))
+    console.print(styled("[green]wrote[/] the ACC@k curve to {}", done.files["plot"]))
 
 
 TRIAGE_ROW = "triage (the order `rank` gives)"
@@ -272,24 +275,33 @@ def hard_cases_command(
     """Labelled hard cases made by rule from a suite, to train rankers on your own suite:
     cases of other templates (valid), of sibling descriptions or other capabilities
     (invalid: capability) and under a wrong label (invalid: label)."""
-    from collections import Counter
+    from testaug.cli.options import build_config
+    from testaug.steps.rankers import HardCasesConfig, HardCasesSummary, make_hard_cases
 
-    from rankers.hard_cases import hard_cases
-    from testaug.core.bundled import resolve_suite
-    from testaug.suites.load import load_suite
-
-    made = hard_cases(load_suite(resolve_suite(suite)), per_description=per_description, seed=seed)
-    write_jsonl(output, made)
-    kinds = Counter(item.candidate.model.removeprefix("hard-cases:") for item in made)
+    record = build_config(
+        HardCasesConfig,
+        flags={"suite": "SUITE", "out": "--output"},
+        suite=suite,
+        out=output,
+        per_description=per_description,
+        seed=seed,
+    )
+    done = make_hard_cases(record)
+    summary = done.summary
+    assert isinstance(summary, HardCasesSummary)
     table = Table(title_justify="left")
     table.add_column("kind")
     table.add_column("cases", justify="right")
-    for kind, count in sorted(kinds.items()):
+    for kind, count in summary.kinds.items():
         table.add_row(kind, f"{count:,}")
     console.print(table)
-    valid = sum(i.valid for i in made)
     console.print(
-        styled("[green]wrote[/] {:,} hard cases ({:,} valid) to {}", len(made), valid, output)
+        styled(
+            "[green]wrote[/] {:,} hard cases ({:,} valid) to {}",
+            done.records,
+            summary.valid,
+            output,
+        )
     )
 
 

@@ -175,7 +175,7 @@ def test_a_generator_with_labels_is_stacked_on_its_own_curve_and_an_unseen_one_i
     gemma = [i for i in rows if i.candidate.model == "gemma-3-270m"][:90]
     smol = [i for i in rows if i.candidate.model == "SmolLM2-135M-Instruct"][:150]
     strong = [i for i in rows if i.candidate.backend == "hand"][:40]
-    adaptation = load_config("offline").adaptation.model_copy(update={"min_labels": 40})
+    adaptation = AdaptationConfig(min_labels=40)
     config = load_config("offline").model_copy(update={"adaptation": adaptation})
     ensemble = train_ensemble([*smol, *gemma], config, tmp_path / "ens")
     state = ensemble.manifest.adaptation

@@ -21,6 +21,7 @@ from rankers.group_cross_encoder import (
     load_group_cross_encoder,
     training_subset,
 )
+from rankers.group_learners import learner_folder
 from testaug.core.bundled import bundled_dir
 from testaug.core.jsonl import read_jsonl_parts
 from testaug.core.records import LabelledCandidate
@@ -36,12 +37,20 @@ def test_the_cross_encoder_trains_on_random_labels_first_up_to_its_cap():
     assert list(training_subset(drawn, 20, seed=0)) == list(range(8))
 
 
-def test_the_cross_encoder_learner_is_on_by_default_and_null_turns_it_off():
-    assert AdaptationConfig().cross_encoder == GroupCrossEncoderConfig()
-    assert load_config("offline").adaptation.cross_encoder == GroupCrossEncoderConfig()
-    config = AdaptationConfig.model_validate({"cross_encoder": {"min_labels": 300}})
-    assert config.cross_encoder == GroupCrossEncoderConfig(min_labels=300)
-    assert AdaptationConfig.model_validate({"cross_encoder": None}).cross_encoder is None
+def test_the_cross_encoder_learner_is_on_by_default_and_can_be_left_out():
+    assert GroupCrossEncoderConfig() in AdaptationConfig().learners
+    assert GroupCrossEncoderConfig() in load_config("offline").adaptation.learners
+    config = AdaptationConfig.model_validate(
+        {"learners": [{"kind": "cross-encoder", "min_labels": 300}]}
+    )
+    assert config.learners == (GroupCrossEncoderConfig(min_labels=300),)
+    # the keys of configs written before learners were listed
+    earlier = AdaptationConfig.model_validate({"cross_encoder": {"min_labels": 300}})
+    assert GroupCrossEncoderConfig(min_labels=300) in earlier.learners
+    off = AdaptationConfig.model_validate({"cross_encoder": None})
+    assert all(learner.kind != "cross-encoder" for learner in off.learners)
+    dropped = AdaptationConfig().with_learners(dropping=(CROSS_ENCODER_LEARNER,))
+    assert [learner.kind for learner in dropped.learners] == ["neighbours", "embedding"]
 
 
 def test_only_labels_that_did_not_ship_with_testaug_count_towards_a_cross_encoder():
@@ -99,7 +108,7 @@ def test_a_group_with_enough_labels_stacks_its_own_fine_tuned_cross_encoder(tmp_
         batch_size=16,
     )  # fmt: skip
     offline = load_config("offline")
-    adaptation = offline.adaptation.model_copy(update={"min_labels": 40, "cross_encoder": own})
+    adaptation = AdaptationConfig(min_labels=40).with_learners(own)
     ensemble = train_ensemble(
         [*smol, *gemma], offline.model_copy(update={"adaptation": adaptation}), tmp_path / "ens"
     )
@@ -108,7 +117,8 @@ def test_a_group_with_enough_labels_stacks_its_own_fine_tuned_cross_encoder(tmp_
     group = state.groups[calibration_group(gemma[0].candidate)]
     part = group.parts[CROSS_ENCODER_LEARNER]
     assert part.weight >= 0 and 0 <= part.auc <= 1
-    saved = tmp_path / "ens" / "groups" / str(group.folder) / FOLDER
+    group_folder = tmp_path / "ens" / "groups" / str(group.folder)
+    saved = learner_folder(group_folder, CROSS_ENCODER_LEARNER) / FOLDER
     assert sorted(p.name for p in saved.iterdir()) == ["fold-0", "fold-1"]
     assert not (tmp_path / "ens" / ".work").exists()
     ranked = ensemble.rank([i.candidate for i in gemma[:6]])

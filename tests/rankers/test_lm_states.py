@@ -13,6 +13,7 @@ import rankers.lm_states as lm_states
 from rankers.adaptation import AdaptationConfig, adapted_scores, train_adaptation
 from rankers.calibration import calibration_group
 from rankers.cross_encoder import RankerError
+from rankers.group_learners import learner_folder
 from rankers.lm_states import (
     LM_LEARNER,
     LmLearnerConfig,
@@ -87,7 +88,7 @@ def test_a_group_with_labels_stacks_the_lm_learner_and_ranks_with_it_after_a_rel
     state = train_adaptation(items, noise, {"noise": noise}, [], config, tmp_path).state
     group = state.groups[calibration_group(items[0].candidate)]
     assert LM_LEARNER in group.parts and group.folder is not None
-    saved = LmStatesRanker.load(tmp_path / "groups" / group.folder)
+    saved = LmStatesRanker.load(learner_folder(tmp_path / "groups" / group.folder, LM_LEARNER))
     assert LmLearnerConfig.model_validate_json(saved.model) == tiny_lm
     candidates = [item.candidate for item in items]
     first = adapted_scores(candidates, noise, {"noise": noise}, [], state, tmp_path)

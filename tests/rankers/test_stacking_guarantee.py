@@ -11,6 +11,7 @@ import pytest
 from rankers.calibration import calibration_group
 from rankers.ensemble import load_config
 from rankers.ensemble_training import train_ensemble
+from rankers.group_cross_encoder import CROSS_ENCODER_LEARNER
 from rankers.triage import triage_report
 from testaug.core.bundled import bundled_dir
 from testaug.core.jsonl import read_jsonl, read_jsonl_parts
@@ -33,7 +34,7 @@ def test_the_stacked_out_of_fold_effort_is_within_a_point_of_the_best_part_on_de
 
     shipped = list(read_jsonl_parts(bundled_dir("data") / "validity" / "train", LabelledCandidate))
     prior = train_ensemble(shipped[::8], load_config("offline"), tmp_path / "prior")
-    config = prior.manifest.config.adaptation.model_copy(update={"cross_encoder": None})
+    config = prior.manifest.config.adaptation.with_learners(dropping=(CROSS_ENCODER_LEARNER,))
     differences = {}
     for path in sorted(DENSE.glob("*.jsonl")):
         held = list(read_jsonl(path, LabelledCandidate))

@@ -18,10 +18,12 @@ from pathlib import Path
 from types import ModuleType
 from typing import Literal
 
+import numpy as np
 import pytest
 from pydantic import ValidationError
 
 import testaug.steps
+from rankers.evaluation import evaluate_scores
 from testaug.adaptive.retest import TopicChange
 from testaug.adaptive.suggestions import RoundCounts, SuggestionRoundConfig
 from testaug.core.records import AcceptanceRule
@@ -57,7 +59,7 @@ from testaug.steps.measure import (
 )
 from testaug.steps.patch import PatchSummary
 from testaug.steps.rank import RankSummary
-from testaug.steps.rankers import RankersSummary
+from testaug.steps.rankers import HardCasesSummary, RankersEvaluationSummary, RankersSummary
 from testaug.steps.retest import RetestSummary
 from testaug.steps.review import AnnotateSummary, MergeSummary, PullSummary
 from testaug.steps.suggest import SuggestSummary
@@ -70,6 +72,7 @@ from testaug.steps.suggestion_review import (
     TreeUpdate,
 )
 from tests.fixing.test_debugging_loop import _round
+from tests.tiny_models import make_labelled
 
 NOT_STEP_MODULES = {"testaug.steps.contract", "testaug.steps.config"}
 
@@ -261,6 +264,13 @@ SUMMARIES: list[StepSummary] = [
     ReportSummary(sections=("Run", "Diversity")),
     RankersSummary(version="v1", trained_on=120),
     RankersSummary(version="v2", trained_on=124, from_people=4, shipped=120),
+    RankersSummary(
+        version="v3", trained_on=40, invalid=12, train_seconds={"m": 1.5, "adaptation": 0.3}
+    ),
+    RankersEvaluationSummary(
+        triage=evaluate_scores(make_labelled(["a", "b"], ["c"]), {"m": np.array([0.1, 0.2, 0.9])})
+    ),
+    HardCasesSummary(kinds={"label": 3, "other_template": 4}, valid=4),
     PullSummary(
         project="p", verdicts=2, added=2, changed=0, cancelled=0, unanswered=0, annotations=5
     ),
