@@ -172,9 +172,12 @@ def run_command(
         )
     print_summary(run_pipeline(config), time.perf_counter() - started)
     if gate_config is not None:
-        from testaug.evaluation.gate_runs import check_run_gate
+        from testaug.core.bundled import resolve_suite
+        from testaug.evaluation.gate_runs import check_run_gate, left_out_of
+        from testaug.suites.load import load_suite
 
-        gate.enforce_gate(check_run_gate(config.run_dir, gate_config), junit)
+        left_out = left_out_of(load_suite(resolve_suite(config.suite)), config.capabilities)
+        gate.enforce_gate(check_run_gate(config.run_dir, gate_config, left_out=left_out), junit)
 
 
 def run_pipeline(config: RunConfig) -> PipelineRun:

@@ -12,7 +12,7 @@ JUnit XML that CI systems read is `testaug.evaluation.gate_junit`; a test tree's
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Literal
 
 from testaug.core.errors import close_names, did_you_mean
@@ -149,13 +149,15 @@ def check_gate(
     config: GateConfig,
     *,
     rules: Sequence[AcceptanceRule] | None = None,
+    left_out: Mapping[str, Collection[str]] | None = None,
 ) -> GateResult:
     """The gate's checks on an evaluation summary: each model's headline rate per capability
     (on the headline's evidence), its rate per description and test type (over every case
     counted), a capability's and a description's for each test type unless the gate pools
     them; the share of unverified cases under its headline, and the `rules` (None: not
     known) the ranker accepted its cases under. A threshold that names no group or model
-    is a breach too."""
+    is a breach too, unless the group is one the run left out on purpose (`left_out`, by
+    kind: the capabilities a run was not asked for, and their descriptions)."""
     checks: list[Check] = []
     used: set[tuple[str, str, str | None]] = set()
     for model in summary.models:
@@ -166,7 +168,7 @@ def check_gate(
             checks.append(_precision_check(model, config.min_precision, rules))
     names = {m.model for m in summary.models}
     groups = {kind: _known(summary, kind) for kind in KINDS}
-    checks += unmatched(config.thresholds, used, names, groups)
+    checks += unmatched(config.thresholds, used, names, groups, left_out or {})
     return gate_result(config, checks)
 
 
@@ -370,12 +372,14 @@ def unmatched(
     used: set[tuple[str, str, str | None]],
     models: set[str],
     groups: Mapping[str, set[str]],
+    left_out: Mapping[str, Collection[str]],
 ) -> list[Check]:
     """A breach per threshold that names a model or group the evaluation lacks, with the
-    closest names: a typo must not pass the gate unchecked."""
+    closest names: a typo must not pass the gate unchecked (a group left out on purpose
+    is not a typo)."""
     checks = []
     for threshold in thresholds:
-        if threshold.key in used:
+        if threshold.key in used or threshold.name in left_out.get(threshold.kind, ()):
             continue
         if threshold.model is not None and threshold.model not in models:
             message = f"no model {threshold.model!r} was evaluated" + did_you_mean(

@@ -156,3 +156,18 @@ def test_a_summary_written_before_rates_per_test_type_is_gated_on_pooled_rates()
         "Negation (all test types)",
         "Vocabulary (all test types)",
     }
+
+
+def test_a_limit_on_a_capability_the_run_left_out_is_no_breach_but_a_typo_still_is():
+    from testaug.core.bundled import resolve_suite
+    from testaug.evaluation.gate_runs import left_out_of
+    from testaug.suites.load import load_suite
+
+    gate = flag_gate(["Temporal=10", "Temporl=10"])  # the run evaluated Negation, Vocabulary
+    breaches = {b.name for b in check_gate(summary(), gate).breaches}
+    assert {"Temporal", "Temporl"} <= breaches
+    left_out = left_out_of(load_suite(resolve_suite("sentiment")), ["Negation", "Vocabulary"])
+    assert left_out["capability"] == {"Temporal", "SRL"}
+    kept = check_gate(summary(), gate, left_out=left_out)
+    assert [b.name for b in kept.breaches] == ["Temporl"]
+    assert left_out_of(load_suite(resolve_suite("sentiment")), None) == {}
