@@ -46,14 +46,30 @@ def write_json(path: Path, data: Any) -> None:
 
 def write_text_atomic(path: Path, text: str) -> None:
     """Write a text file whole or not at all: a temporary file renamed over the target."""
+    write_bytes_atomic(path, text.encode("utf-8"))
+
+
+def write_bytes_atomic(path: Path, data: bytes) -> None:
+    """Write a file whole or not at all: a fresh temporary file renamed over the target, so
+    a symbolic link at `path` is replaced by the file, never written through."""
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f".{path.name}.{uuid.uuid4().hex}.tmp")
     try:
-        tmp.write_text(text, encoding="utf-8")
+        with tmp.open("xb") as out:
+            out.write(data)
         os.replace(tmp, path)
     except BaseException:
         tmp.unlink(missing_ok=True)
         raise
+
+
+def own_folder(path: Path) -> Path:
+    """`path` as a real folder, made if missing: a symbolic link there is removed (not what
+    it points to) first, so files written into it stay where they are named."""
+    if path.is_symlink():
+        path.unlink()
+    path.mkdir(parents=True, exist_ok=True)
+    return path
 
 
 # The atomic writers' temporary files: `.NAME.HEX.tmp` beside the file being written.
