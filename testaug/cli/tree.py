@@ -13,6 +13,7 @@ from testaug.cli import gate
 from testaug.cli.console import console, err_console
 from testaug.cli.options import build_config, choice
 from testaug.core.errors import InputError, Problem
+from testaug.core.overwrites import refuse_overwriting_inputs
 
 # AdaTest trees are read by people: a few cases per template, not every fill.
 DEFAULT_PER_TEMPLATE = 10
@@ -239,6 +240,10 @@ def retest_command(
         raise InputError(
             Problem("needs --previous to compare with", field="--fail-on-new-failures")
         )
+    refuse_overwriting_inputs(
+        {"--output": output, "--scored-tree": scored_tree, "--junit": junit},
+        {"TREE": tree_path, "--previous": previous, "--gate": gate_file},
+    )
     config = gate.build_gate(
         gate_file=gate_file,
         max_error=max_error,
