@@ -40,7 +40,7 @@ def generate(
     temperature: float = 1.0,
     max_tokens: int = 48,
     concurrency: int = 8,
-    capabilities: Sequence[str] = (),
+    capabilities: str | Sequence[str] = (),
     per_template: int = 20,
     seed: int = 0,
     prompt_file: str | Path | None = None,
@@ -57,8 +57,10 @@ def generate(
     from testaug.core.settings import Settings
     from testaug.generation.sampling import GenerationConfig
     from testaug.steps.augment import PromptPlan, build_prompt_set, generate_prompt_set
+    from testaug.suites.cases import capability_names
 
     settings = settings or Settings()
+    capabilities = capability_names(capabilities)  # a string is one capability
     plan = PromptPlan(
         prompts_per_description=prompts_per_description,
         seeds_per_prompt=seeds_per_prompt,

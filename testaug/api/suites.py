@@ -34,16 +34,18 @@ def expand(
     *,
     per_template: int | None = None,
     seed: int = 0,
-    capabilities: Iterable[str] = (),
+    capabilities: str | Iterable[str] = (),
     out: str | Path | None = None,
 ) -> list[TestCase]:
     """The suite's templates filled into test cases: every fill, or a seeded sample of
-    `per_template` per template; only the `capabilities` named (all when none). With
-    `out`, the cases are also written there as JSONL."""
-    from testaug.suites.cases import expand_suite
+    `per_template` per template; only the `capabilities` named (all when none; a string
+    is one), each of which the suite must have. With `out`, the cases are also written
+    there as JSONL."""
+    from testaug.suites.cases import capability_names, check_capabilities, expand_suite
 
     loaded = suite if isinstance(suite, Suite) else load_suite(suite)
-    wanted = set(capabilities)
+    wanted = capability_names(capabilities)
+    check_capabilities(wanted, (c.name for c in loaded.capabilities))
     cases = [
         case
         for case in expand_suite(loaded, per_template=per_template, seed=seed)
