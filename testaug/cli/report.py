@@ -7,7 +7,7 @@ from pathlib import Path
 
 import typer
 
-from testaug.cli.console import console
+from testaug.cli.console import console, err_console
 from testaug.core.errors import InputError, Problem
 
 
@@ -40,10 +40,18 @@ def report_command(
 
 
 def _install_browser() -> None:
-    """Install the browser, or say why not; exit 0 either way (the report needs no browser)."""
+    """Install the browser, or say loudly on stderr why not; exit 0 either way (the report
+    needs no browser; the page tests skip without one, and fail under CI)."""
     from testaug.reports.browser import install_browser
 
     console.print("installing the headless browser (chromium, chromium-driver) ...")
     outcome = install_browser()
-    colour = "green" if outcome.browser is not None else "yellow"
-    console.print(f"[{colour}]browser:[/] {outcome.message}", highlight=False, soft_wrap=True)
+    if outcome.browser is not None:
+        console.print(f"[green]browser:[/] {outcome.message}", highlight=False, soft_wrap=True)
+        return
+    err_console.print(
+        f"[bold yellow]warning: the browser is NOT installed:[/] {outcome.message} "
+        "(under CI, where CI is set, its page tests fail rather than skip)",
+        highlight=False,
+        soft_wrap=True,
+    )
