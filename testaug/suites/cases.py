@@ -65,7 +65,7 @@ def check_capabilities(
     known: Iterable[str],
     *,
     where: Path | str | None = None,
-    field: str = "capabilities",
+    field: str | None = None,
 ) -> None:
     """An InputError for each of the `named` capabilities not `known`, with the closest
     known names (all of them, when none is close)."""
