@@ -8,6 +8,13 @@ from pathlib import Path
 
 import pytest
 
+from tests.ci_skips import (  # noqa: F401 (hooks: under CI a skip fails, see ci_skips)
+    pytest_collectreport,
+    pytest_configure,
+    pytest_runtest_makereport,
+    pytest_sessionfinish,
+    pytest_terminal_summary,
+)
 from tests.cli_runner import HANG_TIMEOUT
 
 DATA = Path(__file__).parent / "data"

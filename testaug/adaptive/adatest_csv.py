@@ -20,8 +20,9 @@ unnamed in the header), then one of three column sets, all read here:
 A label map (`label_map`) renames output labels as they are read (see `label_map`).
 Columns named "<model> score" hold failure scores ("|"-joined scores of template
 expansions: the highest counts, as in AdaTest). Other columns are ignored.
-Any other label, type or comparator is an error naming the line. Writing is
-`adatest_export`'s.
+Any other label, type or comparator is an error naming the line. A cell that starts with
+`'` before `=`, `+`, `-` or `@` is read without that `'`, which writing (`adatest_export`'s)
+adds so that spreadsheets show such a cell as text (`core.csv_cells`).
 """
 
 from __future__ import annotations
@@ -37,6 +38,7 @@ from pydantic import ValidationError
 
 from testaug.adaptive.label_map import map_labels
 from testaug.adaptive.tree import ROOT, TestTree, TreeTest
+from testaug.core.csv_cells import unescape_cell
 from testaug.core.errors import InputError, Problem, format_path
 from testaug.core.jsonl import open_input
 from testaug.core.records import Record
@@ -177,7 +179,7 @@ def _read_csv(path: Path) -> tuple[list[str], list[tuple[int, list[str]]]]:
             line = reader.line_num + 1
             for values in reader:
                 if any(value.strip() for value in values):
-                    rows.append((line, values))
+                    rows.append((line, [unescape_cell(value) for value in values]))
                 line = reader.line_num + 1
         except csv.Error as exc:
             raise InputError(

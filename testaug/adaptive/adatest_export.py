@@ -10,7 +10,9 @@ cannot hold it). Topics are URL-encoded as AdaTest writes them (a space as "%20"
 as "%25"), so they read back as they were. The "type" columns have no tolerance (AdaTest has none) and no "no less than": that
 test is written as the other input "should not be more L than" this one, which
 reads back as the equivalent "should be no more than" test. A tree with tests of which the
-format can hold none is an error that leaves an earlier CSV as it was.
+format can hold none is an error that leaves an earlier CSV as it was. A cell that a
+spreadsheet would evaluate (`=`, `+`, `-`, `@` first) starts with `'` (`core.csv_cells`),
+which `tree import` takes away again.
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ from testaug.adaptive.adatest_csv import (
     AdaTestFormat,
 )
 from testaug.adaptive.tree import ROOT, TestTree, TreeTest
+from testaug.core.csv_cells import escape_cell
 from testaug.core.errors import InputError, Problem
 from testaug.core.records import Record
 from testaug.core.runs import write_text_atomic
@@ -117,7 +120,8 @@ def adatest_csv_text(
                     ExportNote(test_id=row.id, topic=row.topic, reason=reason, written=True)
                 )
             scores = [repr(row.scores[name]) if name in row.scores else "" for name in models]
-            writer.writerow([*cells, *([row.author] if authors else []), *scores])
+            written = [*cells, *([row.author] if authors else []), *scores]
+            writer.writerow([escape_cell(cell) for cell in written])
             count += 1
             tests += row.kind != "topic"
     result = AdaTestExport(format=format, rows=count, tests=tests, notes=tuple(notes))

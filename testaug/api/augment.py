@@ -60,8 +60,10 @@ def generate(
     from testaug.core.settings import Settings
     from testaug.generation.sampling import GenerationConfig
     from testaug.steps.augment import PromptPlan, build_prompt_set, generate_prompt_set
+    from testaug.suites.cases import capability_names
 
     settings = settings or Settings()
+    capabilities = capability_names(capabilities)  # a string is one capability
     plan = PromptPlan(
         prompts_per_description=prompts_per_description,
         seeds_per_prompt=seeds_per_prompt,

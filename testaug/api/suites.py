@@ -15,7 +15,6 @@ from testaug.api.arguments import (
     check_suite,
     written_from,
 )
-from testaug.core.errors import InputError, Problem, close_names, did_you_mean
 from testaug.core.records import Suite, TestCase
 from testaug.core.run_sizes import SIZES
 
@@ -63,8 +62,8 @@ def expand(
     cases per template (20, the seeds of a default `testaug run`), or every fill with
     `per_template=None` (a shipped suite's every fill is hundreds of thousands of cases and
     takes minutes: more than 100,000 is logged as a warning first); only the
-    `capabilities` named (one name, or several; all when none). With `out`, the cases are
-    also written there as JSONL."""
+    `capabilities` named (one name, or several; all when none), each of which the suite
+    must have. With `out`, the cases are also written there as JSONL."""
     from testaug.suites.cases import expand_suite
 
     check_count(per_template, "per_template", none="every fill")
@@ -79,24 +78,15 @@ def expand(
 
 
 def with_capabilities(suite: Suite, capabilities: str | Iterable[str]) -> Suite:
-    """The suite with only the capabilities named (all when none); an InputError naming
-    `capabilities` for a name the suite does not have, with the nearest ones."""
-    wanted = [capabilities] if isinstance(capabilities, str) else list(capabilities)
+    """The suite with only the capabilities named (all when none; a string is one); an
+    InputError naming `capabilities` for a name the suite does not have, with the nearest
+    ones."""
+    from testaug.suites.cases import capability_names, check_capabilities
+
+    wanted = capability_names(capabilities)
     if not wanted:
         return suite
-    names = [capability.name for capability in suite.capabilities]
-    problems = [
-        Problem(
-            f"no capability {name!r} in suite {suite.name!r}"
-            f"{did_you_mean(close_names(str(name), names))} (its capabilities: "
-            f"{', '.join(names)})",
-            field="capabilities",
-        )
-        for name in wanted
-        if name not in names
-    ]
-    if problems:
-        raise InputError(problems)
+    check_capabilities(wanted, (c.name for c in suite.capabilities), field="capabilities")
     kept = tuple(capability for capability in suite.capabilities if capability.name in wanted)
     return suite.model_copy(update={"capabilities": kept})
 

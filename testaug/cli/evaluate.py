@@ -17,6 +17,7 @@ from testaug.cli import gate
 from testaug.cli.console import console, err_console, progress, styled
 from testaug.cli.options import build_config, output_option
 from testaug.core.jsonl import read_json
+from testaug.core.overwrites import existing, refuse_overwriting_inputs
 from testaug.core.run_folder import RunFolder
 from testaug.core.runs import sibling
 from testaug.evaluation.failures import FailureRate, interval_text
@@ -67,6 +68,14 @@ def evaluate_command(
     of them that should keep (or change) its answer. With a gate, exit 1 on a breach."""
     from testaug.steps.measure import EvaluationConfig, SuiteEvaluationConfig, evaluate_suite
 
+    refuse_overwriting_inputs(
+        {
+            "--output": output,
+            "--output's results file": sibling(output, "results") if output else None,
+            "--junit": junit,
+        },
+        {"CASES": cases_path, "--gate": gate_file, "--suite": existing(suite)},
+    )
     config = gate.build_gate(
         suite=suite,
         gate_file=gate_file,

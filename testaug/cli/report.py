@@ -7,7 +7,7 @@ from pathlib import Path
 
 import typer
 
-from testaug.cli.console import console, styled
+from testaug.cli.console import console, err_console, styled
 from testaug.cli.options import output_option
 from testaug.core.errors import InputError, Problem
 
@@ -40,10 +40,19 @@ def report_command(
 
 
 def _install_browser() -> None:
-    """Install the browser, or say why not; exit 0 either way (the report needs no browser)."""
+    """Install the browser, or say loudly on stderr why not; exit 0 either way (the report
+    needs no browser; the page tests skip without one, and fail under CI)."""
     from testaug.reports.browser import install_browser
 
     console.print("installing the headless browser (chromium, chromium-driver) ...")
     outcome = install_browser()
-    colour = "green" if outcome.browser is not None else "yellow"
-    console.print(styled("[" + colour + "]browser:[/] {}", outcome.message))
+    if outcome.browser is not None:
+        console.print(styled("[green]browser:[/] {}", outcome.message))
+        return
+    err_console.print(
+        styled(
+            "[bold yellow]warning: the browser is NOT installed:[/] {} (under CI, where CI "
+            "is set, its page tests fail rather than skip)",
+            outcome.message,
+        )
+    )

@@ -14,7 +14,9 @@ from testaug.cli import gate
 from testaug.cli.console import console, err_console, styled
 from testaug.cli.options import output_option, renamed_option
 from testaug.core.fault_logs import quiet_expected_faults
+from testaug.core.overwrites import existing, refuse_overwriting_inputs
 from testaug.core.prefect_environment import prepare_prefect_environment
+from testaug.core.run_folder import RunFolder
 from testaug.core.run_sizes import SIZES
 from testaug.core.secrets import split_userinfo
 from testaug.core.settings import Settings
@@ -121,6 +123,15 @@ def run_command(
         llm, old_generator_model, old="--generator-model", new="--llm", default=None, command="run"
     )
     chosen, task_of_suite = chosen_suite(task, suite)
+    refuse_overwriting_inputs(
+        {"--junit": junit},
+        {
+            "--suite": existing(chosen),
+            "--gate": gate_file,
+            "--rankers": existing(rankers),
+            **{f"--run-dir's {name}": run_dir / name for name in RunFolder.names()},
+        },
+    )
     gate_config = gate.build_gate(
         suite=chosen,
         gate_file=gate_file,

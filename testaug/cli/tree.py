@@ -13,6 +13,7 @@ from testaug.cli import gate
 from testaug.cli.console import console, err_console, styled
 from testaug.cli.options import build_config, choice, output_option
 from testaug.core.errors import InputError, Problem
+from testaug.core.overwrites import refuse_overwriting_inputs
 from testaug.core.run_sizes import TREE_PER_TEMPLATE as DEFAULT_PER_TEMPLATE
 
 tree_app = typer.Typer(
@@ -249,6 +250,10 @@ def retest_command(
         raise InputError(
             Problem("needs --previous to compare with", field="--fail-on-new-failures")
         )
+    refuse_overwriting_inputs(
+        {"--output": output, "--scored-tree": scored_tree, "--junit": junit},
+        {"TREE": tree_path, "--previous": previous, "--gate": gate_file},
+    )
     config = gate.build_gate(
         gate_file=gate_file,
         max_error=max_error,

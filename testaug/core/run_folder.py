@@ -44,6 +44,13 @@ class RunFolder:
     REPORT_HTML: ClassVar[str] = "report.html"
 
     @classmethod
+    def names(cls) -> tuple[str, ...]:
+        """The name of every file and folder above, as the pipeline writes them."""
+        return tuple(
+            value for key, value in vars(cls).items() if key.isupper() and isinstance(value, str)
+        )
+
+    @classmethod
     def of(cls, path: Path) -> RunFolder:
         """The run folder a file of it lies in (`ranked.jsonl` -> its folder)."""
         return cls(path.parent)

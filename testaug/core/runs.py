@@ -5,10 +5,12 @@ from __future__ import annotations
 import json
 import os
 import re
+import shutil
 import time
 import uuid
 from datetime import UTC, datetime
 from pathlib import Path
+from stat import S_ISREG
 from typing import Any
 
 import yaml
@@ -46,14 +48,30 @@ def write_json(path: Path, data: Any) -> None:
 
 def write_text_atomic(path: Path, text: str) -> None:
     """Write a text file whole or not at all: a temporary file renamed over the target."""
+    write_bytes_atomic(path, text.encode("utf-8"))
+
+
+def write_bytes_atomic(path: Path, data: bytes) -> None:
+    """Write a file whole or not at all: a fresh temporary file renamed over the target, so
+    a symbolic link at `path` is replaced by the file, never written through."""
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f".{path.name}.{uuid.uuid4().hex}.tmp")
     try:
-        tmp.write_text(text, encoding="utf-8")
+        with tmp.open("xb") as out:
+            out.write(data)
         os.replace(tmp, path)
     except BaseException:
         tmp.unlink(missing_ok=True)
         raise
+
+
+def own_folder(path: Path) -> Path:
+    """`path` as a real folder, made if missing: a symbolic link there is removed (not what
+    it points to) first, so files written into it stay where they are named."""
+    if path.is_symlink():
+        path.unlink()
+    path.mkdir(parents=True, exist_ok=True)
+    return path
 
 
 # The atomic writers' temporary files: `.NAME.HEX.tmp` beside the file being written.
@@ -90,6 +108,44 @@ def remove_stale_temporaries(
             files += 1
             removed += stat.st_size
     return files, removed
+
+
+def remove_stale_leftovers(
+    output: Path, *, older_than: float = STALE_AFTER_SECONDS
+) -> tuple[int, int]:
+    """Remove what killed writes of `output` left beside it once untouched for `older_than`
+    seconds: temporary files and folders (`.NAME.HEX.tmp`, and `.NAME.HEX.tmp.SUFFIX` a
+    writer keeps beside one) and, while `output` exists, an earlier output set aside to be
+    replaced (`.NAME.HEX.old`). A folder counts as touched when anything in it was.
+    (entries, bytes) removed."""
+    own = re.compile(rf"^\.{re.escape(output.name)}\.[0-9a-f]{{32}}\.(tmp(\.\w+)?|old)$")
+    if not output.parent.is_dir():
+        return 0, 0
+    cutoff = time.time() - older_than
+    entries = removed = 0
+    for path in output.parent.iterdir():
+        found = own.match(path.name)
+        if found is None or (found.group(1) == "old" and not output.exists()):
+            continue
+        try:
+            if path.is_symlink() or not path.is_dir():
+                stat = path.lstat()
+                if stat.st_mtime >= cutoff:
+                    continue
+                path.unlink()
+                size = stat.st_size
+            else:
+                inside = [path, *path.rglob("*")]
+                stats = [item.lstat() for item in inside]
+                if max(stat.st_mtime for stat in stats) >= cutoff:
+                    continue
+                shutil.rmtree(path)
+                size = sum(stat.st_size for stat in stats if S_ISREG(stat.st_mode))
+        except OSError:  # gone meanwhile, or not this user's to remove
+            continue
+        entries += 1
+        removed += size
+    return entries, removed
 
 
 def write_yaml(path: Path, data: object) -> None:

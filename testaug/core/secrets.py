@@ -1,13 +1,26 @@
 """Keeping credentials out of files and messages: URLs without their user info or key-like
-query parameters, texts with key-shaped strings blanked, and a URL's user info split off so
-that it travels in the environment (`TESTAUG_BASE_URL_USERINFO`), never in a record."""
+query parameters, texts with key-shaped strings and the credentials this process was given
+blanked, and a URL's user info split off so that it travels in the environment
+(`TESTAUG_BASE_URL_USERINFO`), never in a record."""
 
 from __future__ import annotations
 
 import re
-from urllib.parse import urlsplit, urlunsplit
+import threading
+from urllib.parse import unquote, urlsplit, urlunsplit
 
 MASK = "***"
+
+# The credentials this process was given (API keys, passwords, a URL's user info): masked
+# wherever they appear, whatever their shape, once remembered.
+_KNOWN: set[str] = set()
+_KNOWN_PATTERN: re.Pattern[str] | None = None
+_KNOWN_LOCK = threading.Lock()
+# A value shorter than this, or one of few letters only ("none", "EMPTY", "ollama": what
+# local servers take as a dummy key), is a placeholder more likely than a secret, and
+# masking it would blank ordinary words of generated text.
+KNOWN_MIN_CHARS = 4
+KNOWN_MIN_LETTERS_ONLY = 8
 
 _SECRETS = [
     # user info in a URL: scheme://user:password@host
@@ -50,10 +63,55 @@ _SECRETS = [
 
 
 def redact_text(text: str) -> str:
-    """`text` with URL user info, bearer tokens and key-shaped strings replaced by ***."""
+    """`text` with the remembered credentials (`remember_credentials`), URL user info,
+    bearer tokens and key-shaped strings replaced by ***."""
+    text = mask_credentials(text)
     for pattern, replacement in _SECRETS:
         text = pattern.sub(replacement, text)
     return text
+
+
+def remember_credentials(*values: str | None) -> None:
+    """Mask these values (API keys, passwords) wherever `redact_text` and `mask_credentials`
+    run in this process from now on; None, and placeholders too short or too plain to be
+    secrets (`KNOWN_MIN_CHARS`, `KNOWN_MIN_LETTERS_ONLY`), are passed over."""
+    global _KNOWN_PATTERN
+    kept = {
+        value
+        for value in values
+        if value
+        and len(value) >= KNOWN_MIN_CHARS
+        and (len(value) >= KNOWN_MIN_LETTERS_ONLY or not value.isalpha())
+    }
+    with _KNOWN_LOCK:
+        if kept <= _KNOWN:
+            return
+        _KNOWN.update(kept)
+        longest_first = sorted(_KNOWN, key=len, reverse=True)
+        _KNOWN_PATTERN = re.compile("|".join(re.escape(value) for value in longest_first))
+
+
+def remember_userinfo(userinfo: str | None) -> None:
+    """Remember a URL's user info (`user:password`) as credentials: whole and its password,
+    each as written in the URL and percent-decoded (as a server that quotes it decodes it)."""
+    if not userinfo:
+        return
+    _, colon, password = userinfo.partition(":")
+    values = [userinfo, password] if colon else [userinfo]
+    remember_credentials(*values, *(unquote(value) for value in values))
+
+
+def remember_url_credentials(url: str | None) -> None:
+    """Remember the user info of `url` (`remember_userinfo`), if it has any."""
+    if url:
+        remember_userinfo(split_userinfo(url)[1])
+
+
+def mask_credentials(text: str) -> str:
+    """`text` with every remembered credential replaced by ***; nothing else changed (what
+    a model generates goes through this, not through the key-shaped patterns)."""
+    pattern = _KNOWN_PATTERN
+    return pattern.sub(MASK, text) if pattern is not None else text
 
 
 def split_userinfo(url: str) -> tuple[str, str | None]:
@@ -93,4 +151,14 @@ def redact_url(url: str) -> str:
     return urlunsplit((parts.scheme, netloc, parts.path, "", ""))
 
 
-__all__ = ["MASK", "redact_text", "redact_url", "split_userinfo", "with_userinfo"]
+__all__ = [
+    "MASK",
+    "mask_credentials",
+    "redact_text",
+    "redact_url",
+    "remember_credentials",
+    "remember_url_credentials",
+    "remember_userinfo",
+    "split_userinfo",
+    "with_userinfo",
+]

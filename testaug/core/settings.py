@@ -8,6 +8,8 @@ from pathlib import Path
 from pydantic import AliasChoices, Field, SecretStr
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from testaug.core.secrets import remember_credentials, remember_url_credentials, remember_userinfo
+
 
 def _default_cache_dir() -> Path:
     root = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
@@ -38,6 +40,16 @@ class Settings(BaseSettings):
         default=None,
         validation_alias=AliasChoices("TESTAUG_LABEL_STUDIO_API_KEY", "LABEL_STUDIO_API_KEY"),
     )
+
+    def model_post_init(self, context: object, /) -> None:
+        """The credentials given are remembered for redaction (`core.secrets`): a server
+        that echoes one back, in an error or a completion, has it blanked."""
+        for secret in (self.openai_api_key, self.label_studio_api_key):
+            remember_credentials(secret.get_secret_value() if secret else None)
+        if self.base_url_userinfo is not None:
+            remember_userinfo(self.base_url_userinfo.get_secret_value())
+        remember_url_credentials(self.base_url)
+        remember_url_credentials(self.label_studio_url)
 
     @property
     def response_cache_path(self) -> Path:

@@ -6,7 +6,9 @@ completion however many samples a request asked for, and a repeated or resumed
 run gets the same candidates without a request. The first answer stored for a key
 stays the answer, also when concurrent runs against a varying server race. A completion
 longer than `MAX_COMPLETION_CHARS` is stored cut to that length and marked as cut off
-("length"), as `max_tokens` would have cut it, so a runaway reply never fills the file.
+("length"), as `max_tokens` would have cut it, so a runaway reply never fills the file. A
+credential this process was given (`core.secrets.remember_credentials`) that a server echoes
+in a completion is stored as ***, so no suggestion, candidate or printed table holds it.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ import time
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
+from testaug.core.secrets import mask_credentials
 from testaug.generation.backends import Completion, CompletionRequest
 
 _SCHEMA = """
@@ -163,10 +166,12 @@ class ResponseCache:
 
 
 def _capped(completion: Completion) -> tuple[str, str]:
-    """A completion's text and finish reason as stored: cut to `MAX_COMPLETION_CHARS`."""
-    if len(completion.text) <= MAX_COMPLETION_CHARS:
-        return completion.text, completion.finish_reason
-    return completion.text[:MAX_COMPLETION_CHARS], "length"
+    """A completion's text and finish reason as stored: the credentials this process was
+    given masked (a server may echo its key), cut to `MAX_COMPLETION_CHARS`."""
+    text = mask_credentials(completion.text)
+    if len(text) <= MAX_COMPLETION_CHARS:
+        return text, completion.finish_reason
+    return text[:MAX_COMPLETION_CHARS], "length"
 
 
 def _logprobs_json(completion: Completion) -> str | None:

@@ -14,6 +14,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import quote
 
+from testaug.core.runs import own_folder, write_bytes_atomic, write_text_atomic
+
 
 @dataclass(frozen=True)
 class Heading:
@@ -84,7 +86,8 @@ class Report:
 
 
 def render_markdown(report: Report, path: Path, images_dir: Path) -> list[Path]:
-    """Write report.md and its images (into `images_dir`); returns the image paths."""
+    """Write report.md and its images (into `images_dir`), each file atomically and never
+    through a symbolic link; returns the image paths."""
     lines = [f"# {_md_line(report.title)}", ""]
     written = []
     for block in _markdown_blocks(report.blocks):
@@ -106,19 +109,21 @@ def render_markdown(report: Report, path: Path, images_dir: Path) -> list[Path]:
                 lines.append("| " + " | ".join(cells) + " |")
             lines.append("")
         else:
-            images_dir.mkdir(parents=True, exist_ok=True)
+            if not written:
+                own_folder(images_dir)
             image_path = images_dir / block.name
-            image_path.write_bytes(block.png)
+            write_bytes_atomic(image_path, block.png)
             written.append(image_path)
             relative = image_path.relative_to(path.parent).as_posix()
             alt = _md_line(block.alt).replace("[", "\\[").replace("]", "\\]")
             lines += [f"![{alt}]({quote(relative)})", ""]
-    path.write_text("\n".join(lines), encoding="utf-8")
+    write_text_atomic(path, "\n".join(lines))
     return written
 
 
 def render_html(report: Report, path: Path) -> None:
-    """Write one HTML file with everything inline (styles and images)."""
+    """Write one HTML file with everything inline (styles and images), atomically and never
+    through a symbolic link."""
     body = [f"<h1>{html.escape(report.title)}</h1>"]
     for block in report.blocks:
         if isinstance(block, Heading):
@@ -169,7 +174,7 @@ p.notice {{ border-left: 4px solid #b36b00; background: #fff4e0; padding: 0.5em 
 {chr(10).join(body)}
 </body></html>
 """
-    path.write_text(page, encoding="utf-8")
+    write_text_atomic(path, page)
 
 
 def _markdown_blocks(blocks: Sequence[Block]) -> list[Heading | Text | Table | Image]:

@@ -8,6 +8,8 @@ from collections.abc import Collection, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from testaug.core.runs import write_bytes_atomic
+
 
 def _pyplot() -> Any:
     import matplotlib
@@ -63,8 +65,7 @@ def plot_acc_curves(
     title: str = "",
 ) -> Path:
     """ACC@k curves saved as a PNG file."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_bytes(acc_curves_png(curves, target=target, title=title))
+    write_bytes_atomic(path, acc_curves_png(curves, target=target, title=title))
     return path
 
 

@@ -26,6 +26,7 @@ from testaug.core.errors import InputError, Problem, format_path
 from testaug.core.jsonl import open_input, read_json, read_jsonl
 from testaug.core.records import Annotation
 from testaug.core.run_folder import RunFolder
+from testaug.core.runs import remove_stale_temporaries
 from testaug.core.triage import TriageReport, TriageSummary
 from testaug.diversity.measures import DiversityMeasures, DiversityRow, DiversitySummary
 from testaug.evaluation.summary import EvaluationSummary
@@ -142,11 +143,16 @@ def _build(run_dir: Path) -> Report:
 
 def write_report(run_dir: Path, output_dir: Path | None = None) -> WrittenReport:
     """Write report.md (images in report_files/) and report.html into the output folder;
-    nothing is written (nor the folder made) when the run cannot be reported."""
+    nothing is written (nor the folder made) when the run cannot be reported. Each file is
+    written whole or not at all, replacing a symbolic link rather than writing through it;
+    what killed writes left there over an hour ago is removed."""
     output_dir = output_dir or run_dir
     report = _build(run_dir)
     output_dir.mkdir(parents=True, exist_ok=True)
     written = RunFolder(output_dir)
+    remove_stale_temporaries(output_dir)
+    if not written.report_files.is_symlink():  # a link there is replaced, not swept
+        remove_stale_temporaries(written.report_files)
     markdown = written.report_markdown
     render_markdown(report, markdown, written.report_files)
     html = written.report_html

@@ -18,7 +18,7 @@ from pydantic import SecretStr
 
 from testaug.core.errors import ServiceError, TransientServiceError
 from testaug.core.retries import RetryNotices, RetryPolicy, call_with_retries
-from testaug.core.secrets import redact_url
+from testaug.core.secrets import redact_url, remember_credentials, remember_url_credentials
 from testaug.review.project_record import marked_description, marker_of, new_marker
 
 T = TypeVar("T")
@@ -51,6 +51,8 @@ class LabelStudio:
         """Connect to the server at `url`; `client` is an SDK client to use instead (a fake
         in unit tests)."""
         self.url = redact_url(url)
+        remember_credentials(api_key.get_secret_value())  # blanked wherever echoed
+        remember_url_credentials(url)
         if client is None:
             from label_studio_sdk.client import LabelStudio as Client
 

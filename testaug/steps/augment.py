@@ -22,7 +22,7 @@ from testaug.generation.prompts import PromptTemplate, prompt_for
 from testaug.generation.sampling import GenerationConfig, GenerationResult, generate
 from testaug.generation.seeding import build_prompts
 from testaug.steps.contract import StepOutput, StepSummary, step_output
-from testaug.suites.cases import expand_suite
+from testaug.suites.cases import capability_names, check_capabilities, expand_suite
 from testaug.suites.load import load_suite
 from testaug.suites.task_labels import checked
 
@@ -161,12 +161,15 @@ def build_prompt_set(
     source: str | Path,
     *,
     plan: PromptPlan,
-    capabilities: Sequence[str] = (),
+    capabilities: str | Sequence[str] = (),
     prompt_file: Path | None = None,
 ) -> PromptSet:
-    """Prompts from the seed cases of some capabilities (or all), with the task's shipped
-    template or the one in `prompt_file`; an error naming `source` when no case is left."""
-    chosen = [case for case in cases if not capabilities or case.capability in capabilities]
+    """Prompts from the seed cases of some capabilities (or all; a string is one), with the
+    task's shipped template or the one in `prompt_file`; an error naming `source` for a
+    capability no seed case has, or when no case is left."""
+    named = capability_names(capabilities)
+    check_capabilities(named, {case.capability for case in cases}, where=source)
+    chosen = [case for case in cases if not named or case.capability in named]
     if not chosen:
         raise InputError(Problem("no seed cases (check the capabilities)", source))
     template = prompt_for(one_task(chosen, source), path=prompt_file)

@@ -11,6 +11,7 @@ from typing import Literal
 from pydantic import Field
 
 from testaug.adaptive.retest import DEFAULT_THRESHOLD, TopicChange
+from testaug.core.overwrites import refuse_overwriting_inputs
 from testaug.core.records import Record
 from testaug.steps.contract import StepOutput, StepSummary, step_output
 
@@ -64,11 +65,16 @@ class RetestSummary(StepSummary):
 
 def retest_tree(config: RetestConfig, *, when: datetime | None = None) -> StepOutput:
     """The tree applied to the model and compared with `config.previous` (if any): the
-    report (`TreeReport`, dated `when`) written to `config.out`."""
+    report (`TreeReport`, dated `when`) written to `config.out`. An output that names the
+    tree or the previous report is refused before any work."""
     from testaug.adaptive.tree_jobs import retest_file
 
     if config.out is None:
         raise ValueError("retest_tree needs config.out, the file the report goes to")
+    refuse_overwriting_inputs(
+        {"out": config.out, "scored_tree": config.scored_tree},
+        {"tree": config.tree, "previous": config.previous},
+    )
     report = retest_file(
         config.tree,
         config.model,

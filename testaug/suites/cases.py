@@ -5,9 +5,11 @@ from __future__ import annotations
 import logging
 import random
 from collections.abc import Iterable, Iterator
+from pathlib import Path
 
 from pydantic import BaseModel
 
+from testaug.core.errors import InputError, Problem, close_names, did_you_mean
 from testaug.core.records import Suite, TestCase
 from testaug.suites.templates import expand as expand_template
 from testaug.suites.templates import fill_space, tags
@@ -46,6 +48,38 @@ def template_case_counts(suite: Suite) -> dict[str, int]:
         for description in suite.descriptions()
         for template in description.templates
     }
+
+
+def capability_names(capabilities: str | Iterable[str] | None) -> tuple[str, ...]:
+    """The capabilities named, in order, each once: a string is one capability, not its
+    letters."""
+    if capabilities is None:
+        return ()
+    if isinstance(capabilities, str):
+        return (capabilities,)
+    return tuple(dict.fromkeys(capabilities))
+
+
+def check_capabilities(
+    named: Iterable[str],
+    known: Iterable[str],
+    *,
+    where: Path | str | None = None,
+    field: str | None = None,
+) -> None:
+    """An InputError for each of the `named` capabilities not `known`, with the closest
+    known names (all of them, when none is close)."""
+    choices = sorted(set(known))
+    problems = []
+    for name in named:
+        if name in choices:
+            continue
+        hint = did_you_mean(close_names(name, choices))
+        if not hint:
+            hint = f"; the capabilities are {', '.join(repr(c) for c in choices) or 'none'}"
+        problems.append(Problem(f"no capability {name!r}{hint}", where, field=field))
+    if problems:
+        raise InputError(problems)
 
 
 def expand_suite(

@@ -1,6 +1,8 @@
 """Export of test cases to the tables other tools read: CSV, JSONL, Parquet and a Hugging
 Face `datasets` folder (`save_to_disk`). One flat row a case, every column text; rows are
-streamed in batches, and the output appears whole or not at all."""
+streamed in batches, and the output appears whole or not at all. A CSV cell that a
+spreadsheet would evaluate (`=`, `+`, `-`, `@` first) starts with `'` (`core.csv_cells`),
+which `suite import` takes away again."""
 
 from __future__ import annotations
 
@@ -15,9 +17,11 @@ from pathlib import Path
 from typing import Any
 
 from testaug.core.bundled import resolve_suite
+from testaug.core.csv_cells import escape_cell
 from testaug.core.errors import InputError, Problem, TestAugError
 from testaug.core.jsonl import read_jsonl
 from testaug.core.records import TestCase, label_options
+from testaug.core.runs import remove_stale_leftovers
 from testaug.suites.cases import expand_suite
 from testaug.suites.load import load_suite
 from testaug.suites.tables import refuse_pickle
@@ -136,8 +140,10 @@ class _Counted(Iterator[Row]):
 
 def _atomic(path: Path, write: Callable[[Path], None]) -> None:
     """Run `write` on a fresh name beside `path`, then put it in place of `path` (a file or
-    a folder) only when it succeeded."""
+    a folder) only when it succeeded; what killed exports of `path` left beside it over an
+    hour ago is removed first."""
     path.parent.mkdir(parents=True, exist_ok=True)
+    remove_stale_leftovers(path)
     tmp = path.with_name(f".{path.name}.{uuid.uuid4().hex}.tmp")
     try:
         write(tmp)
@@ -163,8 +169,8 @@ def _write_csv(rows: Iterator[Row], tmp: Path) -> None:
     with tmp.open("x", encoding="utf-8", newline="") as out:
         writer = csv.DictWriter(out, fieldnames=EXPORT_COLUMNS)
         writer.writeheader()
-        for row in rows:
-            writer.writerow(row)
+        for row in rows:  # a cell a spreadsheet would evaluate as a formula gets a "'"
+            writer.writerow({k: escape_cell(v) if v else v for k, v in row.items()})
 
 
 def _write_jsonl(rows: Iterator[Row], tmp: Path) -> None:

@@ -12,6 +12,7 @@ from typing import Any, TextIO
 
 from pydantic import BaseModel, ValidationError
 
+from testaug.core.csv_cells import unescape_cell
 from testaug.core.errors import InputError, Problem, format_path
 from testaug.core.jsonl import json_lines, open_input, parse_json
 from testaug.core.records import Source, TestCase, case_id, description_id
@@ -198,7 +199,7 @@ def _csv_rows(
         start = 2
         for row in reader:
             extra = row.pop(None, None)
-            cells = {k: v for k, v in row.items() if v not in (None, "")}
+            cells = {k: unescape_cell(v) for k, v in row.items() if v not in (None, "")}
             if extra:
                 reason = f"{len(extra)} more cells than the header has columns"
                 yield start, {**cells, "extra_cells": extra}, reason

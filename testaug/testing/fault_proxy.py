@@ -5,6 +5,11 @@ way a gateway that answers 502 or 504, or a connection that drops, loses it.
     with FaultProxy("http://127.0.0.1:8080") as proxy:
         proxy.lose_answer("POST", r"/api/projects/\\d+/import", answer=502)
         ...  # talk to proxy.url: the next import is stored, and its client sees HTTP 502
+        assert len(proxy.lost_after_acting("POST", r"/api/projects/\\d+/import")) == 1
+
+A planned fault is taken by the first request it matches (`pending` counts those not taken
+yet); `lost` records each answer the proxy actually kept from its client, with what the
+server had answered, so a test can check that an answer was lost after the server acted.
 """
 
 from __future__ import annotations
@@ -62,6 +67,23 @@ class Seen:
     forwarded: bool
 
 
+@dataclass(frozen=True)
+class Lost:
+    """An answer the proxy kept from its client: the request, what the server answered
+    (None: it was not sent on, or the server could not be reached) and what the client got
+    instead (None: the connection closed without an answer)."""
+
+    method: str
+    path: str
+    server_status: int | None
+    sent: int | None
+
+    @property
+    def after_acting(self) -> bool:
+        """Whether the server had acted on the request (answered 2xx) when it was lost."""
+        return self.server_status is not None and 200 <= self.server_status < 300
+
+
 class FaultProxy:
     """A proxy on 127.0.0.1 in front of the server at `upstream`, losing answers on demand."""
 
@@ -74,6 +96,7 @@ class FaultProxy:
         self.upstream_prefix = parts.path.rstrip("/")
         self.timeout = timeout
         self.seen: list[Seen] = []
+        self.lost: list[Lost] = []
         self._faults: list[Fault] = []
         self._lock = threading.Lock()
         self._server = _ProxyServer((HOST, 0), self)
@@ -100,9 +123,22 @@ class FaultProxy:
             self._faults.append(Fault(method.upper(), path, answer, forward, times))
 
     def pending(self) -> int:
-        """How many planned faults have not happened yet."""
+        """How many planned faults no request has taken yet (a taken fault is applied as its
+        answer goes out: `lost` records it)."""
         with self._lock:
             return sum(fault.times for fault in self._faults)
+
+    def lost_after_acting(self, method: str, path: str) -> list[Lost]:
+        """The answers lost after the server acted on a request with `method` whose path
+        fully matches the regular expression `path`."""
+        with self._lock:
+            return [
+                lost
+                for lost in self.lost
+                if lost.after_acting
+                and lost.method == method.upper()
+                and re.fullmatch(path, lost.path)
+            ]
 
     def start(self) -> FaultProxy:
         self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
@@ -133,9 +169,11 @@ class FaultProxy:
                     return fault
         return None
 
-    def _record(self, seen: Seen) -> None:
+    def _record(self, seen: Seen, lost: Lost | None = None) -> None:
         with self._lock:
             self.seen.append(seen)
+            if lost is not None:
+                self.lost.append(lost)
 
     def _forward(
         self, method: str, target: str, headers: list[tuple[str, str]], body: bytes
@@ -176,9 +214,13 @@ class _Handler(TrackedHandler):
                 answer = proxy._forward(self.command, self.path, list(self.headers.items()), body)
             except OSError:
                 answer = (502, "Bad Gateway", [], GATEWAY_BODY)
+        lost = None
         if fault is not None:
+            server_status = answer[0] if answer is not None else None
+            lost = Lost(self.command, path, server_status, fault.answer)
             if fault.answer is None:
-                proxy._record(Seen(self.command, path, None, forwarded))
+                # recorded first: the client may see the closed connection at once
+                proxy._record(Seen(self.command, path, None, forwarded), lost)
                 self.close_connection = True
                 with contextlib.suppress(OSError):
                     self.connection.shutdown(socket.SHUT_RDWR)
@@ -186,7 +228,7 @@ class _Handler(TrackedHandler):
             answer = (fault.answer, "Lost", [("Content-Type", "text/html")], GATEWAY_BODY)
         assert answer is not None
         status, reason, headers, data = answer
-        proxy._record(Seen(self.command, path, status, forwarded))
+        proxy._record(Seen(self.command, path, status, forwarded), lost)
         try:
             self.send_response(status, reason)
             for name, value in headers:

@@ -149,3 +149,18 @@ def test_an_output_label_the_model_does_not_know_names_the_test_id_and_the_flag(
         tree, ["negative", "neutral", "positive"], mapping={"awful": "negative"}
     )
     assert "awful" not in {test.output for test in mapped.tests}
+
+
+def test_cells_a_spreadsheet_would_evaluate_start_with_a_quote_and_import_back(tmp_path):
+    inputs = ["=1+1", "-meh", "@host", "+good", "'-kept"]
+    tree = TestTree(
+        rows=tuple(TreeTest(topic="/Formulas", input=text, output="negative") for text in inputs)
+    )
+    out = tmp_path / "tree.csv"
+    write_adatest_csv(out, tree)
+    written = [row["input"] for row in csv_rows(out).values() if row.get("input")]
+    assert written == ["'" + text for text in inputs]
+    back = read_adatest_csv(out).tree.rows
+    assert [(row.topic, row.input, row.output) for row in back] == [
+        (row.topic, row.input, row.output) for row in tree.rows
+    ]

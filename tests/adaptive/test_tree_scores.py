@@ -141,7 +141,9 @@ def test_vader_fails_a_negated_positive_and_passes_a_clear_one():
     vader = load_model("vader", task_labels=SENTIMENT)
     tests = [
         mft("I love this airline, the crew was wonderful.", "should be", "positive"),
-        mft("The food was not bad at all.", "should not be", "negative"),
+        # the negation is more than three words before "wonderful": VADER misses it
+        mft("I don't think the crew was wonderful.", "should be", "negative"),
+        mft("The food was not bad at all.", "should not be", "negative"),  # VADER flips it
         pair(
             "The crew was wonderful. You are awful.",
             "should be no more than",
@@ -150,9 +152,9 @@ def test_vader_fails_a_negated_positive_and_passes_a_clear_one():
         ),
     ]
     outcomes = apply_tests(vader, tests)
-    assert outcomes[0].passed and outcomes[0].score < 0
-    for outcome in outcomes:
-        assert (outcome.score > 0) == (not outcome.passed)
+    assert [o.passed for o in outcomes] == [True, False, True, True]
+    assert outcomes[1].output == "positive" and outcomes[1].score > 0
+    assert [o.score > 0 for o in outcomes] == [not o.passed for o in outcomes]
 
 
 @pytest.mark.slow
@@ -167,8 +169,8 @@ def test_tiny_hf_classifier_scores_agree_with_its_checks(tmp_path):
         pair("the crew was not good", "should be the same as for", "the crew was good"),
     ]
     outcomes = apply_tests(model, tests)
-    for outcome in outcomes:
-        assert (outcome.score > 0) == (not outcome.passed)
+    assert len(outcomes) == len(tests)
+    assert [o.score > 0 for o in outcomes] == [not o.passed for o in outcomes]
 
 
 @pytest.mark.slow
@@ -189,7 +191,8 @@ def test_the_spacy_sentiment_model_scores_agree_with_its_checks():
         ),
     ]
     outcomes = apply_tests(model, tests)
-    assert all((o.score > 0) == (not o.passed) for o in outcomes)
+    assert len(outcomes) == len(tests)
+    assert [o.score > 0 for o in outcomes] == [not o.passed for o in outcomes]
     assert outcomes[0].output == "positive" and outcomes[0].score < 0
 
 
@@ -221,7 +224,9 @@ def test_a_score_is_positive_exactly_when_the_check_fails(a, b, tolerance):
         for c in ("should be the same as for", "should be no less than", "should be no more than")
         for w in ("negative", "positive")
     ]
-    for outcome in apply_tests(model, tests):
+    outcomes = apply_tests(model, tests)
+    assert len(outcomes) == len(tests)
+    for outcome in outcomes:
         assert (outcome.score > 0) == (not outcome.passed), outcome
 
 
@@ -234,7 +239,9 @@ def test_binary_scores_agree_with_the_banded_checks(a, b):
         for c in ("should be", "should not be")
         for o in ("negative", "neutral", "positive")
     ] + [TreeTest(topic="/t", input="a", comparator="should be the same as for", output="b")]
-    for outcome in apply_tests(model, tests):
+    outcomes = apply_tests(model, tests)
+    assert len(outcomes) == len(tests)
+    for outcome in outcomes:
         assert (outcome.score > 0) == (not outcome.passed), outcome
 
 

@@ -137,7 +137,7 @@ def test_the_manifest_records_the_options_and_the_server_without_credentials(
 @pytest.mark.parametrize(
     ("options", "message"),
     [
-        ("--capability Nope", "no seed cases (check the capabilities)"),
+        ("--capability Nope", "no capability 'Nope'; the capabilities are 'Negation'"),
         ("--backend gpt", "--backend: expected one of local, openai"),
         ("--endpoint json", "--endpoint: expected one of chat, completions, got 'json'"),
     ],

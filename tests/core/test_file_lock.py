@@ -123,3 +123,40 @@ def test_without_flock_writers_in_two_processes_lose_no_update(tmp_path, monkeyp
     path.write_text("0", encoding="utf-8")
     run_together(_count_up, [(path, ROUNDS)] * 2)
     assert int(path.read_text(encoding="utf-8")) == 2 * ROUNDS
+
+
+@pytest.mark.skipif(file_lock.fcntl is None, reason="the re-check guards flock's race only")
+def test_a_lock_file_let_go_between_open_and_flock_is_not_taken_while_its_successor_is_held(
+    tmp_path, monkeypatch
+):
+    """The race the re-check after `flock` guards, driven step by step: a writer opens the
+    lock file; before it calls flock, the holder lets go (unlinks the file and closes it)
+    and a third writer makes a new lock file and holds it. The writer's flock on the old,
+    unlinked file succeeds; only the re-check tells it that it holds no lock."""
+    target = tmp_path / "tree.jsonl"
+    lock = lock_path(target)
+    real_flock = file_lock.fcntl.flock
+    holder = os.open(lock, os.O_CREAT | os.O_RDWR, 0o666)
+    real_flock(holder, file_lock.fcntl.LOCK_EX | file_lock.fcntl.LOCK_NB)
+    successor: list[int] = []
+
+    def holder_lets_go_and_a_successor_takes_a_new_lock_first(fd, operation):
+        if not successor:
+            lock.unlink()
+            os.close(holder)
+            successor.append(os.open(lock, os.O_CREAT | os.O_RDWR, 0o666))
+            real_flock(successor[0], file_lock.fcntl.LOCK_EX | file_lock.fcntl.LOCK_NB)
+        return real_flock(fd, operation)
+
+    monkeypatch.setattr(
+        file_lock.fcntl, "flock", holder_lets_go_and_a_successor_takes_a_new_lock_first
+    )
+    with pytest.raises(FileBusy), locked(target, timeout=0):
+        pytest.fail("took the lock while the successor holds it")
+    assert successor, "the interleaving did not happen"
+
+    lock.unlink()  # the successor lets go: the lock is free at once
+    os.close(successor[0])
+    with locked(target, timeout=0) as held:
+        assert held == lock and lock.exists()
+    assert not lock.exists()

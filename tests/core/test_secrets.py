@@ -4,7 +4,15 @@ from __future__ import annotations
 
 import pytest
 
-from testaug.core.secrets import redact_text, redact_url, split_userinfo, with_userinfo
+from testaug.core.secrets import (
+    mask_credentials,
+    redact_text,
+    redact_url,
+    remember_credentials,
+    remember_url_credentials,
+    split_userinfo,
+    with_userinfo,
+)
 
 
 @pytest.mark.parametrize(
@@ -117,3 +125,29 @@ def test_an_adatest_test_id_in_a_message_stays_readable():
 )
 def test_key_shaped_strings_not_named_as_test_ids_are_still_blanked(text):
     assert "***" in redact_text(text)
+
+
+def test_a_remembered_credential_is_blanked_whatever_its_shape():
+    remember_credentials("plainword-7")  # no key shape: the patterns alone keep it
+    assert redact_text("key: plainword-7.") == "key: ***."
+    assert mask_credentials("the server says plainword-7!") == "the server says ***!"
+
+
+def test_a_remembered_url_password_is_blanked_as_written_and_decoded():
+    remember_url_credentials("http://bob-r4:p%40ss%20w0rd@127.0.0.1:9/v1")
+    line = "HTTP 401: invalid credentials bob-r4:p@ss w0rd (password p%40ss%20w0rd)"
+    redacted = redact_text(line)
+    assert "p@ss w0rd" not in redacted and "p%40ss%20w0rd" not in redacted
+    assert redacted.startswith("HTTP 401: invalid credentials ***")
+
+
+@pytest.mark.parametrize("placeholder", ["none", "EMPTY", "ollama", "abc"])
+def test_placeholder_keys_are_not_blanked_in_ordinary_text(placeholder):
+    remember_credentials(placeholder)
+    text = f"I have none of it: EMPTY, ollama, abc ({placeholder})"
+    assert mask_credentials(text) == text
+
+
+def test_masking_remembered_credentials_leaves_key_shaped_text_of_a_completion_alone():
+    text = "The key-features were great, sk-like-shapes-included."
+    assert mask_credentials(text) == text

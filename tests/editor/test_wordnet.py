@@ -70,8 +70,28 @@ def test_the_install_command_exits_0_when_it_cannot_install(tmp_path):
     env = {"TESTAUG_CACHE_DIR": str(tmp_path)}
     result = runner.invoke(app, ["editor", "install-wordnet", "--no-apt"], env=env)
     assert result.exit_code == 0, result.output
-    expected = "WordNet installed in" if (DEBIAN_DATA / "data.noun").is_file() else "not installed"
-    assert expected in result.stdout
+    if (DEBIAN_DATA / "data.noun").is_file():
+        assert "WordNet installed in" in result.stdout
+    else:  # loudly, on stderr, so that a set-up step that could not run is seen
+        assert "warning: WordNet is NOT installed" in result.stderr
+
+
+def test_the_install_command_says_loudly_on_stderr_when_it_cannot_install(tmp_path, monkeypatch):
+    from testaug.cli import editor
+
+    app = typer.Typer()
+    app.add_typer(editor.editor_app, name="editor")
+    nowhere = tmp_path / "nowhere"
+    monkeypatch.setattr(
+        editor,
+        "install_wordnet",
+        lambda cache, apt: install_wordnet(cache, source=nowhere, apt=False),
+    )
+    env = {"TESTAUG_CACHE_DIR": str(tmp_path)}
+    result = CliRunner().invoke(app, ["editor", "install-wordnet", "--no-apt"], env=env)
+    assert result.exit_code == 0, result.output
+    assert "warning: WordNet is NOT installed" in result.stderr
+    assert "works without it" in result.stderr and result.stdout == ""
 
 
 @needs_debian_wordnet

@@ -46,3 +46,16 @@ def test_concurrent_writers_of_different_answers_all_end_with_the_stored_ones(tm
     stored = ResponseCache(path).get_many(answers("any", 200))
     assert len(stored) == 200
     assert all(seen[word] == stored for word in words)
+
+
+def test_a_key_the_server_echoes_in_a_completion_is_stored_masked(tmp_path):
+    from testaug.generation.backends.openai_compatible import OpenAIBackend
+
+    key = "Plain0Key-Not-Shaped"  # no key shape: only the backend knows it is one
+    OpenAIBackend(model="m", api_key=key, base_url="http://127.0.0.1:9/v1")
+    path = tmp_path / "cache.sqlite"
+    stored = ResponseCache(path).put_many(
+        "b", "m", {"k": Completion(text=f"Sure! Your key is {key}, the food was great.")}
+    )
+    assert stored["k"].text == "Sure! Your key is ***, the food was great."
+    assert not [f for f in tmp_path.iterdir() if key.encode() in f.read_bytes()]  # WAL too

@@ -214,8 +214,10 @@ def _results_with_filtered() -> list[CaseResult]:
 def test_install_browser_without_apt_get_or_a_browser_exits_0_and_says_what_to_do(tmp_path):
     done = run_testaug(tmp_path, "report", "--install-browser", env={"PATH": str(tmp_path)})
     assert done.returncode == 0, done.stderr
-    assert "cannot install the browser here: no apt-get" in done.stdout
-    assert "only the page tests are skipped" in done.stdout
+    # loudly, on stderr, so that a set-up step that could not run is seen
+    assert "warning: the browser is NOT installed" in done.stderr
+    assert "cannot install the browser here: no apt-get" in done.stderr
+    assert "only the page tests are skipped" in done.stderr
 
 
 def test_install_browser_with_the_browser_on_path_says_it_is_already_installed(tmp_path):

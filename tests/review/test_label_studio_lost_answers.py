@@ -87,7 +87,7 @@ def test_twenty_candidates_whose_import_answer_is_lost_become_twenty_tasks(
     plan, seeds = candidate_plan(tmp_path, 20)
     proxy.lose_answer("POST", IMPORT, answer=lost)
     pushed = push_for_review(studio, PROJECT, plan, seeds=seeds, labels=["negative", "positive"])
-    assert proxy.pending() == 0  # the answer was lost
+    assert len(proxy.lost_after_acting("POST", IMPORT)) == 1  # stored, and its answer lost
     ids = keys(fake_client, "candidate_id")
     assert len(ids) == 20 and sorted(ids) == sorted(item.candidate.id for item in plan.review)
     assert (pushed.imported, pushed.already_present) == (20, 0)
@@ -103,6 +103,7 @@ def test_suggestions_whose_import_answer_is_lost_are_imported_once_and_answers_p
 ):
     proxy.lose_answer("POST", IMPORT, answer=504)
     pushed = push_suggestions(studio, PROJECT, twenty_suggestions())
+    assert len(proxy.lost_after_acting("POST", IMPORT)) == 1
     assert len(keys(fake_client, "suggestion_id")) == 20 and pushed.imported == 20
 
     task = fake_client.project_named(PROJECT).tasks[0]
@@ -121,6 +122,7 @@ def test_four_words_whose_import_connection_drops_are_four_tasks(studio, proxy, 
     words = review_words(word_suggestions())
     proxy.lose_answer("POST", IMPORT, answer=None)
     pushed = push_words(studio, PROJECT, words, ["pos_verb", "neg_verb"])
+    assert len(proxy.lost_after_acting("POST", IMPORT)) == 1
     assert sorted(keys(fake_client, "word")) == sorted(item.word for item in words)
     assert (pushed.imported, len(words)) == (4, 4)
 
@@ -133,6 +135,7 @@ def test_an_import_the_server_never_got_is_sent_again_after_reading_the_project(
     pushed = push_for_review(studio, PROJECT, plan, seeds=seeds, labels=["negative"])
     assert len(keys(fake_client, "candidate_id")) == 20 and pushed.imported == 20
     assert fake_client.calls.count("import") == 1  # the first never reached the server
+    assert [(lost.server_status, lost.sent) for lost in proxy.lost] == [(None, 502)]
     assert [s.status for s in proxy.seen if s.path.endswith("/import")] == [502, 200]
 
 
@@ -143,7 +146,7 @@ def test_a_project_created_but_its_answer_lost_is_found_not_created_twice(
     plan, seeds = candidate_plan(tmp_path, 20)
     proxy.lose_answer("POST", CREATE, answer=lost)
     pushed = push_for_review(studio, PROJECT, plan, seeds=seeds, labels=["negative"])
-    assert proxy.pending() == 0
+    assert len(proxy.lost_after_acting("POST", CREATE)) == 1  # created, and its answer lost
     assert [p.title for p in fake_client.store.values()] == [PROJECT]
     assert pushed.created and pushed.project_id == fake_client.project_named(PROJECT).id
     assert len(keys(fake_client, "candidate_id")) == 20
@@ -172,6 +175,7 @@ def test_a_connection_closed_without_an_answer_once_is_retried(studio, proxy):
     proxy.lose_answer("GET", "/api/users/", answer=None)
     assert studio.users() == {1: "ann@example.org", 2: "bob@example.org"}
     assert [s.status for s in proxy.seen] == [None, 200]
+    assert len(proxy.lost_after_acting("GET", "/api/users/")) == 1
 
 
 def test_a_connection_that_keeps_closing_without_an_answer_is_a_testaug_error(studio, proxy):

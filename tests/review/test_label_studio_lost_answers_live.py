@@ -75,7 +75,8 @@ def test_twenty_suggestions_through_lost_answers_are_twenty_tasks_and_answers_co
     proxy.lose_answer("POST", CREATE, answer=504)
     proxy.lose_answer("POST", IMPORT, answer=502)
     pushed = push_suggestions(studio, project, items)
-    assert proxy.pending() == 0  # both answers were lost after the server acted
+    assert len(proxy.lost_after_acting("POST", CREATE)) == 1  # created, its answer lost
+    assert len(proxy.lost_after_acting("POST", IMPORT)) == 1  # stored, its answer lost
     assert projects_titled(label_studio_server, project) == [pushed.project_id]
     tasks = tasks_of(label_studio_server, pushed.project_id)
     assert sorted(t["data"]["suggestion_id"] for t in tasks) == sorted(s.id for s in items)
@@ -94,6 +95,7 @@ def test_twenty_suggestions_through_lost_answers_are_twenty_tasks_and_answers_co
     )
     proxy.lose_answer("GET", r"/api/projects/\d+/export", answer=None)
     reading = pull_suggestion_verdicts(studio, project)
+    assert len(proxy.lost_after_acting("GET", r"/api/projects/\d+/export")) == 1
     assert [(v.suggestion_id, v.decision) for v in reading.verdicts] == [
         (tasks[0]["data"]["suggestion_id"], "accept")
     ]
@@ -106,6 +108,7 @@ def test_four_words_whose_import_connection_drops_are_four_tasks(label_studio_se
     words = review_words(word_suggestions())
     proxy.lose_answer("POST", IMPORT, answer=None)
     pushed = push_words(connect(proxy.url), project, words, ["pos_verb", "neg_verb"])
+    assert len(proxy.lost_after_acting("POST", IMPORT)) == 1
     tasks = tasks_of(label_studio_server, pushed.project_id)
     assert sorted(t["data"]["word"] for t in tasks) == sorted(item.word for item in words)
     assert len(tasks) == pushed.imported == 4
@@ -132,7 +135,7 @@ def test_review_candidates_push_through_a_lost_import_answer_makes_twenty_tasks(
     )
     assert done.returncode == 0, done.stderr
     assert "20 imported, 0 already there" in done.stdout
-    assert proxy.pending() == 0
+    assert len(proxy.lost_after_acting("POST", IMPORT)) == 1
     [project_id] = projects_titled(label_studio_server, project)
     tasks = tasks_of(label_studio_server, project_id)
     assert len({t["data"]["candidate_id"] for t in tasks}) == len(tasks) == 20

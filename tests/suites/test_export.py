@@ -5,6 +5,8 @@ imported back as the same cases; streamed, and atomic when the input breaks midw
 from __future__ import annotations
 
 import json
+import os
+import time
 from pathlib import Path
 
 import datasets
@@ -14,6 +16,7 @@ import pytest
 from testaug.core.errors import InputError
 from testaug.core.jsonl import write_jsonl
 from testaug.core.records import TestCase, description_id
+from testaug.core.runs import remove_stale_leftovers
 from testaug.suites import export
 from testaug.suites.cases import expand_suite
 from testaug.suites.export import EXPORT_COLUMNS, case_row, export_cases, export_format
@@ -213,3 +216,40 @@ def test_an_existing_folder_of_other_files_is_refused_and_left_as_it_was(tmp_pat
     with pytest.raises(InputError, match="not a datasets folder"):
         export_cases(mixed_cases(), folder, export_format(folder))
     assert [p.name for p in folder.iterdir()] == ["notes.txt"]
+
+
+FORMULA_TEXTS = ['=HYPERLINK("http://x","y")', "+1 great", "-bad service", "@user", "'=kept"]
+
+
+def test_csv_cells_a_spreadsheet_would_evaluate_start_with_a_quote_and_import_back(tmp_path):
+    cases = [
+        case.model_copy(update={"text": text})
+        for case, text in zip(mixed_cases(), FORMULA_TEXTS, strict=False)
+    ]
+    path = tmp_path / "cases.csv"
+    export_cases(cases, path, "csv")
+    texts = [row["text"] for row in pd.read_csv(path, dtype=str).to_dict("records")]
+    assert texts == ["'" + text for text in FORMULA_TEXTS]
+    assert [case.text for case in read_table(path)] == FORMULA_TEXTS
+
+
+def test_an_export_sweeps_what_killed_exports_of_that_output_left_over_an_hour_ago(tmp_path):
+    hex_ = "0123456789abcdef0123456789abcdef"
+    then = time.time() - 2 * 3600
+    stale_folder = tmp_path / f".hf.{hex_}.tmp"
+    (stale_folder / "data").mkdir(parents=True)
+    (stale_folder / "data" / "shard.arrow").write_bytes(b"x" * 100)
+    stale = [stale_folder, tmp_path / f".hf.{hex_}.tmp.arrow", tmp_path / f".hf.{hex_[::-1]}.tmp"]
+    stale[1].write_bytes(b"y" * 100)
+    stale[2].write_bytes(b"z")
+    for path in [*stale_folder.rglob("*"), *stale]:
+        os.utime(path, (then, then))
+    fresh = tmp_path / f".hf.{'f' * 32}.tmp.arrow"  # an export running now
+    fresh.write_bytes(b"w")
+    other = tmp_path / f".other.csv.{hex_}.tmp"  # another output's: not this export's to sweep
+    other.write_bytes(b"v")
+    os.utime(other, (then, then))
+    export_cases(mixed_cases()[:2], tmp_path / "hf", "hf")
+    assert not any(path.exists() for path in stale)
+    assert fresh.exists() and other.exists()
+    assert remove_stale_leftovers(tmp_path / "hf", older_than=0) == (1, 1)  # bytes counted

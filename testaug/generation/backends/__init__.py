@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from testaug.core.secrets import remember_credentials, remember_url_credentials
 from testaug.generation.backends import local, openai_compatible
 from testaug.generation.backends.base import (
     BACKEND_KINDS,
@@ -76,6 +77,8 @@ def create_backend(
     """A backend by kind (`local`, `openai`, or a registered one); raises `BackendError`
     naming the known kinds for an unknown one."""
     factory = BACKEND_KINDS.get(kind)
+    remember_credentials(api_key)  # a server echoing them back has them blanked
+    remember_url_credentials(base_url)
     options = BackendOptions(
         model=model,
         base_url=base_url,

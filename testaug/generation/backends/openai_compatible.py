@@ -16,6 +16,7 @@ import sys
 import time
 from types import ModuleType
 
+from testaug.core.secrets import remember_credentials, remember_url_credentials
 from testaug.generation.backends.base import (
     BACKEND_KINDS,
     BackendError,
@@ -59,6 +60,8 @@ class OpenAIBackend:
                 "the openai backend needs an API key: set OPENAI_API_KEY "
                 "(or pass --base-url for a local OpenAI-compatible server)"
             )
+        remember_credentials(api_key)  # blanked wherever a server echoes them
+        remember_url_credentials(base_url)
         self.name = f"openai/{endpoint}"
         self.model = model
         self.endpoint = endpoint
