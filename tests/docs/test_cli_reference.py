@@ -3,23 +3,15 @@ from the commands now: a changed command fails here until the page is regenerate
 
 from __future__ import annotations
 
-import importlib.util
-from pathlib import Path
 from types import ModuleType
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[2]
+from tests.docs.page_generators import ROOT, page_generator
 
 
 def generator() -> ModuleType:
-    spec = importlib.util.spec_from_file_location(
-        "cli_reference", ROOT / "docs" / "cli_reference.py"
-    )
-    assert spec and spec.loader
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return page_generator("cli_reference")
 
 
 def test_the_committed_cli_reference_is_a_fresh_render():

@@ -4,21 +4,13 @@ here until the page is regenerated."""
 
 from __future__ import annotations
 
-import importlib.util
-from pathlib import Path
 from types import ModuleType
 
-ROOT = Path(__file__).resolve().parents[2]
+from tests.docs.page_generators import ROOT, page_generator
 
 
 def generator() -> ModuleType:
-    spec = importlib.util.spec_from_file_location(
-        "python_reference", ROOT / "docs" / "python_reference.py"
-    )
-    assert spec and spec.loader
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return page_generator("python_reference")
 
 
 def test_the_committed_python_reference_is_a_fresh_render():
