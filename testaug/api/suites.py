@@ -86,7 +86,12 @@ def with_capabilities(suite: Suite, capabilities: str | Iterable[str]) -> Suite:
     wanted = capability_names(capabilities)
     if not wanted:
         return suite
-    check_capabilities(wanted, (c.name for c in suite.capabilities), field="capabilities")
+    check_capabilities(
+        wanted,
+        (c.name for c in suite.capabilities),
+        field="capabilities",
+        within=f"suite {suite.name!r}",
+    )
     kept = tuple(capability for capability in suite.capabilities if capability.name in wanted)
     return suite.model_copy(update={"capabilities": kept})
 

@@ -168,7 +168,7 @@ def check_gate(
             checks.append(_precision_check(model, config.min_precision, rules))
     names = {m.model for m in summary.models}
     groups = {kind: _known(summary, kind) for kind in KINDS}
-    checks += unmatched(config.thresholds, used, names, groups, left_out or {})
+    checks += unmatched(config.thresholds, used, names, groups, left_out)
     return gate_result(config, checks)
 
 
@@ -372,14 +372,14 @@ def unmatched(
     used: set[tuple[str, str, str | None]],
     models: set[str],
     groups: Mapping[str, set[str]],
-    left_out: Mapping[str, Collection[str]],
+    left_out: Mapping[str, Collection[str]] | None = None,
 ) -> list[Check]:
     """A breach per threshold that names a model or group the evaluation lacks, with the
     closest names: a typo must not pass the gate unchecked (a group left out on purpose
     is not a typo)."""
     checks = []
     for threshold in thresholds:
-        if threshold.key in used or threshold.name in left_out.get(threshold.kind, ()):
+        if threshold.key in used or threshold.name in (left_out or {}).get(threshold.kind, ()):
             continue
         if threshold.model is not None and threshold.model not in models:
             message = f"no model {threshold.model!r} was evaluated" + did_you_mean(

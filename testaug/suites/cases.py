@@ -66,9 +66,11 @@ def check_capabilities(
     *,
     where: Path | str | None = None,
     field: str | None = None,
+    within: str = "",
 ) -> None:
-    """An InputError for each of the `named` capabilities not `known`, with the closest
-    known names (all of them, when none is close)."""
+    """An InputError for each of the `named` capabilities not `known` (of what `within`
+    names, such as a suite), with the closest known names (all of them, when none is
+    close)."""
     choices = sorted(set(known))
     problems = []
     for name in named:
@@ -77,7 +79,8 @@ def check_capabilities(
         hint = did_you_mean(close_names(name, choices))
         if not hint:
             hint = f"; the capabilities are {', '.join(repr(c) for c in choices) or 'none'}"
-        problems.append(Problem(f"no capability {name!r}{hint}", where, field=field))
+        place = f" in {within}" if within else ""
+        problems.append(Problem(f"no capability {name!r}{place}{hint}", where, field=field))
     if problems:
         raise InputError(problems)
 
