@@ -12,13 +12,13 @@ from rich.logging import RichHandler
 from testaug import __version__
 from testaug.cli.aliases import announce_renamed
 from testaug.cli.console import err_console
-from testaug.cli.groups import Ordered, add_doors, add_old_names
+from testaug.cli.groups import Root
 from testaug.core.errors import TestAugError
 from testaug.core.heavy_imports import quiet_libraries
 from testaug.core.secrets import redact_text
 
 
-class ErrorsAsMessages(Ordered):
+class ErrorsAsMessages(Root):
     """The root command group: a TestAugError or I/O error is one line on stderr and exit
     code 1, an interrupt exit code 130, whoever invokes the command (the console script or
     a test's CliRunner)."""
@@ -59,8 +59,6 @@ app = typer.Typer(
     # option names ("--prompts-per-descrip…") at 80 columns
     rich_markup_mode=None,
 )
-add_doors(app)
-add_old_names(app)
 
 
 def _version(value: bool) -> None:
