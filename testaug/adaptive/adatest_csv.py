@@ -36,6 +36,7 @@ from urllib.parse import unquote
 
 from pydantic import ValidationError
 
+from testaug.adaptive.adatest_layout import SCORE_SUFFIX, AdaTestLayout, read_layout
 from testaug.adaptive.label_map import map_labels
 from testaug.adaptive.tree import ROOT, TestTree, TreeTest
 from testaug.core.csv_cells import unescape_cell
@@ -63,7 +64,6 @@ SKIPPED_LABELS = {
 }
 UNKNOWN_LABEL = "Unknown"  # AdaTest's label of a test without a verdict yet
 SUGGESTIONS_TOPIC = "/__suggestions__"
-SCORE_SUFFIX = " score"
 SOURCE = "adatest"
 
 
@@ -75,11 +75,14 @@ class SkippedRow(Record):
 
 
 class AdaTestImport(Record):
-    """An imported tree, which columns it had, and the rows left out."""
+    """An imported tree, which columns it had, the rows left out, and the file's layout
+    (for an export in the same columns to give the file back; None for the "comparator"
+    columns, which are not written)."""
 
     tree: TestTree
     format: AdaTestFormat
     skipped: tuple[SkippedRow, ...] = ()
+    layout: AdaTestLayout | None = None
 
 
 def read_adatest_csv(
@@ -95,6 +98,8 @@ def read_adatest_csv(
     out: list[TreeTest] = []
     lines: list[int] = []
     skipped: list[SkippedRow] = []
+    topic_cells: dict[str, str] = {}
+    markers: list[str] = []
     for line, values in rows:
         if len(values) > len(header):
             problems.append(Problem(f"{len(values)} fields for {len(header)} columns", path, line))
@@ -116,12 +121,17 @@ def read_adatest_csv(
         else:
             out.append(made)
             lines.append(line)
+            if made.topic != ROOT:
+                topic_cells.setdefault(made.topic, row.get("topic", row.get("tags", "")).strip())
+            if made.kind == "topic" and form == "label":
+                markers.append(row.get("label", "").strip())
     if problems:
         raise InputError(problems)
     tree = map_labels(TestTree(rows=tuple(out)), label_map or {})
     if problems := _repeated_ids(tree.rows, lines, path):  # the same test twice, or mapped so
         raise InputError(problems)
-    return AdaTestImport(tree=tree, format=form, skipped=tuple(skipped))
+    layout = None if form == "comparator" else read_layout(form, header, topic_cells, markers)
+    return AdaTestImport(tree=tree, format=form, skipped=tuple(skipped), layout=layout)
 
 
 def _repeated_ids(rows: Sequence[TreeTest], lines: Sequence[int], path: Path) -> list[Problem]:

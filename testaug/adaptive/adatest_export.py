@@ -3,16 +3,20 @@
 
 What a format cannot hold is left out and reported, never written wrongly: pair
 inputs and (in "label") every comparison test. A test naming several labels
-becomes one "should not be" test per label it rules out (reported as changed). The
-"label" columns gain AdaTest's "author" column when a row has an author; a test
-without a verdict is written with AdaTest's label "Unknown" (the "type" columns
-cannot hold it). Topics are URL-encoded as AdaTest writes them (a space as "%20", "%"
-as "%25"), so they read back as they were. The "type" columns have no tolerance (AdaTest has none) and no "no less than": that
-test is written as the other input "should not be more L than" this one, which
-reads back as the equivalent "should be no more than" test. A tree with tests of which the
-format can hold none is an error that leaves an earlier CSV as it was. A cell that a
-spreadsheet would evaluate (`=`, `+`, `-`, `@` first) starts with `'` (`core.csv_cells`),
-which `tree import` takes away again.
+becomes one "should not be" test per label it rules out (reported as changed). A test
+without a verdict is written with AdaTest's label "Unknown" (the "type" columns cannot
+hold it). A tree imported from AdaTest is written in the layout of its file
+(`adatest_layout`): the same header, empty columns included, the same topic spelling
+and topic rows, so an import then export gives the file back. Other trees get AdaTest's
+own: the "label" columns gain the "author" column when a row has an author and a
+"<model> score" column per scored model, and topics are URL-encoded as AdaTest writes
+them (a space as "%20", "%" as "%25"), so they read back as they were. The "type"
+columns have no tolerance (AdaTest has none) and no "no less than": that test is
+written as the other input "should not be more L than" this one, which reads back as
+the equivalent "should be no more than" test. A tree with tests of which the format can
+hold none is an error that leaves an earlier CSV as it was. A cell that a spreadsheet
+would evaluate (`=`, `+`, `-`, `@` first) starts with `'` (`core.csv_cells`), which
+`tree import` takes away again.
 """
 
 from __future__ import annotations
@@ -29,6 +33,7 @@ from testaug.adaptive.adatest_csv import (
     UNKNOWN_LABEL,
     AdaTestFormat,
 )
+from testaug.adaptive.adatest_layout import AdaTestLayout, encoded_topic
 from testaug.adaptive.tree import ROOT, TestTree, TreeTest
 from testaug.core.csv_cells import escape_cell
 from testaug.core.errors import InputError, Problem
@@ -65,11 +70,13 @@ def write_adatest_csv(
     *,
     format: AdaTestFormat = "label",
     labels: Sequence[str] | None = None,
+    layout: AdaTestLayout | None = None,
 ) -> AdaTestExport:
-    """Write the tree as an AdaTest CSV, atomically; reports what the format could not hold.
-    A tree with tests none of which the format holds is an InputError, and `path` is left
-    as it was."""
-    text, result = adatest_csv_text(tree, format=format, labels=labels)
+    """Write the tree as an AdaTest CSV, atomically (in the `layout` of the file it was
+    imported from, when that file had these columns); reports what the format could not
+    hold. A tree with tests none of which the format holds is an InputError, and `path` is
+    left as it was."""
+    text, result = adatest_csv_text(tree, format=format, labels=labels, layout=layout)
     if result.tests == 0 and any(row.kind != "topic" for row in tree.rows):
         reasons = sorted({note.reason for note in result.left_out})
         shown = "; ".join(reasons[:3]) + ("; ..." if len(reasons) > 3 else "")
@@ -86,9 +93,14 @@ def write_adatest_csv(
 
 
 def adatest_csv_text(
-    tree: TestTree, *, format: AdaTestFormat = "label", labels: Sequence[str] | None = None
+    tree: TestTree,
+    *,
+    format: AdaTestFormat = "label",
+    labels: Sequence[str] | None = None,
+    layout: AdaTestLayout | None = None,
 ) -> tuple[str, AdaTestExport]:
-    """The CSV text of a tree in AdaTest's `format` columns, and what it left out or changed.
+    """The CSV text of a tree in AdaTest's `format` columns (in `layout`, when it is of
+    that format), and what it left out or changed.
 
     AdaTest tests name one output. A test naming several labels is written as one "should
     not be" test per label it rules out: "should not be a|b" as "not a" and "not b";
@@ -96,12 +108,14 @@ def adatest_csv_text(
     left out). Those rows carry no scores (the split tests were not scored)."""
     if format == "comparator":
         raise ValueError("writing is supported in the 'label' and 'type' column sets")
+    if layout is not None and layout.format != format:
+        layout = None
     models = list(dict.fromkeys(name for row in tree.rows for name in row.scores))
     authors = format == "label" and any(row.author for row in tree.rows)
+    columns = _columns(format, models, authors, layout)
     buffer = io.StringIO()
     writer = csv.writer(buffer, lineterminator="\n")
-    extra = ["author"] if authors else []
-    writer.writerow(["", *FORMATS[format], *extra, *(name + SCORE_SUFFIX for name in models)])
+    writer.writerow([name for name, _ in columns])
     notes: list[ExportNote] = []
     count = tests = 0
     for original in tree.rows:
@@ -109,7 +123,7 @@ def adatest_csv_text(
         if split_note is not None:
             notes.append(split_note)
         for row in split:
-            cells, note = _csv_cells(row, format)
+            cells, note = _csv_cells(row, format, layout)
             if note is not None:
                 notes.append(note)
             if cells is None:
@@ -119,20 +133,46 @@ def adatest_csv_text(
                 notes.append(
                     ExportNote(test_id=row.id, topic=row.topic, reason=reason, written=True)
                 )
-            scores = [repr(row.scores[name]) if name in row.scores else "" for name in models]
-            written = [*cells, *([row.author] if authors else []), *scores]
-            writer.writerow([escape_cell(cell) for cell in written])
+            values = dict(zip(("id", *FORMATS[format]), cells, strict=True))
+            if format == "label":
+                values["author"] = row.author
+            values.update({f"score:{name}": repr(score) for name, score in row.scores.items()})
+            writer.writerow([escape_cell(values.get(key, "")) for _, key in columns])
             count += 1
             tests += row.kind != "topic"
     result = AdaTestExport(format=format, rows=count, tests=tests, notes=tuple(notes))
     return buffer.getvalue(), result
 
 
-def _topic_cell(topic: str, format: AdaTestFormat) -> str:
-    """A topic as AdaTest writes it: "" for the root; "%20" for spaces in the label format."""
+def _columns(
+    format: AdaTestFormat, models: Sequence[str], authors: bool, layout: AdaTestLayout | None
+) -> list[tuple[str, str]]:
+    """The (header cell, what it holds) of each column written: the layout's header, else
+    the id and the format's columns; then an "author" column (label columns, when a row has
+    an author) and a "<model> score" column per scored model, where those are missing."""
+    if layout is None:
+        columns = [("", "id"), *((name, name) for name in FORMATS[format])]
+    else:
+        has_id = layout.header[0] not in FORMATS[format]  # as the file was read
+        columns = [(layout.header[0], "id")] if has_id else []
+        columns += [(name, layout.column_key(name)) for name in layout.header[int(has_id) :]]
+    keys = {key for _, key in columns}
+    if authors and "author" not in keys:
+        columns.append(("author", "author"))
+    columns += [
+        (name + SCORE_SUFFIX, f"score:{name}") for name in models if f"score:{name}" not in keys
+    ]
+    return columns
+
+
+def _topic_cell(topic: str, format: AdaTestFormat, layout: AdaTestLayout | None) -> str:
+    """A topic as the file spelled it (`layout`), or as AdaTest writes it: "" for the root;
+    "%20" for spaces in the label format."""
     if topic == ROOT:
         return ""
-    return topic.replace("%", "%25").replace(" ", "%20") if format == "label" else topic
+    if layout is not None:
+        return layout.topic_cell(topic)
+    return encoded_topic(topic) if format == "label" else topic
 
 
 def _one_label_each(
@@ -167,16 +207,19 @@ def _one_label_each(
     return split, note(f"{row.comparator} {row.output}: written as {written}", True)
 
 
-def _csv_cells(row: TreeTest, format: AdaTestFormat) -> tuple[list[str] | None, ExportNote | None]:
+def _csv_cells(
+    row: TreeTest, format: AdaTestFormat, layout: AdaTestLayout | None
+) -> tuple[list[str] | None, ExportNote | None]:
     """The id and format columns of one tree row (None when it cannot be written), with a note."""
-    topic = _topic_cell(row.topic, format)
+    topic = _topic_cell(row.topic, format, layout)
+    marker = layout.marker_label if layout is not None else "topic_marker"
 
     def note(reason: str, written: bool = False) -> ExportNote:
         return ExportNote(test_id=row.id, topic=row.topic, reason=reason, written=written)
 
     if row.kind == "topic":
         if format == "label":
-            return [row.id, topic, "", "", "topic_marker", row.labeler, row.description], None
+            return [row.id, topic, "", "", marker, row.labeler, row.description], None
         return [row.id, topic, "topic_marker", "", "", "", row.labeler, row.description], None
     if row.kind == "unlabelled":
         if format == "label":

@@ -11,6 +11,7 @@ from datetime import datetime
 from difflib import SequenceMatcher
 from pathlib import Path
 
+from testaug.adaptive.adatest_layout import copy_layout
 from testaug.adaptive.label_map import map_labels, resolve_labels
 from testaug.adaptive.retest import (
     DEFAULT_THRESHOLD,
@@ -136,6 +137,7 @@ def score_file(
     with _located(tree, lines, tree_path):
         scored = score_tree(tree, models, batch_size=batch_size)
     write_tree(out, scored)
+    copy_layout(tree_path, out)  # an AdaTest tree's scored copy exports as its file did
     return scored
 
 
@@ -175,6 +177,7 @@ def retest_file(
     write_tree_report(out, report)
     if scored_tree is not None:
         write_tree(scored_tree, scored)
+        copy_layout(tree_path, scored_tree)
     return report
 
 

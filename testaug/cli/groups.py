@@ -16,6 +16,10 @@
 Each command is written once, in its module; a door is a Typer group that lists it. The
 old names (`testaug expand`, `testaug annotate terminal`, ...) are the same commands
 registered hidden; `testaug.cli.aliases` says what to type instead.
+
+The root group imports a command's module only when that command runs or its help is
+shown (`ROOT`, `LazyCommands`): `testaug --version` and `testaug --help` import none of
+them, and `testaug tree export` imports the tree door's alone.
 """
 
 from __future__ import annotations
@@ -29,27 +33,8 @@ import typer
 from typer.core import TyperGroup
 from typer.models import CommandInfo
 
-from testaug.cli.adapt import adapt_command
 from testaug.cli.aliases import notice
-from testaug.cli.annotate import annotate_app
-from testaug.cli.annotate_server import install_server_command, server_command
-from testaug.cli.diversity import diversity_command
-from testaug.cli.editor import editor_app, suggest_command
-from testaug.cli.evaluate import evaluate_command
-from testaug.cli.expand import expand_command
-from testaug.cli.fix import fix_command
-from testaug.cli.flows import flows_app
-from testaug.cli.generalize import generalize_command
-from testaug.cli.generate import generate_command
-from testaug.cli.lexicon import lexicon_app
-from testaug.cli.patch_eval import patch_eval_command
-from testaug.cli.rankers import rank_command, rankers_app
-from testaug.cli.report import report_command
-from testaug.cli.run import run_command
-from testaug.cli.suggestions import suggestions_app
-from testaug.cli.suite import suite_app
-from testaug.cli.templates import templates_app
-from testaug.cli.tree import tree_app
+from testaug.cli.lazy_commands import Entry, LazyGroup
 
 
 def copied(
@@ -68,10 +53,6 @@ def copied(
 
 # The order `--help` lists a group's commands in (Typer lists commands before groups).
 ORDER: dict[str, tuple[str, ...]] = {
-    "testaug": (
-        "run", "suite", "templates", "generate", "rank", "rankers", "review", "evaluate",
-        "tree", "lexicon", "report", "flows",
-    ),
     "review": ("candidates", "tests", "words", "server", "install-server"),
 }  # fmt: skip
 
@@ -85,8 +66,11 @@ class Ordered(TyperGroup):
         return sorted(names, key=lambda n: order.index(n) if n in order else len(order))
 
 
-def door(help: str, short_help: str, *, cls: type[TyperGroup] = Ordered) -> typer.Typer:
-    """An empty group of commands: `help` on its own page, `short_help` in its parent's."""
+def door(
+    help: str, short_help: str | None = None, *, cls: type[TyperGroup] = Ordered
+) -> typer.Typer:
+    """An empty group of commands: `help` on its own page, `short_help` in its parent's (a
+    door of the root has its short help in `ROOT`)."""
     return typer.Typer(help=help, short_help=short_help, no_args_is_help=True, cls=cls)
 
 
@@ -128,10 +112,12 @@ def _old_form(first: str, ctx: Any) -> bool:
 
 
 def suite_door() -> typer.Typer:
+    from testaug.cli.diversity import diversity_command
+    from testaug.cli.suite import suite_app
+
     group = door(
         "Check a suite and its lexicons, count its cases, measure how diverse they are, and "
-        "import or export them as tables.",
-        "Check, count, measure, import and export suites.",
+        "import or export them as tables."
     )
     names = ("validate", "stats", "lexicons", "import", "export")
     add_copies(group, suite_app, {n: n for n in names})
@@ -140,10 +126,12 @@ def suite_door() -> typer.Typer:
 
 
 def templates_door() -> typer.Typer:
+    from testaug.cli.expand import expand_command
+    from testaug.cli.templates import templates_app
+
     group = door(
         "Fill a suite's templates with its lexicons into test cases, and turn accepted "
-        "generated cases back into new templates.",
-        "Fill templates into cases; make templates from cases.",
+        "generated cases back into new templates."
     )
     add_command(group, "expand", expand_command)
     add_copies(group, templates_app, {"induce": "induce"})
@@ -151,6 +139,11 @@ def templates_door() -> typer.Typer:
 
 
 def review_door() -> typer.Typer:
+    from testaug.cli.annotate import annotate_app
+    from testaug.cli.annotate_server import install_server_command, server_command
+    from testaug.cli.lexicon import lexicon_app
+    from testaug.cli.suggestions import suggestions_app
+
     candidates = door(
         "Generated candidates the rankers cannot vouch for: people judge them in the "
         "terminal or in Label Studio, the accepted ones join the suite, and the rankers "
@@ -175,8 +168,7 @@ def review_door() -> typer.Typer:
     add_copies(words, lexicon_app, {n: "terminal" if n == "review" else n for n in names})
     group = door(
         "People judge what testaug proposes: generated candidates, suggested tests and "
-        "suggested words, in the terminal or in Label Studio (`review server` starts one).",
-        "People judge candidates, tests and words.",
+        "suggested words, in the terminal or in Label Studio (`review server` starts one)."
     )
     group.add_typer(candidates, name="candidates")
     group.add_typer(tests, name="tests")
@@ -187,11 +179,14 @@ def review_door() -> typer.Typer:
 
 
 def evaluate_door() -> typer.Typer:
+    from testaug.cli.evaluate import evaluate_command
+    from testaug.cli.generalize import generalize_command
+    from testaug.cli.patch_eval import patch_eval_command
+
     group = door(
         "How the models under test fail: their error rates per capability (`models`), which "
         "of two suites finds more errors once a model is trained on them (`patching`), and "
         "how well training on some tests carries over to others (`generalization`).",
-        "Error rates of models; compare suites by training on them.",
         cls=OldFormRunsModels,
     )
     add_command(group, "models", evaluate_command)
@@ -201,11 +196,14 @@ def evaluate_door() -> typer.Typer:
 
 
 def tree_door() -> typer.Typer:
+    from testaug.cli.adapt import adapt_command
+    from testaug.cli.fix import fix_command
+    from testaug.cli.tree import tree_app
+
     group = door(
         "Test trees, AdaTest's topics of tests: build them from suites, import and export "
         "AdaTest's CSV, score models on them, suggest new tests where a model fails "
-        "(`adapt`), and fine-tune a model until its failing topics pass (`fix`).",
-        "Test trees: score, suggest failing tests, fine-tune.",
+        "(`adapt`), and fine-tune a model until its failing topics pass (`fix`)."
     )
     names = ("from-suite", "import", "export", "score", "retest")
     add_copies(group, tree_app, {n: n for n in names})
@@ -215,11 +213,13 @@ def tree_door() -> typer.Typer:
 
 
 def lexicon_door() -> typer.Typer:
+    from testaug.cli.editor import editor_app, suggest_command
+    from testaug.cli.lexicon import lexicon_app
+
     group = door(
         "Words for a suite's lexicons: words that fit the gap in a sentence, ranked by a "
         "language model, and WordNet's related words (`install-wordnet` installs WordNet). "
-        "People judge the suggestions with `testaug review words`.",
-        "Suggest words for lexicons.",
+        "People judge the suggestions with `testaug review words`."
     )
     add_command(group, "suggest", suggest_command)
     add_copies(group, editor_app, {"install-wordnet": "install-wordnet"})
@@ -228,42 +228,71 @@ def lexicon_door() -> typer.Typer:
     return group
 
 
-def add_doors(app: typer.Typer) -> None:
-    """The visible commands of `testaug`, in the order of the workflow."""
-    add_command(app, "run", run_command, short_help="Run the whole pipeline, suite to report.")
-    app.add_typer(suite_door(), name="suite")
-    app.add_typer(templates_door(), name="templates")
-    add_command(app, "generate", generate_command, short_help="Generate candidates with an LLM.")
-    add_command(
-        app, "rank", rank_command, short_help="Order candidates, likely invalid ones first."
-    )
-    app.add_typer(
-        rankers_app,
-        name="rankers",
-        help="The rankers that judge whether candidates are valid: train and evaluate them, "
-        "and make hard cases from a suite to train them on.",
-        short_help="Train and evaluate the rankers.",
-    )
-    app.add_typer(review_door(), name="review")
-    app.add_typer(evaluate_door(), name="evaluate")
-    app.add_typer(tree_door(), name="tree")
-    app.add_typer(lexicon_door(), name="lexicon")
-    add_command(app, "report", report_command, short_help="Write a run's report (HTML, Markdown).")
-    app.add_typer(flows_app, name="flows", short_help="Schedule the pipeline with Prefect.")
+RANKERS_HELP = (
+    "The rankers that judge whether candidates are valid: train and evaluate them, and make "
+    "hard cases from a suite to train them on."
+)
+
+# The commands of `testaug`: the visible ones in the order of the workflow (as `--help`
+# lists them), then the old names, hidden (`testaug.cli.aliases.RENAMED` names the new ones).
+ROOT: dict[str, Entry] = {
+    "run": Entry("testaug.cli.run:run_command", short_help="Run the whole pipeline, suite to report."),
+    "suite": Entry(
+        "testaug.cli.groups:suite_door", "door",
+        short_help="Check, count, measure, import and export suites.",
+    ),
+    "templates": Entry(
+        "testaug.cli.groups:templates_door", "door",
+        short_help="Fill templates into cases; make templates from cases.",
+    ),
+    "generate": Entry(
+        "testaug.cli.generate:generate_command", short_help="Generate candidates with an LLM."
+    ),
+    "rank": Entry(
+        "testaug.cli.rankers:rank_command",
+        short_help="Order candidates, likely invalid ones first.",
+    ),
+    "rankers": Entry(
+        "testaug.cli.rankers:rankers_app", "app",
+        short_help="Train and evaluate the rankers.", help=RANKERS_HELP,
+    ),
+    "review": Entry(
+        "testaug.cli.groups:review_door", "door",
+        short_help="People judge candidates, tests and words.",
+    ),
+    "evaluate": Entry(
+        "testaug.cli.groups:evaluate_door", "door",
+        short_help="Error rates of models; compare suites by training on them.",
+    ),
+    "tree": Entry(
+        "testaug.cli.groups:tree_door", "door",
+        short_help="Test trees: score, suggest failing tests, fine-tune.",
+    ),
+    "lexicon": Entry(
+        "testaug.cli.groups:lexicon_door", "door", short_help="Suggest words for lexicons."
+    ),
+    "report": Entry(
+        "testaug.cli.report:report_command",
+        short_help="Write a run's report (HTML, Markdown).",
+    ),
+    "flows": Entry(
+        "testaug.cli.flows:flows_app", "app", short_help="Schedule the pipeline with Prefect."
+    ),
+    # the old names
+    "expand": Entry("testaug.cli.expand:expand_command", hidden=True),
+    "diversity": Entry("testaug.cli.diversity:diversity_command", hidden=True),
+    "patch-eval": Entry("testaug.cli.patch_eval:patch_eval_command", hidden=True),
+    "generalize": Entry("testaug.cli.generalize:generalize_command", hidden=True),
+    "suggest": Entry("testaug.cli.editor:suggest_command", hidden=True),
+    "adapt": Entry("testaug.cli.adapt:adapt_command", hidden=True),
+    "fix": Entry("testaug.cli.fix:fix_command", hidden=True),
+    "annotate": Entry("testaug.cli.annotate:annotate_app", "app", hidden=True),
+    "suggestions": Entry("testaug.cli.suggestions:suggestions_app", "app", hidden=True),
+    "editor": Entry("testaug.cli.editor:editor_app", "app", hidden=True),
+}  # fmt: skip
 
 
-def add_old_names(app: typer.Typer) -> None:
-    """The commands' old names, hidden; `testaug.cli.aliases.RENAMED` names the new ones."""
-    for name, callback in (
-        ("expand", expand_command),
-        ("diversity", diversity_command),
-        ("patch-eval", patch_eval_command),
-        ("generalize", generalize_command),
-        ("suggest", suggest_command),
-        ("adapt", adapt_command),
-        ("fix", fix_command),
-    ):
-        add_command(app, name, callback, hidden=True)
-    app.add_typer(annotate_app, name="annotate", hidden=True)
-    app.add_typer(suggestions_app, name="suggestions", hidden=True)
-    app.add_typer(editor_app, name="editor", hidden=True)
+class Root(LazyGroup):
+    """The root group: the commands of `ROOT`, each imported when it runs."""
+
+    ENTRIES = ROOT

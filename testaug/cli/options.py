@@ -116,10 +116,13 @@ def refuse_non_finite(command: Any) -> None:
     """Make every number option and argument (a float) of `command` and of its subcommands
     refuse a value that is not finite (`inf`, `nan`, `1e999`) with an InputError naming the
     option, as the command line is read, before its range is checked and before any work:
-    Typer reads such values as numbers, and a range (`min=0`) lets `inf` through."""
+    Typer reads such values as numbers, and a range (`min=0`) lets `inf` through. A
+    command already made so is left as it is."""
     for param in getattr(command, "params", ()):
         descriptor = getattr(param, "type_descriptor", None)
-        if descriptor is not None and descriptor.annotation is float:
+        if descriptor is None or descriptor.annotation is not float:
+            continue
+        if not isinstance(param.process_value, partial):
             param.process_value = partial(_finite_first, param, param.process_value)
     for sub in getattr(command, "commands", {}).values():
         refuse_non_finite(sub)

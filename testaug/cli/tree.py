@@ -115,6 +115,7 @@ def import_command(
 ) -> None:
     """Import an AdaTest CSV tree (current or older columns)."""
     from testaug.adaptive.adatest_csv import read_adatest_csv
+    from testaug.adaptive.adatest_layout import save_layout
     from testaug.adaptive.label_map import parse_label_map
     from testaug.adaptive.tree_files import write_tree
 
@@ -122,6 +123,7 @@ def import_command(
     if not imported.tree.rows:
         raise InputError(Problem("no tests or topics in the file", file=source))
     write_tree(output, imported.tree)
+    save_layout(output, imported.layout)  # for `tree export` to give the file back
     tree = imported.tree
     unlabelled = sum(row.kind == "unlabelled" for row in tree.rows)
     pending = f" and {unlabelled:,} without a verdict (Unknown)" if unlabelled else ""
@@ -153,15 +155,19 @@ def export_command(
     labels: str | None = typer.Option(None, "--labels", help=LABELS_HELP),
 ) -> None:
     """Export a tree as an AdaTest CSV; tests the format cannot hold are listed, not written.
-    With the task's labels, "should be a|b" is written as "should not be" each other label."""
+    A tree imported from AdaTest is written as its file was (the same columns and topic
+    spelling, kept beside the tree by `tree import`). With the task's labels, "should be
+    a|b" is written as "should not be" each other label."""
     from testaug.adaptive.adatest_export import write_adatest_csv
+    from testaug.adaptive.adatest_layout import load_layout
     from testaug.adaptive.tree_files import read_tree
     from testaug.adaptive.tree_jobs import tree_task_labels
 
     columns = choice(Literal["label", "type"], format, "--format")
     task_labels = tree_task_labels(task, labels) if task or labels else None
     tree = read_tree(tree_path)
-    result = write_adatest_csv(output, tree, format=columns, labels=task_labels)
+    layout = load_layout(tree_path)  # the AdaTest file's, when the tree was imported
+    result = write_adatest_csv(output, tree, format=columns, labels=task_labels, layout=layout)
     console.print(styled("[green]wrote[/] {:,} rows to {}", result.rows, output))
     changed = sum(note.written for note in result.notes)
     left_out = len(result.notes) - changed

@@ -195,13 +195,29 @@ def index_lemmas(cache_dir: Path, pos: str) -> set[str]:
         }
 
 
+def sense_counts(wn: WordNetCorpusReader) -> dict[str, int]:
+    """Each sense key's count (SemCor frequency) from WordNet's `cntlist.rev`, read at once:
+    NLTK's `Lemma.count()` searches the file once per lemma (a minute for the nouns)."""
+    counts: dict[str, int] = {}
+    stream = wn.open("cntlist.rev")
+    try:
+        for line in stream.read().splitlines():
+            key, _, count = line.partition(" ")
+            if count:
+                counts.setdefault(key, int(count.rsplit(" ", 1)[-1]))
+    finally:
+        stream.close()
+    return counts
+
+
 def lemmas(wn: WordNetCorpusReader, pos: str | None, *, min_count: int = 1) -> list[str]:
     """WordNet's lemma names of a POS (all POS for None) whose sense count (SemCor frequency)
     reaches `min_count`, most frequent first; compounds with spaces for underscores."""
+    senses = sense_counts(wn)
     counts: dict[str, int] = {}
     for synset in wn.all_synsets(wordnet_pos(pos)):
         for lemma in synset.lemmas():
-            count = lemma.count()
+            count = senses.get(lemma.key(), 0)
             if count >= min_count:
                 name = lemma.name().replace("_", " ")
                 counts[name] = counts.get(name, 0) + count

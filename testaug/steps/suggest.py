@@ -21,7 +21,7 @@ from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
-from pydantic import Field
+from pydantic import Field, field_validator
 
 from testaug.core.bundled import resolve_suite
 from testaug.core.errors import TestAugError
@@ -47,6 +47,7 @@ from testaug.editor.masks import parse_masked
 from testaug.editor.scorer import LMScorer
 from testaug.editor.suggestion import WordSuggestion
 from testaug.editor.wordnet import (
+    POS_TAGS,
     Relation,
     WordNetMissing,
     index_lemmas,
@@ -96,6 +97,14 @@ class SuggestConfig(Record):
     )
     out: Path | None = None
     cache_dir: Path | None = None  # default: the settings' cache folder
+
+    @field_validator("pos")
+    @classmethod
+    def _known_pos(cls, pos: str | None) -> str | None:
+        """A part of speech WordNet knows (any case), checked before any work is done."""
+        if pos is None or pos.upper() in POS_TAGS:
+            return pos.upper() if pos else None
+        raise ValueError(f"unknown part of speech {pos!r}: use {', '.join(POS_TAGS)}")
 
 
 class SuggestResult(Record):

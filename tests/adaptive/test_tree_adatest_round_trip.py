@@ -1,5 +1,6 @@
 """AdaTest's own trees through import and export: hex ids, `Unknown` tests, the `author`
-column, "%20" topics and short labels (`neg`/`pos`) come back as they were."""
+column, columns empty in every row, topics spelled "%20" or with plain spaces and short
+labels (`neg`/`pos`) come back as they were."""
 
 from __future__ import annotations
 
@@ -9,7 +10,8 @@ from pathlib import Path
 import pytest
 
 from testaug.adaptive.adatest_csv import read_adatest_csv
-from testaug.adaptive.adatest_export import write_adatest_csv
+from testaug.adaptive.adatest_export import adatest_csv_text, write_adatest_csv
+from testaug.adaptive.adatest_layout import layout_file, load_layout
 from testaug.adaptive.label_map import (
     DEFAULT_SHORT_LABELS,
     map_labels,
@@ -19,11 +21,17 @@ from testaug.adaptive.label_map import (
 from testaug.adaptive.tree import TestTree, TreeTest
 from testaug.adaptive.tree_files import read_tree, write_tree
 from testaug.core.errors import InputError
+from tests.cli_runner import run_testaug
 
 DATA = Path(__file__).parent.parent / "data" / "adatest"
 HOTEL = DATA / "hotel_short_labels.csv"  # canonical columns, neg/pos, Unknown, author, %20
 UNKNOWN = DATA / "unknown_and_author.csv"  # score column before author, Unknown tests only
 HEX_ID = "e9d9a309571641809be1c37df1ffe80c"
+# Shaped like AdaTest's shipped test_trees/abstract_capabilities.csv: topic markers only,
+# an empty "model score" column; today's spells topics with plain spaces, "&" and commas,
+# the older one calls the topic column "tags", encodes topics ("%20", "%26"), declares
+# topics by empty rows and writes "model%20score".
+SHIPPED_SHAPES = [DATA / "capabilities_plain_topics.csv", DATA / "capabilities_encoded_topics.csv"]
 
 
 def csv_rows(path: Path) -> dict[str, dict[str, str]]:
@@ -164,3 +172,62 @@ def test_cells_a_spreadsheet_would_evaluate_start_with_a_quote_and_import_back(t
     assert [(row.topic, row.input, row.output) for row in back] == [
         (row.topic, row.input, row.output) for row in tree.rows
     ]
+
+
+@pytest.mark.parametrize("source", SHIPPED_SHAPES, ids=lambda path: path.stem)
+def test_adatests_shipped_trees_come_back_from_import_then_export(tmp_path, source):
+    tree, back = tmp_path / "tree.jsonl", tmp_path / "back.csv"
+    imported = run_testaug(tmp_path, "tree", "import", str(source), "-o", str(tree))
+    assert imported.returncode == 0, imported.stderr
+    topics = {row.topic for row in read_tree(tree).rows}
+    assert {"/Weather/Rain & snow", "/Input/Weather/Rain & snow"} & topics  # read decoded
+    exported = run_testaug(tmp_path, "tree", "export", str(tree), "-o", str(back))
+    assert exported.returncode == 0, exported.stderr
+    assert back.read_text() == source.read_text()
+
+
+def test_columns_empty_in_every_row_come_back_in_their_place(tmp_path):
+    source = tmp_path / "tree.csv"
+    source.write_text(
+        ",topic,input,output,label,labeler,description,model score,author,query\n"
+        "a1,/Food,,,topic_marker,anonymous,,,,\n"
+        "a2,/Food/Hot soup,The soup was cold,negative,pass,anonymous,,,,\n"
+    )
+    imported = read_adatest_csv(source)
+    text, result = adatest_csv_text(imported.tree, layout=imported.layout)
+    assert text == source.read_text() and not result.notes
+
+
+def test_new_topics_and_models_follow_the_files_spelling():
+    imported = read_adatest_csv(SHIPPED_SHAPES[0])
+    added = TreeTest(
+        topic="/Weather/Heat waves", input="It was hot.", output="negative", scores={"vader": 0.25}
+    )
+    tree = imported.tree.with_rows([added])
+    header, *rows = adatest_csv_text(tree, layout=imported.layout)[0].splitlines()
+    assert header == ",topic,input,output,label,labeler,description,model score,vader score"
+    assert rows[-1].split(",")[1:3] == ["/Weather/Heat waves", "It was hot."]
+    plain, _ = adatest_csv_text(tree)  # no layout: AdaTest's own spelling and columns
+    assert plain.splitlines()[0] == ",topic,input,output,label,labeler,description,vader score"
+    assert "/Weather/Heat%20waves" in plain and "/Weather/Rain%20&%20snow" in plain
+
+
+def test_a_scored_copy_of_an_imported_tree_exports_in_the_files_columns(tmp_path):
+    tree, scored, back = tmp_path / "tree.jsonl", tmp_path / "scored.jsonl", tmp_path / "b.csv"
+    assert run_testaug(tmp_path, "tree", "import", str(HOTEL), "-o", str(tree)).returncode == 0
+    args = ("tree", "score", str(tree), "--model", "vader", "--task", "sentiment")
+    result = run_testaug(tmp_path, *args, "-o", str(scored))
+    assert result.returncode == 0, result.stderr
+    assert load_layout(scored) == load_layout(tree) is not None
+    assert run_testaug(tmp_path, "tree", "export", str(scored), "-o", str(back)).returncode == 0
+    header = back.read_text().splitlines()[0]
+    assert header == HOTEL.read_text().splitlines()[0] + ",vader score"
+
+
+def test_a_damaged_layout_file_is_named(tmp_path):
+    tree = tmp_path / "tree.jsonl"
+    assert run_testaug(tmp_path, "tree", "import", str(HOTEL), "-o", str(tree)).returncode == 0
+    layout_file(tree).write_text("{not json")
+    result = run_testaug(tmp_path, "tree", "export", str(tree), "-o", str(tmp_path / "b.csv"))
+    assert result.returncode == 1 and "tree.adatest.json" in result.stderr
+    assert "Traceback" not in result.stderr

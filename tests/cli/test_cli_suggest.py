@@ -86,3 +86,28 @@ def test_suggest_lets_torch_threads_wait_passively_unless_the_user_chose(
     )
     assert result.returncode == 0, result.stderr
     assert seen == [expected]
+
+
+def test_a_mistyped_part_of_speech_is_refused_before_the_model_loads(tmp_path, monkeypatch):
+    from testaug.editor.scorer import LMScorer
+
+    loads: list[Path] = []
+
+    def load(cache_dir, **options):
+        loads.append(cache_dir)
+        raise AssertionError("the model loaded before the part of speech was checked")
+
+    monkeypatch.setattr(LMScorer, "load", staticmethod(load))
+    args = ("lexicon", "suggest", "{first_name} is {a:mask}.", "--pos", "NOUNS", "-n", "15")
+    result = run_testaug(tmp_path, *args, without_env=("OMP_WAIT_POLICY",))
+    assert result.returncode == 1 and loads == []
+    assert result.stderr.strip() == (
+        "error: --pos: unknown part of speech 'NOUNS': use NOUN, VERB, ADJ, ADV"
+    )
+
+
+def test_a_part_of_speech_in_any_case_is_wordnets_tag():
+    from testaug.steps.suggest import SuggestConfig
+
+    assert SuggestConfig(text="It was {mask}.", pos="adj").pos == "ADJ"
+    assert SuggestConfig(text="It was {mask}.").pos is None

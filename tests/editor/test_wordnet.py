@@ -103,6 +103,24 @@ def test_lemmas_of_a_pos_come_most_frequent_first(cache):
 
 
 @needs_debian_wordnet
+def test_lemmas_read_the_sense_counts_once_not_a_search_per_lemma(cache, monkeypatch):
+    wn = load_wordnet(cache)
+    expected: dict[str, int] = {}
+    for synset in wn.all_synsets("r"):
+        for lemma in synset.lemmas():
+            name = lemma.name().replace("_", " ")
+            expected[name] = expected.get(name, 0) + lemma.count()  # NLTK's own counts
+    searches: list[object] = []
+    monkeypatch.setattr(wn, "lemma_count", lambda lemma: searches.append(lemma) or 0)
+    adverbs = lemmas(wn, "ADV")
+    assert searches == []
+    assert adverbs == sorted(
+        (name for name, count in expected.items() if count >= 1),
+        key=lambda name: (-expected[name], name),
+    )
+
+
+@needs_debian_wordnet
 def test_relations_give_synonyms_antonyms_and_hypernyms(cache):
     wn = load_wordnet(cache)
     assert "bad" in related_words(wn, "good", "antonyms", "ADJ")
