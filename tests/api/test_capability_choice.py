@@ -22,7 +22,7 @@ def test_a_string_is_one_capability():
 
 def test_a_mistyped_capability_is_refused_with_the_closest_name():
     with pytest.raises(
-        InputError, match="no capability 'Negaton' in suite '[^']+'; did you mean 'Negation'"
+        InputError, match=r"no capability 'Negaton' in suite '[^']+'; did you mean 'Negation'"
     ):
         testaug.expand(TINY, per_template=2, capabilities=["Vocabulary", "Negaton"])
 
