@@ -26,7 +26,7 @@ RENAMED: dict[tuple[str, ...], str] = {
     ("annotate", "terminal"): "review candidates terminal",
     ("annotate", "push"): "review candidates push",
     ("annotate", "pull"): "review candidates pull",
-    ("annotate", "merge"): "review candidates merge",
+    ("annotate", "merge"): "review candidates apply",
     ("annotate", "retrain"): "review candidates retrain",
     ("annotate", "server"): "review server",
     ("annotate", "install-server"): "review install-server",

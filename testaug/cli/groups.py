@@ -6,7 +6,7 @@
     generate   candidate cases from an LLM
     rank       candidates ordered by the ranker ensemble
     rankers    train, evaluate, hard-cases
-    review     candidates, tests, words (each: terminal, push, pull), server, install-server
+    review     candidates, tests, words (each: terminal, push, pull, apply), server, ...
     evaluate   models, patching, generalization
     tree       from-suite, import, export, score, retest, adapt, fix
     lexicon    suggest, install-wordnet
@@ -138,46 +138,6 @@ def templates_door() -> typer.Typer:
     return group
 
 
-def review_door() -> typer.Typer:
-    from testaug.cli.annotate import annotate_app
-    from testaug.cli.annotate_server import install_server_command, server_command
-    from testaug.cli.lexicon import lexicon_app
-    from testaug.cli.suggestions import suggestions_app
-
-    candidates = door(
-        "Generated candidates the rankers cannot vouch for: people judge them in the "
-        "terminal or in Label Studio, the accepted ones join the suite, and the rankers "
-        "learn from the verdicts.",
-        "Generated candidates: judge, merge into the suite, retrain.",
-    )
-    names = ("terminal", "push", "pull", "merge", "retrain")
-    add_copies(candidates, annotate_app, {n: n for n in names})
-    tests = door(
-        "Tests suggested for a test tree (by `testaug tree adapt`): people judge them in the "
-        "terminal or in Label Studio, and the accepted ones join the tree.",
-        "Suggested tests of a tree: judge them into the tree.",
-    )
-    add_copies(tests, suggestions_app, {"review": "terminal", "push": "push", "pull": "pull"})
-    words = door(
-        "Words suggested for a suite's lexicons (by `testaug lexicon suggest -o`): people "
-        "judge them in the terminal or in Label Studio, and the kept ones are written into "
-        "the lexicon files.",
-        "Suggested words: judge them into the lexicons.",
-    )
-    names = ("review", "push", "pull", "apply")
-    add_copies(words, lexicon_app, {n: "terminal" if n == "review" else n for n in names})
-    group = door(
-        "People judge what testaug proposes: generated candidates, suggested tests and "
-        "suggested words, in the terminal or in Label Studio (`review server` starts one)."
-    )
-    group.add_typer(candidates, name="candidates")
-    group.add_typer(tests, name="tests")
-    group.add_typer(words, name="words")
-    add_command(group, "server", server_command)
-    add_command(group, "install-server", install_server_command)
-    return group
-
-
 def evaluate_door() -> typer.Typer:
     from testaug.cli.evaluate import evaluate_command
     from testaug.cli.generalize import generalize_command
@@ -214,7 +174,7 @@ def tree_door() -> typer.Typer:
 
 def lexicon_door() -> typer.Typer:
     from testaug.cli.editor import editor_app, suggest_command
-    from testaug.cli.lexicon import lexicon_app
+    from testaug.cli.review.words import OLD_NAMES
 
     group = door(
         "Words for a suite's lexicons: words that fit the gap in a sentence, ranked by a "
@@ -223,8 +183,8 @@ def lexicon_door() -> typer.Typer:
     )
     add_command(group, "suggest", suggest_command)
     add_copies(group, editor_app, {"install-wordnet": "install-wordnet"})
-    names = ("review", "push", "pull", "apply")
-    add_copies(group, lexicon_app, {n: n for n in names}, hidden=True)
+    for name, callback in OLD_NAMES.items():  # `testaug lexicon review`: `review words terminal`
+        add_command(group, name, callback, hidden=True)
     return group
 
 
@@ -257,7 +217,7 @@ ROOT: dict[str, Entry] = {
         short_help="Train and evaluate the rankers.", help=RANKERS_HELP,
     ),
     "review": Entry(
-        "testaug.cli.groups:review_door", "door",
+        "testaug.cli.review:review_door", "door",
         short_help="People judge candidates, tests and words.",
     ),
     "evaluate": Entry(
@@ -286,8 +246,8 @@ ROOT: dict[str, Entry] = {
     "suggest": Entry("testaug.cli.editor:suggest_command", hidden=True),
     "adapt": Entry("testaug.cli.adapt:adapt_command", hidden=True),
     "fix": Entry("testaug.cli.fix:fix_command", hidden=True),
-    "annotate": Entry("testaug.cli.annotate:annotate_app", "app", hidden=True),
-    "suggestions": Entry("testaug.cli.suggestions:suggestions_app", "app", hidden=True),
+    "annotate": Entry("testaug.cli.review.candidates:annotate_door", "door", hidden=True),
+    "suggestions": Entry("testaug.cli.review.tests:suggestions_door", "door", hidden=True),
     "editor": Entry("testaug.cli.editor:editor_app", "app", hidden=True),
 }  # fmt: skip
 

@@ -80,12 +80,15 @@ def renamed_option(
 OutputKind = Literal["file", "folder", "file or folder"]
 
 
-def output_option(default: Any, *names: str, help: str, kind: OutputKind = "file") -> Any:
+def output_option(
+    default: Any, *names: str, help: str, kind: OutputKind = "file", hidden: bool = False
+) -> Any:
     """A Typer option naming where a command writes, a file unless `kind` says otherwise:
-    its value is checked as the command line is read (`output_path`), before any work."""
+    its value is checked as the command line is read (`output_path`), before any work
+    (`hidden`: an old spelling, left out of `--help`)."""
     flag = max(names, key=len)
     check = partial(output_path, flag=flag, kind=kind)
-    return typer.Option(default, *names, help=help, parser=check, metavar="<path>")
+    return typer.Option(default, *names, help=help, parser=check, metavar="<path>", hidden=hidden)
 
 
 def output_path(value: str | Path, *, flag: str, kind: OutputKind = "file") -> Path:

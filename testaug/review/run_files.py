@@ -15,6 +15,7 @@ from testaug.core.jsonl import read_jsonl
 from testaug.core.records import RankedCandidate, Record, TestCase
 from testaug.core.run_folder import RunFolder
 from testaug.review.acceptance import DEFAULT_TARGET, calibration_beside, read_calibration
+from testaug.review.naming import project_title, verdicts_file
 from testaug.review.plans import (
     DEFAULT_REVIEW_FRACTION,
     ReviewPlan,
@@ -62,13 +63,13 @@ class ReviewConfig(Record):
     poll_seconds: float = Field(default=30.0, gt=0.0)
 
     def annotations_path(self) -> Path:
-        return self.annotations or RunFolder.of(self.ranked).annotations
+        return self.annotations or verdicts_file("candidates", self.ranked)
 
     def calibration_path(self) -> Path:
         return self.calibration or calibration_beside(self.ranked)
 
     def project_name(self) -> str:
-        return self.project or f"testaug {self.ranked.parent.resolve().name}"
+        return self.project or project_title("candidates", self.ranked)
 
     def project_record(self) -> Path:
         """Where the Label Studio project's id is recorded: beside the annotations."""
@@ -122,6 +123,20 @@ class SuggestionsReview(Record):
         if self.suggestions is None:
             raise ValueError(f"{step} needs config.project, or config.suggestions to name it")
         return self.default_project(self.suggestions)
+
+    def push_target(self, step: str) -> tuple[Path, str, Path]:
+        """What a push of `step` sends and where: the suggestions file, the project, and the
+        file that records it (`record`, default: beside the suggestions)."""
+        suggestions = self.suggestions_file(step)
+        project = self.project_name(step)
+        return suggestions, project, self.record or record_beside(suggestions)
+
+    def pull_target(self, step: str) -> tuple[Path, str, Path]:
+        """Where a pull of `step` reads and writes: the verdicts file, the project, and the
+        file that records it (`record`, default: beside the suggestions, else the verdicts)."""
+        verdicts = self.verdicts_file(step)
+        project = self.project_name(step)
+        return verdicts, project, self.record or record_beside(self.suggestions or verdicts)
 
 
 def read_ranked(path: Path) -> list[RankedCandidate]:

@@ -36,7 +36,7 @@ from testaug.editor.lexicon_writer import (
 )
 from testaug.editor.review_label_studio import pull_word_verdicts, push_words
 from testaug.editor.review_terminal import review_words_in_terminal
-from testaug.review.project_record import record_beside
+from testaug.review.naming import project_title, verdicts_file
 from testaug.review.run_files import SuggestionsReview
 from testaug.steps.contract import StepOutput, StepSummary, step_output
 
@@ -52,12 +52,12 @@ HELPERS = frozenset({"default_project", "default_verdicts", "words_to_review", "
 
 def default_verdicts(suggestions_path: Path) -> Path:
     """Where the verdicts on a suggestions file go: <name>.verdicts.jsonl beside it."""
-    return suggestions_path.with_name(f"{suggestions_path.stem}.verdicts.jsonl")
+    return verdicts_file("words", suggestions_path)
 
 
 def default_project(suggestions_path: Path) -> str:
     """The Label Studio project of a suggestions file: `testaug lexicon <its name>`."""
-    return f"testaug lexicon {suggestions_path.stem}"
+    return project_title("words", suggestions_path)
 
 
 class WordsReviewConfig(SuggestionsReview):
@@ -272,11 +272,8 @@ def push_words_file(config: WordsReviewConfig, *, studio: LabelStudio) -> StepOu
     Studio project: the one recorded in `config.record` (default: beside the suggestions),
     else found by title or created, and recorded there. The summary says how many were
     left out as already in the lexicons."""
-    step = "push_words_file"
-    suggestions_path = config.suggestions_file(step)
-    project = config.project_name(step)
+    suggestions_path, project, record = config.push_target("push_words_file")
     todo = words_to_review(suggestions_path, config.suite, config.lexicons)
-    record = config.record or record_beside(suggestions_path)
     pushed = push_words(studio, project, todo.words, config.lexicons, record=record)
     summary = LexiconPushSummary(
         project=project,
@@ -293,10 +290,7 @@ def pull_into_lexicons(config: WordsReviewConfig, *, studio: LabelStudio) -> Ste
     """Bring people's verdicts from a words project (the one recorded in `config.record`,
     default: beside the suggestions, else beside the verdicts) into the verdicts file and
     write the words that new or changed verdicts keep into the suite's lexicon files."""
-    step = "pull_into_lexicons"
-    verdicts_path = config.verdicts_file(step)
-    project = config.project_name(step)
-    record = config.record or record_beside(config.suggestions or verdicts_path)
+    verdicts_path, project, record = config.pull_target("pull_into_lexicons")
     reading = pull_word_verdicts(studio, project, record=record)
     update = save_verdicts(verdicts_path, reading.verdicts)
     written = _write_latest(

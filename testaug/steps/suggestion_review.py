@@ -26,7 +26,8 @@ from testaug.core.file_lock import FileBusy, locked
 from testaug.core.records import Record
 from testaug.core.runs import remove_stale_temporaries
 from testaug.review.label_studio_tasks import find_recorded
-from testaug.review.project_record import PROJECT_RECORD, record_beside
+from testaug.review.naming import project_title, verdicts_file
+from testaug.review.project_record import PROJECT_RECORD
 from testaug.review.run_files import SuggestionsReview
 from testaug.steps.adapt import AdaptConfig
 from testaug.steps.contract import StepOutput, StepSummary, step_output
@@ -55,12 +56,12 @@ if TYPE_CHECKING:
 
 def default_verdicts(suggestions_path: Path) -> Path:
     """Where the verdicts on a suggestions file go: verdicts.jsonl beside it."""
-    return suggestions_path.with_name(VERDICTS_FILE)
+    return verdicts_file("tests", suggestions_path)
 
 
 def default_project(suggestions_path: Path) -> str:
     """The Label Studio project of a suggestions file: `testaug suggestions <its folder>`."""
-    return f"testaug suggestions {suggestions_path.resolve().parent.name}"
+    return project_title("tests", suggestions_path)
 
 
 class SuggestionReviewConfig(SuggestionsReview):
@@ -211,11 +212,8 @@ def push_suggestions_file(config: SuggestionReviewConfig, *, studio: LabelStudio
     """Push a suggestions file into a Label Studio project (nothing imported twice): the
     one recorded in `config.record` (default: beside the suggestions), else found by title
     or created, and recorded there."""
-    step = "push_suggestions_file"
-    suggestions_path = config.suggestions_file(step)
-    project = config.project_name(step)
+    suggestions_path, project, record = config.push_target("push_suggestions_file")
     suggestions = read_suggestions(suggestions_path)
-    record = config.record or record_beside(suggestions_path)
     pushed = push_suggestions(studio, project, suggestions, record=record)
     summary = SuggestionPushSummary(
         project=project,
@@ -235,10 +233,8 @@ def pull_into_tree(config: SuggestionReviewConfig, *, studio: LabelStudio) -> St
     verdicts)."""
     step = "pull_into_tree"
     tree_path = config.tree_file(step)
-    verdicts_path = config.verdicts_file(step)
-    project = config.project_name(step)
+    verdicts_path, project, record = config.pull_target(step)
     suggestions_path = config.suggestions
-    record = config.record or record_beside(suggestions_path or verdicts_path)
     reading = pull_suggestion_verdicts(studio, project, record=record)
     update = save_verdicts(verdicts_path, reading.verdicts)
     known = dict(reading.contexts)

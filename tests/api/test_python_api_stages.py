@@ -138,7 +138,7 @@ def test_merging_the_rankers_acceptances_gives_the_cases_the_cli_merge_writes(ra
     shutil.copy(run / "annotations.jsonl", cli_run / "annotations.jsonl")
     result = run_testaug(
         tmp_path,
-        *("review", "candidates", "merge", str(cli_run / "annotations.jsonl")),
+        *("review", "candidates", "apply", str(cli_run / "annotations.jsonl")),
         *("--ranked", str(cli_run / "ranked.jsonl")),
     )
     assert result.returncode == 0, result.stderr

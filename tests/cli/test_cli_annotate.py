@@ -1,4 +1,4 @@
-"""`testaug annotate terminal|merge` run as a user runs them, keys piped into stdin."""
+"""`testaug review candidates terminal|apply` run as a user runs them, keys piped into stdin."""
 
 from __future__ import annotations
 
@@ -85,14 +85,14 @@ def test_an_accept_precision_outside_zero_to_one_is_a_one_line_error(run_dir, co
     assert not (run_dir / "annotations.jsonl").exists()
 
 
-def test_merge_writes_accepted_cases_and_the_suite_from_the_annotations(run_dir):
+def test_apply_writes_accepted_cases_and_the_suite_from_the_verdicts(run_dir):
     annotate(
         run_dir, "\nn1n2" + "1", "terminal", "ranked.jsonl", "--top", "0.3", "--annotator", "ann"
     )
     done = annotate(
         run_dir,
         "",
-        "merge",
+        "apply",
         "annotations.jsonl",
         "--ranked",
         "ranked.jsonl",
@@ -105,6 +105,31 @@ def test_merge_writes_accepted_cases_and_the_suite_from_the_annotations(run_dir)
     assert accepted["Case 2 is nice."].label == "negative"  # corrected to the first label
     assert len(accepted) == 2 + 3  # and the three the ranker's rule accepted
     assert len(list(read_jsonl(run_dir / "suite.jsonl", TestCase))) == 2 + len(accepted)
+
+
+def test_the_old_verb_merge_and_the_old_flag_annotations_work_and_say_the_new_names(run_dir):
+    keys = "\nn1n2" + "1"
+    old = annotate(
+        run_dir, keys, "terminal", "ranked.jsonl", "--top", "0.3", "--annotator", "ann",
+        "--annotations", "old.jsonl",
+    )  # fmt: skip
+    assert old.returncode == 0, old.stderr
+    assert "`--annotations` is now `--verdicts` in `testaug review candidates terminal`" in (
+        old.stderr
+    )
+    new = annotate(
+        run_dir, keys, "terminal", "ranked.jsonl", "--top", "0.3", "--annotator", "ann",
+        "--verdicts", "new.jsonl",
+    )  # fmt: skip
+    assert new.returncode == 0 and "note:" not in new.stderr
+    assert old.stdout.replace("old.jsonl", "new.jsonl") == new.stdout
+    merged = annotate(run_dir, "", "merge", "old.jsonl", "--ranked", "ranked.jsonl")
+    assert merged.returncode == 0, merged.stderr
+    note = "note: `testaug review candidates merge` is now `testaug review candidates apply`"
+    assert merged.stderr.splitlines()[0] == note
+    applied = annotate(run_dir, "", "apply", "new.jsonl", "--ranked", "ranked.jsonl")
+    assert applied.returncode == 0 and "note:" not in applied.stderr
+    assert applied.stdout == merged.stdout.replace("old.jsonl", "new.jsonl")
 
 
 def test_push_without_an_api_key_is_a_clear_error(run_dir):

@@ -71,3 +71,21 @@ def test_push_and_pull_through_label_studio(round_dir, monkeypatch):
     assert "1 verdicts (1 new" in pulled.stdout and "1 new tests" in pulled.stdout
     added = [row for row in read_tree(tree_path).tests if row.source == "suggestion"]
     assert [row.labeler for row in added] == ["ann@example.org"]
+
+
+def test_apply_adds_what_a_verdicts_file_accepts_to_the_tree(round_dir):
+    tree_path = round_dir.parent / "tree.jsonl"
+    judged = run_testaug(
+        round_dir, "review", "tests", "terminal", "suggestions.jsonl", "--tree", str(tree_path),
+        "--annotator", "ann", input="a",
+    )  # fmt: skip
+    assert judged.returncode == 0, judged.stderr
+    fresh = round_dir.parent / "fresh-tree.jsonl"
+    write_tree(fresh, tree())
+    args = ("--suggestions", "suggestions.jsonl", "--tree", str(fresh))
+    applied = run_testaug(round_dir, "review", "tests", "apply", "verdicts.jsonl", *args)
+    assert applied.returncode == 0, applied.stderr
+    assert f"tree {fresh}: 1 accepted suggestions, 1 new tests" in applied.stdout
+    assert read_tree(fresh).tests == read_tree(tree_path).tests
+    again = run_testaug(round_dir, "review", "tests", "apply", "verdicts.jsonl", *args)
+    assert "1 accepted suggestions, 0 new tests" in again.stdout

@@ -94,7 +94,7 @@ FOLDER_OUTPUTS = {
     ("tree fix", "--work"),
 }  # fmt: skip
 FILE_OR_FOLDER_OUTPUTS = {("suite export", "--output")}  # a datasets folder or a table
-READ_ONLY = {("review candidates retrain", "--annotations")}
+READ_ONLY = {("review candidates retrain", "--verdicts")}
 
 # A bad value of each kind of output, and the start of the error it gives (after the flag).
 BAD_OUTPUTS = {
@@ -132,7 +132,8 @@ def visible_parameters() -> list[tuple[str, object]]:
     def walk(command, words):
         subcommands = getattr(command, "commands", None)
         if subcommands is None:
-            return [(" ".join(words), param) for param in command.params]
+            shown = [param for param in command.params if not getattr(param, "hidden", False)]
+            return [(" ".join(words), param) for param in shown]  # not the old spellings
         return [
             found
             for name, sub in subcommands.items()

@@ -1,6 +1,6 @@
-"""`testaug review tests` (once `testaug suggestions`, still `suggestions_app`): people's
-verdicts on a round of suggested tests (the terminal or Label Studio), and the accepted
-suggestions added to the test tree."""
+"""`testaug review tests` (once `testaug suggestions`): people's verdicts on a round of
+suggested tests (the terminal or Label Studio), and the accepted suggestions added to the
+test tree (`apply` adds those of a verdicts file)."""
 
 from __future__ import annotations
 
@@ -9,37 +9,29 @@ from pathlib import Path
 import typer
 
 from testaug.cli.console import console, styled
-from testaug.cli.options import output_option
-from testaug.cli.review_options import (
+from testaug.cli.review.common import (
     API_KEY,
     URL,
     annotator_option,
+    kind_door,
     print_problems,
     print_pushed,
     terminal_reviewer,
+    verdicts_option,
 )
 from testaug.steps.suggestion_review import SuggestionReviewConfig, TreeUpdate
-
-suggestions_app = typer.Typer(
-    help="Review suggested tests (the terminal or Label Studio) and add the accepted ones to "
-    "the tree.",
-    no_args_is_help=True,
-)
 
 SUGGESTIONS = typer.Argument(
     ..., metavar="SUGGESTIONS", help="Suggestions of a round (JSONL, from testaug tree adapt)."
 )
 TREE = typer.Option(..., "--tree", help="The test tree (JSONL) accepted suggestions join.")
-VERDICTS = output_option(
-    None, "--verdicts", help="Verdicts file (default: verdicts.jsonl beside SUGGESTIONS)."
-)
+VERDICTS = verdicts_option(None, "Verdicts file (default: verdicts.jsonl beside SUGGESTIONS).")
 PROJECT = typer.Option(
     None, "--project", help="Label Studio project (default: testaug suggestions <folder>)."
 )
 
 
-@suggestions_app.command("review")
-def review_command(
+def terminal_command(
     suggestions_path: Path = SUGGESTIONS,
     tree: Path = TREE,
     annotator: str | None = annotator_option("the tree"),
@@ -76,7 +68,6 @@ def review_command(
     _print_tree(session.tree)
 
 
-@suggestions_app.command("push")
 def push_command(
     suggestions_path: Path = SUGGESTIONS,
     project: str | None = PROJECT,
@@ -93,7 +84,6 @@ def push_command(
     print_pushed("suggestions", config.project_name("push"), pushed.summary)
 
 
-@suggestions_app.command("pull")
 def pull_command(
     suggestions_path: Path = SUGGESTIONS,
     tree: Path = TREE,
@@ -128,6 +118,52 @@ def pull_command(
     )
     print_problems(pulled.problems)
     _print_tree(pulled.tree)
+
+
+def apply_command(
+    verdicts: Path = typer.Argument(
+        ..., metavar="VERDICTS", help="A verdicts file (JSONL) on the suggestions."
+    ),
+    suggestions_path: Path = typer.Option(
+        ..., "--suggestions", help="The suggestions the verdicts judge (JSONL)."
+    ),
+    tree: Path = TREE,
+) -> None:
+    """Add to the tree every suggestion a verdicts file accepts (a file written by
+    `terminal` or `pull`, or by hand); tests already in the tree are not added again."""
+    from testaug.steps.suggestion_review import add_verdicts_file
+
+    config = SuggestionReviewConfig(suggestions=suggestions_path, tree=tree, verdicts=verdicts)
+    summary = add_verdicts_file(config).summary
+    _print_tree(summary.tree)
+
+
+COMMANDS = {
+    "terminal": terminal_command,
+    "push": push_command,
+    "pull": pull_command,
+    "apply": apply_command,
+}
+
+
+def tests_door() -> typer.Typer:
+    """`testaug review tests`."""
+    return kind_door(
+        "Tests suggested for a test tree (by `testaug tree adapt`): people judge them in the "
+        "terminal or in Label Studio, and the accepted ones join the tree.",
+        "Suggested tests of a tree: judge them into the tree.",
+        COMMANDS,
+    )
+
+
+def suggestions_door() -> typer.Typer:
+    """`testaug suggestions`, the old name of `testaug review tests` (`review`: `terminal`)."""
+    return kind_door(
+        "Review suggested tests (the terminal or Label Studio) and add the accepted ones to "
+        "the tree.",
+        None,
+        {"review": terminal_command, "push": push_command, "pull": pull_command},
+    )
 
 
 def _print_tree(update: TreeUpdate) -> None:

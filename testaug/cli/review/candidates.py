@@ -1,6 +1,7 @@
-"""`testaug review candidates` (once `testaug annotate`, still `annotate_app`): send
-doubtful candidates to people (Label Studio or the terminal), bring their verdicts back, and
-merge the accepted candidates into the suite."""
+"""`testaug review candidates` (once `testaug annotate`): send doubtful candidates to people
+(Label Studio or the terminal), bring their verdicts back, and apply them: the accepted
+candidates join the suite (`apply`, once `merge`), and the rankers learn from the verdicts
+(`retrain`)."""
 
 from __future__ import annotations
 
@@ -10,17 +11,23 @@ from pathlib import Path
 import typer
 from rich.table import Table
 
-from testaug.cli.annotate_server import install_server_command, server_command
 from testaug.cli.console import console, err_console, styled
-from testaug.cli.options import output_option
+from testaug.cli.options import output_option, renamed_option
 from testaug.cli.rankers import print_bases
-from testaug.cli.review_options import (
+from testaug.cli.review.common import (
     API_KEY,
+    OLD_ANNOTATIONS,
     URL,
     annotator_option,
+    kind_door,
+    old_verb,
     print_pushed,
     terminal_reviewer,
+    verdicts_given,
+    verdicts_option,
 )
+from testaug.cli.review.server import install_server_command, server_command
+from testaug.core.errors import InputError, Problem
 from testaug.core.jsonl import read_jsonl
 from testaug.core.records import Annotation, label_options
 from testaug.core.run_folder import RunFolder
@@ -39,13 +46,6 @@ from testaug.steps.review import (
     push_to_label_studio,
     review_in_terminal,
 )
-
-annotate_app = typer.Typer(
-    help="Review the doubtful candidates: Label Studio or the terminal, and merge verdicts.",
-    no_args_is_help=True,
-)
-annotate_app.command("install-server")(install_server_command)
-annotate_app.command("server")(server_command)
 
 TOP = typer.Option(None, "--top", min=0.0, max=1.0, help="Fraction of the ranking people review.")
 BUDGET = typer.Option(None, "--budget", min=0, help="At most this many candidates for people.")
@@ -74,29 +74,37 @@ POOLED_RULE = typer.Option(
 )
 
 
-@annotate_app.command("push")
+VERDICTS = verdicts_option(
+    None, "People's verdicts (JSONL; default: annotations.jsonl beside RANKED)."
+)
+PULLED = verdicts_option(None, "People's verdicts (JSONL) to update.")
+SUITE = typer.Option(
+    None, "--suite", help="The suite's cases (JSONL) the accepted candidates join."
+)
+
+
 def push_command(
     ranked_path: Path = typer.Argument(..., metavar="RANKED", help="Ranked candidates (JSONL)."),
     top: float | None = TOP,
     budget: int | None = BUDGET,
     accept_precision: float = ACCEPT_PRECISION,
     project: str | None = PROJECT,
-    annotations_path: Path | None = output_option(
-        None, "--annotations", help="Annotations file (default: annotations.jsonl beside RANKED)."
-    ),
+    verdicts: Path | None = VERDICTS,
     cases: Path | None = CASES,
     calibration_sample: int = CALIBRATION_SAMPLE,
     pooled_rule: bool = POOLED_RULE,
     url: str | None = URL,
     api_key: str | None = API_KEY,
+    old_annotations: Path | None = OLD_ANNOTATIONS,
 ) -> None:
     """Send candidates to people in Label Studio: the ranker accepts what its rule for
     --accept-precision vouches for (read from RANKED's .calibration.json), and the top of the
     rest goes into a Label Studio project."""
+    verdicts = verdicts_given(verdicts, old_annotations, command="review candidates push")
     check_target(accept_precision, field="--accept-precision")
     config = ReviewConfig(
         ranked=ranked_path,
-        annotations=annotations_path,
+        annotations=verdicts,
         cases=cases,
         project=project,
         top=top,
@@ -105,26 +113,35 @@ def push_command(
         selection=SelectionConfig(calibration_sample=calibration_sample, pooled_rule=pooled_rule),
     )
     pushed = push_to_label_studio(config, studio=connect_label_studio(url, api_key))
-    annotations_path = pushed.path
     summary = pushed.summary
     print_pushed(f"{summary.sent:,} candidates", summary.project, summary)
-    _print_acceptance(summary, annotations_path)
+    _print_acceptance(summary, pushed.path)
 
 
-@annotate_app.command("pull")
 def pull_command(
-    output: Path = output_option(..., "-o", "--output", help="Annotations file (JSONL) to update."),
+    verdicts: Path | None = PULLED,
     project: str | None = PROJECT,
     ranked_path: Path | None = typer.Option(
-        None, "--ranked", help="Ranked candidates (default: ranked.jsonl beside the output)."
+        None, "--ranked", help="Ranked candidates (default: ranked.jsonl beside the verdicts)."
     ),
-    suite: Path | None = typer.Option(
-        None, "--suite", help="The suite's cases (JSONL) the accepted candidates join."
-    ),
+    suite: Path | None = SUITE,
     url: str | None = URL,
     api_key: str | None = API_KEY,
+    old_output: Path | None = output_option(None, "-o", "--output", help="", hidden=True),
 ) -> None:
     """Bring people's verdicts back, then write the accepted candidates as suite cases."""
+    output = renamed_option(
+        verdicts,
+        old_output,
+        old="--output",
+        new="--verdicts",
+        default=None,
+        command="review candidates pull",
+    )
+    if output is None:
+        raise InputError(
+            Problem("give --verdicts, the verdicts file to update", field="--verdicts")
+        )
     config = ReviewConfig(
         ranked=ranked_path or RunFolder.of(output).ranked,
         annotations=output,
@@ -150,42 +167,41 @@ def pull_command(
     _print_merge(merged, output)
 
 
-@annotate_app.command("merge")
-def merge_command(
-    annotations_path: Path = typer.Argument(..., metavar="ANNOTATIONS"),
-    ranked_path: Path = typer.Option(..., "--ranked", help="Ranked candidates (JSONL)."),
-    suite: Path | None = typer.Option(
-        None, "--suite", help="The suite's cases (JSONL) the accepted candidates join."
+def apply_command(
+    annotations_path: Path = typer.Argument(
+        ..., metavar="VERDICTS", help="People's verdicts (JSONL, from terminal or pull)."
     ),
+    ranked_path: Path = typer.Option(..., "--ranked", help="Ranked candidates (JSONL)."),
+    suite: Path | None = SUITE,
 ) -> None:
-    """Decide every candidate from the annotations and write the accepted ones as suite cases."""
+    """Decide every candidate from people's verdicts and write the accepted ones as suite
+    cases."""
     merged = merge_reviewed(
         ReviewConfig(ranked=ranked_path, annotations=annotations_path, suite=suite)
     )
     _print_merge(merged, annotations_path)
 
 
-@annotate_app.command("terminal")
 def terminal_command(
     ranked_path: Path = typer.Argument(..., metavar="RANKED", help="Ranked candidates (JSONL)."),
     top: float | None = TOP,
     budget: int | None = BUDGET,
     accept_precision: float = ACCEPT_PRECISION,
-    annotations_path: Path | None = output_option(
-        None, "--annotations", help="Annotations file (default: annotations.jsonl beside RANKED)."
-    ),
+    verdicts: Path | None = VERDICTS,
     annotator: str | None = annotator_option("the records"),
     cases: Path | None = CASES,
     calibration_sample: int = CALIBRATION_SAMPLE,
     pooled_rule: bool = POOLED_RULE,
+    old_annotations: Path | None = OLD_ANNOTATIONS,
 ) -> None:
     """Review, in the terminal, the top of the ranking among the candidates the ranker's rule
     does not accept: Enter valid, n invalid, s skip, q quit. Verdicts are saved one by one;
     run it again to go on where you stopped."""
+    verdicts = verdicts_given(verdicts, old_annotations, command="review candidates terminal")
     check_target(accept_precision, field="--accept-precision")
     config = ReviewConfig(
         ranked=ranked_path,
-        annotations=annotations_path,
+        annotations=verdicts,
         cases=cases,
         top=top,
         budget=budget,
@@ -195,7 +211,6 @@ def terminal_command(
     )
     reviewer = terminal_reviewer(annotator)
     done = review_in_terminal(config, read_key=reviewer["read_key"], console=reviewer["console"])
-    annotations_path = done.path
     summary = done.summary
     console.print(
         styled(
@@ -206,16 +221,15 @@ def terminal_command(
             summary.invalid,
             summary.skipped,
             summary.remaining,
-            annotations_path,
+            done.path,
         )
     )
-    _print_acceptance(summary, annotations_path)
+    _print_acceptance(summary, done.path)
 
 
-@annotate_app.command("retrain")
 def retrain_command(
     ranked_path: Path = typer.Argument(..., metavar="RANKED", help="Ranked candidates (JSONL)."),
-    annotations_path: Path = typer.Option(..., "--annotations", help="Annotations so far."),
+    verdicts: Path | None = typer.Option(None, "--verdicts", help="People's verdicts so far."),
     rankers_out: Path = output_option(
         ..., "--rankers-out", kind="folder", help="Folder for the new ensemble."
     ),
@@ -226,10 +240,17 @@ def retrain_command(
         "--with",
         help="Labelled candidates to train on as well (JSONL, or a folder of parts).",
     ),
+    old_annotations: Path | None = OLD_ANNOTATIONS,
 ) -> None:
     """Active loop: retrain the rankers on every verdict so far and re-rank what is pending.
     Push the output again to send the next batch to people."""
     from testaug.cli.options import build_config
+
+    annotations_path = verdicts_given(
+        verdicts, old_annotations, command="review candidates retrain"
+    )
+    if annotations_path is None:
+        raise InputError(Problem("give --verdicts, people's verdicts so far", field="--verdicts"))
 
     with err_console.status("retraining the ranker ensemble"):
         done = retrain_ranking(
@@ -263,6 +284,48 @@ def retrain_command(
         )
     )
     print_bases(summary.bases)
+
+
+COMMANDS = {
+    "terminal": terminal_command,
+    "push": push_command,
+    "pull": pull_command,
+    "apply": apply_command,
+    "retrain": retrain_command,
+}
+
+
+def candidates_door() -> typer.Typer:
+    """`testaug review candidates`: its verbs, and `merge`, the old name of `apply`."""
+    return kind_door(
+        "Generated candidates the rankers cannot vouch for: people judge them in the "
+        "terminal or in Label Studio, the accepted ones join the suite, and the rankers "
+        "learn from the verdicts.",
+        "Generated candidates: judge, apply to the suite, retrain.",
+        COMMANDS,
+        hidden={
+            "merge": old_verb(apply_command, "review candidates merge", "review candidates apply")
+        },
+    )
+
+
+def annotate_door() -> typer.Typer:
+    """`testaug annotate`, the old name of `testaug review candidates` (with `merge`, and the
+    server commands, now `testaug review server` and `install-server`)."""
+    old = {
+        "install-server": install_server_command,
+        "server": server_command,
+        "push": push_command,
+        "pull": pull_command,
+        "merge": apply_command,
+        "terminal": terminal_command,
+        "retrain": retrain_command,
+    }
+    return kind_door(
+        "Review the doubtful candidates: Label Studio or the terminal, and merge verdicts.",
+        None,
+        old,
+    )
 
 
 def _print_acceptance(summary: AnnotateSummary, annotations_path: Path) -> None:

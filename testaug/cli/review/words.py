@@ -1,6 +1,6 @@
-"""`testaug review words` (once `testaug lexicon review|push|pull|apply`, still
-`lexicon_app`): suggested words (from `testaug lexicon suggest -o`) reviewed in the terminal
-or Label Studio, and the kept ones written into the suite's lexicon files."""
+"""`testaug review words` (once `testaug lexicon review|push|pull|apply`): suggested words
+(from `testaug lexicon suggest -o`) reviewed in the terminal or Label Studio, and the kept
+ones written into the suite's lexicon files."""
 
 from __future__ import annotations
 
@@ -9,23 +9,19 @@ from pathlib import Path
 import typer
 
 from testaug.cli.console import console, styled
-from testaug.cli.options import output_option
-from testaug.cli.review_options import (
+from testaug.cli.review.common import (
     API_KEY,
     URL,
     annotator_option,
+    kind_door,
     print_problems,
     print_pushed,
     terminal_reviewer,
+    verdicts_option,
 )
 from testaug.core.bundled import resolve_suite
 from testaug.core.errors import InputError, Problem
 from testaug.steps.lexicon_review import LexiconWrite, WordsReviewConfig
-
-lexicon_app = typer.Typer(
-    help="Review suggested words (the terminal or Label Studio) into a suite's lexicons.",
-    no_args_is_help=True,
-)
 
 SUGGESTIONS = typer.Argument(
     ..., metavar="SUGGESTIONS", help="Word suggestions (JSONL, from testaug lexicon suggest -o)."
@@ -41,16 +37,13 @@ INTO = typer.Option(
     "--into",
     help="A lexicon the words may go into (repeatable, up to 9; a new name creates it).",
 )
-VERDICTS = output_option(
-    None, "--verdicts", help="Verdicts file (default: <SUGGESTIONS>.verdicts.jsonl beside it)."
-)
+VERDICTS = verdicts_option(None, "Verdicts file (default: <SUGGESTIONS>.verdicts.jsonl beside it).")
 PROJECT = typer.Option(
     None, "--project", help="Label Studio project (default: testaug lexicon <SUGGESTIONS name>)."
 )
 
 
-@lexicon_app.command("review")
-def review_command(
+def terminal_command(
     suggestions_path: Path = SUGGESTIONS,
     suite: str = SUITE,
     into: list[str] = INTO,
@@ -90,7 +83,6 @@ def review_command(
     _print_written(session.written)
 
 
-@lexicon_app.command("push")
 def push_command(
     suggestions_path: Path = SUGGESTIONS,
     suite: str = SUITE,
@@ -121,7 +113,6 @@ def push_command(
     )
 
 
-@lexicon_app.command("pull")
 def pull_command(
     suggestions_path: Path = SUGGESTIONS,
     suite: str = SUITE,
@@ -160,7 +151,6 @@ def pull_command(
     _print_written(pulled.written)
 
 
-@lexicon_app.command("apply")
 def apply_command(
     verdicts: Path = typer.Argument(..., help="A verdicts file (JSONL) of testaug lexicon."),
     suite: str = SUITE,
@@ -171,6 +161,34 @@ def apply_command(
 
     config = WordsReviewConfig(suite=_writable_suite(suite), verdicts=verdicts)
     _print_written(apply_verdicts(config).summary.written)
+
+
+COMMANDS = {
+    "terminal": terminal_command,
+    "push": push_command,
+    "pull": pull_command,
+    "apply": apply_command,
+}
+
+
+def words_door() -> typer.Typer:
+    """`testaug review words`."""
+    return kind_door(
+        "Words suggested for a suite's lexicons (by `testaug lexicon suggest -o`): people "
+        "judge them in the terminal or in Label Studio, and the kept ones are written into "
+        "the lexicon files.",
+        "Suggested words: judge them into the lexicons.",
+        COMMANDS,
+    )
+
+
+# The old names in `testaug lexicon`, hidden: `testaug lexicon review` is `review words terminal`.
+OLD_NAMES = {
+    "review": terminal_command,
+    "push": push_command,
+    "pull": pull_command,
+    "apply": apply_command,
+}
 
 
 def _writable_suite(suite: str) -> Path:
