@@ -21,6 +21,7 @@ from testaug.cli.review.common import (
     annotator_option,
     kind_door,
     old_verb,
+    print_pulled,
     print_pushed,
     terminal_reviewer,
     verdicts_given,
@@ -150,20 +151,8 @@ def pull_command(
     )
     merged = pull_and_merge(config, studio=connect_label_studio(url, api_key))
     pulled = merged.summary.pulled
-    console.print(
-        styled(
-            "[green]pulled[/] project {!r}: {:,} verdicts ({:,} new, {:,} changed), {:,} "
-            "skipped or cancelled, {:,} without a verdict; {:,} records in {}",
-            pulled.project,
-            pulled.verdicts,
-            pulled.added,
-            pulled.changed,
-            pulled.cancelled,
-            pulled.unanswered,
-            pulled.annotations,
-            output,
-        )
-    )
+    fresh = f"{pulled.added:,} new, {pulled.changed:,} changed"
+    print_pulled(pulled.project, pulled, fresh, f"{pulled.annotations:,} records in {output}")
     _print_merge(merged, output)
 
 

@@ -87,6 +87,16 @@ def kind_door(
     return group
 
 
+def suggestions_argument(what: str) -> Any:
+    """The SUGGESTIONS argument of tests and words: the file of `what` people judge."""
+    return typer.Argument(..., metavar="SUGGESTIONS", help=what)
+
+
+def project_option(default: str) -> Any:
+    """The --project option: the Label Studio project's title (`default` says which)."""
+    return typer.Option(None, "--project", help=f"Label Studio project (default: {default}).")
+
+
 def annotator_option(where: str) -> Any:
     """The --annotator option: the reviewer's name in `where` (the login by default)."""
     return typer.Option(None, help=f"Your name in {where} (default: login).")
@@ -144,6 +154,38 @@ def print_pushed(what: str, project: str | None, pushed: PushCounts, more: str =
             more,
         )
     )
+
+
+class PullCounts(Protocol):
+    """What a pull from Label Studio read (the pull steps' summaries have these)."""
+
+    @property
+    def verdicts(self) -> int: ...
+    @property
+    def cancelled(self) -> int: ...
+    @property
+    def unanswered(self) -> int: ...
+
+
+def print_pulled(
+    project: str | None, pulled: PullCounts, fresh: str, saved: str, problems: Sequence[str] = ()
+) -> None:
+    """One line on a pull: the project, its verdicts (`fresh`: how many are new), those
+    skipped or cancelled and those without a verdict, then where they were `saved`; then the answers it
+    could not read, as warnings."""
+    console.print(
+        styled(
+            "[green]pulled[/] project {!r}: {:,} verdicts ({}), {:,} skipped or cancelled, {:,} "
+            "without a verdict; {}",
+            project,
+            pulled.verdicts,
+            fresh,
+            pulled.cancelled,
+            pulled.unanswered,
+            saved,
+        )
+    )
+    print_problems(problems)
 
 
 def print_problems(problems: Sequence[str]) -> None:

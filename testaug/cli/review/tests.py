@@ -9,32 +9,24 @@ from pathlib import Path
 import typer
 
 from testaug.cli.console import console, styled
-from testaug.cli.review.common import (
-    API_KEY,
-    URL,
-    annotator_option,
-    kind_door,
-    print_problems,
-    print_pushed,
-    terminal_reviewer,
-    verdicts_option,
-)
+from testaug.cli.review import common
+from testaug.cli.review.common import API_KEY, URL
 from testaug.steps.suggestion_review import SuggestionReviewConfig, TreeUpdate
 
-SUGGESTIONS = typer.Argument(
-    ..., metavar="SUGGESTIONS", help="Suggestions of a round (JSONL, from testaug tree adapt)."
+SUGGESTIONS = common.suggestions_argument(
+    "Suggestions of a round (JSONL, from testaug tree adapt)."
 )
 TREE = typer.Option(..., "--tree", help="The test tree (JSONL) accepted suggestions join.")
-VERDICTS = verdicts_option(None, "Verdicts file (default: verdicts.jsonl beside SUGGESTIONS).")
-PROJECT = typer.Option(
-    None, "--project", help="Label Studio project (default: testaug suggestions <folder>)."
+VERDICTS = common.verdicts_option(
+    None, "Verdicts file (default: verdicts.jsonl beside SUGGESTIONS)."
 )
+PROJECT = common.project_option("testaug suggestions <folder>")
 
 
 def terminal_command(
     suggestions_path: Path = SUGGESTIONS,
     tree: Path = TREE,
-    annotator: str | None = annotator_option("the tree"),
+    annotator: str | None = common.annotator_option("the tree"),
     verdicts: Path | None = VERDICTS,
 ) -> None:
     """Judge suggestions in the terminal, likeliest failures first: Enter/a accept into the
@@ -42,7 +34,7 @@ def terminal_command(
     Verdicts are saved one by one (run it again to go on); accepted ones join the tree."""
     from testaug.steps.suggestion_review import review_in_terminal
 
-    reviewer = terminal_reviewer(annotator)
+    reviewer = common.terminal_reviewer(annotator)
     config = SuggestionReviewConfig(
         suggestions=suggestions_path,
         tree=tree,
@@ -81,7 +73,7 @@ def push_command(
 
     config = SuggestionReviewConfig(suggestions=suggestions_path, project=project)
     pushed = push_suggestions_file(config, studio=connect_label_studio(url, api_key))
-    print_pushed("suggestions", config.project_name("push"), pushed.summary)
+    common.print_pushed("suggestions", config.project_name("push"), pushed.summary)
 
 
 def pull_command(
@@ -103,20 +95,8 @@ def pull_command(
     verdicts, project = config.verdicts_file("pull"), config.project_name("pull")
     done = pull_into_tree(config, studio=connect_label_studio(url, api_key))
     pulled = done.summary
-    console.print(
-        styled(
-            "[green]pulled[/] project {!r}: {:,} verdicts ({:,} new, {:,} changed), {:,} "
-            "skipped, {:,} without a verdict; saved to {}",
-            project,
-            pulled.verdicts,
-            pulled.added,
-            pulled.changed,
-            pulled.cancelled,
-            pulled.unanswered,
-            verdicts,
-        )
-    )
-    print_problems(pulled.problems)
+    fresh = f"{pulled.added:,} new, {pulled.changed:,} changed"
+    common.print_pulled(project, pulled, fresh, f"saved to {verdicts}", pulled.problems)
     _print_tree(pulled.tree)
 
 
@@ -148,7 +128,7 @@ COMMANDS = {
 
 def tests_door() -> typer.Typer:
     """`testaug review tests`."""
-    return kind_door(
+    return common.kind_door(
         "Tests suggested for a test tree (by `testaug tree adapt`): people judge them in the "
         "terminal or in Label Studio, and the accepted ones join the tree.",
         "Suggested tests of a tree: judge them into the tree.",
@@ -158,7 +138,7 @@ def tests_door() -> typer.Typer:
 
 def suggestions_door() -> typer.Typer:
     """`testaug suggestions`, the old name of `testaug review tests` (`review`: `terminal`)."""
-    return kind_door(
+    return common.kind_door(
         "Review suggested tests (the terminal or Label Studio) and add the accepted ones to "
         "the tree.",
         None,

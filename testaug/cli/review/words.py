@@ -9,22 +9,14 @@ from pathlib import Path
 import typer
 
 from testaug.cli.console import console, styled
-from testaug.cli.review.common import (
-    API_KEY,
-    URL,
-    annotator_option,
-    kind_door,
-    print_problems,
-    print_pushed,
-    terminal_reviewer,
-    verdicts_option,
-)
+from testaug.cli.review import common
+from testaug.cli.review.common import API_KEY, URL
 from testaug.core.bundled import resolve_suite
 from testaug.core.errors import InputError, Problem
 from testaug.steps.lexicon_review import LexiconWrite, WordsReviewConfig
 
-SUGGESTIONS = typer.Argument(
-    ..., metavar="SUGGESTIONS", help="Word suggestions (JSONL, from testaug lexicon suggest -o)."
+SUGGESTIONS = common.suggestions_argument(
+    "Word suggestions (JSONL, from testaug lexicon suggest -o)."
 )
 SUITE = typer.Option(
     ...,
@@ -37,17 +29,17 @@ INTO = typer.Option(
     "--into",
     help="A lexicon the words may go into (repeatable, up to 9; a new name creates it).",
 )
-VERDICTS = verdicts_option(None, "Verdicts file (default: <SUGGESTIONS>.verdicts.jsonl beside it).")
-PROJECT = typer.Option(
-    None, "--project", help="Label Studio project (default: testaug lexicon <SUGGESTIONS name>)."
+VERDICTS = common.verdicts_option(
+    None, "Verdicts file (default: <SUGGESTIONS>.verdicts.jsonl beside it)."
 )
+PROJECT = common.project_option("testaug lexicon <SUGGESTIONS name>")
 
 
 def terminal_command(
     suggestions_path: Path = SUGGESTIONS,
     suite: str = SUITE,
     into: list[str] = INTO,
-    annotator: str | None = annotator_option("the provenance"),
+    annotator: str | None = common.annotator_option("the provenance"),
     verdicts: Path | None = VERDICTS,
 ) -> None:
     """Judge suggested words in the terminal, best first: Enter/k keeps a word in the one
@@ -56,7 +48,7 @@ def terminal_command(
     from testaug.steps.lexicon_review import review_in_terminal
 
     suite_path = _writable_suite(suite)
-    reviewer = terminal_reviewer(annotator)
+    reviewer = common.terminal_reviewer(annotator)
     config = WordsReviewConfig(
         suite=suite_path,
         suggestions=suggestions_path,
@@ -105,7 +97,7 @@ def push_command(
     )
     pushed = push_words_file(config, studio=connect_label_studio(url, api_key))
     summary = pushed.summary
-    print_pushed(
+    common.print_pushed(
         "words",
         config.project_name("push"),
         summary,
@@ -135,19 +127,8 @@ def pull_command(
     verdicts, project = config.verdicts_file("pull"), config.project_name("pull")
     done = pull_into_lexicons(config, studio=connect_label_studio(url, api_key))
     pulled = done.summary
-    console.print(
-        styled(
-            "[green]pulled[/] project {!r}: {:,} verdicts ({:,} new or changed), {:,} skipped, "
-            "{:,} without a verdict; saved to {}",
-            project,
-            pulled.verdicts,
-            pulled.fresh,
-            pulled.cancelled,
-            pulled.unanswered,
-            verdicts,
-        )
-    )
-    print_problems(pulled.problems)
+    fresh = f"{pulled.fresh:,} new or changed"
+    common.print_pulled(project, pulled, fresh, f"saved to {verdicts}", pulled.problems)
     _print_written(pulled.written)
 
 
@@ -173,7 +154,7 @@ COMMANDS = {
 
 def words_door() -> typer.Typer:
     """`testaug review words`."""
-    return kind_door(
+    return common.kind_door(
         "Words suggested for a suite's lexicons (by `testaug lexicon suggest -o`): people "
         "judge them in the terminal or in Label Studio, and the kept ones are written into "
         "the lexicon files.",
