@@ -38,6 +38,13 @@ HEADER = """\
 Every command of `testaug`, as `testaug COMMAND --help` describes it. Every command also
 takes `--help`. Bad input ends with one `error:` line and exit code 1, an interrupt with
 exit code 130, and a mistyped option or command with click's usage error and exit code 2.
+
+An option's name means one thing in every command that has it: `--suite` a suite (a file,
+a folder or a shipped name), `--suite-cases` a suite's cases (JSONL), `--seed-cases` the
+suite cases candidates grew from, `--test-cases` test cases (JSONL) instead of a tree,
+`--model` a model under test and `--start-model` the checkpoint `tree fix` starts from.
+Their old spellings (`--cases`; `--suite` for a suite's cases; `--model` in `tree fix`)
+still work, left out of `--help`, with a note on stderr that names the new one.
 """
 
 # Characters that Markdown would read as markup in a paragraph or a table cell.

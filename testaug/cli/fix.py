@@ -12,7 +12,7 @@ import typer
 from rich.table import Table
 
 from testaug.cli.console import console, err_console, styled
-from testaug.cli.options import build_config, output_option
+from testaug.cli.options import OLD_CASES, OLD_MODEL, build_config, output_option, renamed_option
 
 if TYPE_CHECKING:
     from testaug.fixing.debugging.records import FixLoop, FixRound
@@ -35,13 +35,15 @@ def fix_command(
     ),
     model: str | None = typer.Option(
         None,
-        "--model",
-        help="The model to start from, hf:PATH (a local folder); later rounds start from "
-        "the last round's checkpoint in --work.",
+        "--start-model",
+        help="The checkpoint the first round fine-tunes, hf:PATH (a local folder); later "
+        "rounds start from the last round's checkpoint in --work.",
     ),
     tree: Path | None = typer.Option(None, "--tree", help="A test tree (JSONL)."),
     cases: Path | None = typer.Option(
-        None, "--cases", help="Instead of a tree: test cases (JSONL), e.g. a run's failing cases."
+        None,
+        "--test-cases",
+        help="Instead of a tree: test cases (JSONL), e.g. a run's failing cases.",
     ),
     topic: list[str] = typer.Option(
         [], "--topic", help="Train only on failing tests within this topic (repeatable)."
@@ -89,6 +91,8 @@ def fix_command(
     as_json: bool = typer.Option(
         False, "--json", help="Print the run (each round's report and why it stopped) as JSON."
     ),
+    old_model: str | None = OLD_MODEL,
+    old_cases: Path | None = OLD_CASES,
 ) -> None:
     """Fine-tune a model on the tests it fails, in rounds: each round trains on the failing
     tests and as many ordinary examples, re-tests every topic and reports each topic's failure
@@ -99,9 +103,15 @@ def fix_command(
     from testaug.fixing.finetune import FineTuneConfig
     from testaug.steps.fix import FixConfig, fix_files
 
+    model = renamed_option(
+        model, old_model, old="--model", new="--start-model", default=None, command="tree fix"
+    )
+    cases = renamed_option(
+        cases, old_cases, old="--cases", new="--test-cases", default=None, command="tree fix"
+    )
     options = build_config(
         FixConfig,
-        flags={"topics": "--topic"},
+        flags={"topics": "--topic", "cases": "--test-cases", "model": "--start-model"},
         work=work,
         iid=iid,
         tree=tree,

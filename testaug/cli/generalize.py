@@ -13,7 +13,7 @@ from rich.table import Table
 from rich.text import Text
 
 from testaug.cli.console import console, err_console
-from testaug.cli.options import output_option
+from testaug.cli.options import OLD_SUITE, output_option, required, suite_cases_given
 
 if TYPE_CHECKING:
     from testaug.fixing.crossfunctional.analysis import CrossFunctionalReport
@@ -31,8 +31,11 @@ def _numbers(text: str, kind: type) -> tuple:
 
 
 def generalize_command(
-    suite: Path = typer.Option(
-        ..., "--suite", help="The suite's cases (JSONL): the tests trained and scored on."
+    suite: Path | None = typer.Option(
+        None,
+        "--suite-cases",
+        help="The suite's cases (JSONL): the tests trained and scored on. Required.",
+        show_default=False,
     ),
     iid: Path = typer.Option(
         ...,
@@ -118,6 +121,7 @@ def generalize_command(
     output: Path | None = output_option(
         None, "-o", "--output", help="Write the report here (crossfunctional.json)."
     ),
+    old_suite: Path | None = OLD_SUITE,
 ) -> None:
     """How well training on some tests carries over to tests held out of training: for each
     configuration and method, the generalization score G (the harmonic mean of the pass rate
@@ -130,6 +134,8 @@ def generalize_command(
         generalize_files,
     )
 
+    given = suite_cases_given(suite, old_suite, command="evaluate generalization")
+    suite_cases = required(given, "--suite-cases", "the suite's cases (JSONL)")
     options = GeneralizeConfig(
         configurations=_names(configs),
         methods=_names(methods),
@@ -154,7 +160,7 @@ def generalize_command(
         target = output or Path(work) / CROSSFUNCTIONAL_FILE
         with err_console.status("generalize") as status:
             files = GeneralizeFilesConfig(
-                suite=suite,
+                suite=suite_cases,
                 iid=iid,
                 model=model,
                 out=target,

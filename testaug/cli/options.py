@@ -1,8 +1,9 @@
 """What the commands share in turning flags into inputs: a config record built from flag
 values (`build_config`), one value checked against the choices a type allows (`choice`), the
-old spelling of a renamed option (`renamed_option`), and the checks every command's options
-get as the command line is read, before any work: where a command writes (`output_option`)
-and numbers that are not finite (`refuse_non_finite`).
+old spelling of a renamed option (`old_spelling`, read with `renamed_option`; one name, one
+meaning: `--seed-cases`, `--suite-cases`), and the checks every command's options get as the
+command line is read, before any work: where a command writes (`output_option`) and numbers
+that are not finite (`refuse_non_finite`).
 
 A value pydantic refuses becomes one line that names the flag, as every bad input does:
 `error: --order: expected one of selected, ranked, random, got 'best'` (exit code 1).
@@ -75,6 +76,55 @@ def renamed_option(
     if value != default and value != old_value:
         raise InputError(Problem(f"give {new} only (it is the new name of {old})", field=old))
     return old_value
+
+
+def old_spelling(name: str) -> Any:
+    """A hidden option under `name`, the old spelling of a renamed option (None unless
+    given); `renamed_option` reads it beside the new one, with a note on stderr."""
+    return typer.Option(None, name, hidden=True, help="", show_default=False)
+
+
+# The old spellings of options renamed so that each name has one meaning: `--cases` (now
+# --seed-cases, or --test-cases in `tree fix`), `--suite` where it named a suite's cases
+# (now --suite-cases) and `--model` where it named a starting checkpoint (now --start-model).
+OLD_CASES = old_spelling("--cases")
+OLD_SUITE = old_spelling("--suite")
+OLD_MODEL = old_spelling("--model")
+
+
+def required(value: V | None, flag: str, what: str) -> V:
+    """`value`, a required option given under its new name or its old one; an InputError
+    naming `flag` and saying it is `what` when neither was given."""
+    if value is None:
+        raise InputError(Problem(f"missing: give {what}", field=flag))
+    return value
+
+
+def seed_cases_option(default: str, use: str = "") -> Any:
+    """The --seed-cases option (once `--cases`): the suite cases (JSONL) the candidates were
+    generated from; `use` says what the command reads of them, `default` which are read when
+    it is not given."""
+    help = (
+        f"The seed cases: the suite cases (JSONL) the candidates grew from{use} "
+        f"(default: {default})."
+    )
+    return typer.Option(None, "--seed-cases", help=help)
+
+
+def seed_cases_given(cases: Path | None, old_cases: Path | None, *, command: str) -> Path | None:
+    """The seed cases given as --seed-cases, or as --cases (their old spelling) with a note
+    on stderr."""
+    return renamed_option(
+        cases, old_cases, old="--cases", new="--seed-cases", default=None, command=command
+    )
+
+
+def suite_cases_given(cases: Path | None, old_suite: Path | None, *, command: str) -> Path | None:
+    """A suite's cases (JSONL) given as --suite-cases, or as --suite (their old spelling,
+    which names a suite's definition elsewhere) with a note on stderr."""
+    return renamed_option(
+        cases, old_suite, old="--suite", new="--suite-cases", default=None, command=command
+    )
 
 
 OutputKind = Literal["file", "folder", "file or folder"]

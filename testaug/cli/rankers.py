@@ -10,11 +10,19 @@ import typer
 from rich.table import Table
 
 from testaug.cli.console import console, err_console, progress, styled
-from testaug.cli.options import output_option
+from testaug.cli.options import (
+    OLD_CASES,
+    output_option,
+    seed_cases_given,
+    seed_cases_option,
+)
 from testaug.core.errors import InputError, Problem
 from testaug.core.jsonl import read_jsonl
 from testaug.core.records import RankedCandidate
 from testaug.core.triage import CalibrationCheck, SourceEvaluation, TriageSummary
+
+# The seed cases the neighbour members compare candidates with (once `--cases`).
+SEED_CASES = seed_cases_option("the bundled suites'")
 
 rankers_app = typer.Typer(
     help="Train and evaluate the validity ranker ensemble.", no_args_is_help=True
@@ -84,10 +92,9 @@ def rank_command(
     candidates: Path = typer.Argument(..., help="Candidates (JSONL) from `testaug generate`."),
     rankers: Path = typer.Option(..., "--rankers", help="A trained ensemble folder."),
     output: Path = output_option(..., "-o", "--output", help="Where to write ranked candidates."),
-    cases: Path | None = typer.Option(
-        None, "--cases", help="The suite's seed cases (JSONL; default: the bundled suites')."
-    ),
+    cases: Path | None = SEED_CASES,
     batch_size: int = typer.Option(64, min=1, help="Candidates scored per batch."),
+    old_cases: Path | None = OLD_CASES,
 ) -> None:
     """Order candidates, the likeliest invalid first: every ranker of the ensemble scores
     them and their rankings are combined (Borda count); the ensemble's calibration evidence is
@@ -97,9 +104,10 @@ def rank_command(
     from testaug.cli.options import build_config
     from testaug.steps.rank import RankConfig, rank_candidates
 
+    cases = seed_cases_given(cases, old_cases, command="rank")
     config = build_config(
         RankConfig,
-        flags={"candidates": "CANDIDATES", "out": "--output"},
+        flags={"candidates": "CANDIDATES", "out": "--output", "cases": "--seed-cases"},
         candidates=candidates,
         rankers=rankers,
         out=output,
@@ -136,9 +144,7 @@ def evaluate_command(
     ),
     rankers: Path = typer.Option(..., "--rankers", help="A trained ensemble folder."),
     target: float = typer.Option(0.9, min=0.0, max=1.0, help="Target accuracy."),
-    cases: Path | None = typer.Option(
-        None, "--cases", help="The suite's seed cases (JSONL; default: the bundled suites')."
-    ),
+    cases: Path | None = SEED_CASES,
     plot: Path | None = output_option(
         None,
         "--plot",
@@ -151,6 +157,7 @@ def evaluate_command(
         None, "-o", "--output", help="Also write triage.json (what --json prints) here."
     ),
     as_json: bool = typer.Option(False, "--json", help="Print one JSON object."),
+    old_cases: Path | None = OLD_CASES,
 ) -> None:
     """How much review the rankers save: the share of candidates people must review to reach
     the target accuracy in the order `testaug rank` gives them (the triage people review),
@@ -165,9 +172,10 @@ def evaluate_command(
 
     if by not in (None, "source", "generator"):
         raise InputError(Problem("expected source (or generator)", field="--by"))
+    cases = seed_cases_given(cases, old_cases, command="rankers evaluate")
     record = build_config(
         EvaluateRankersConfig,
-        flags={"labelled": "LABELLED", "out": "--output"},
+        flags={"labelled": "LABELLED", "out": "--output", "cases": "--seed-cases"},
         labelled=labelled,
         rankers=rankers,
         target=target,

@@ -9,7 +9,16 @@ import typer
 from rich.table import Table
 
 from testaug.cli.console import console, err_console, styled
-from testaug.cli.options import build_config, output_option
+from testaug.cli.options import (
+    OLD_CASES,
+    build_config,
+    output_option,
+    seed_cases_given,
+    seed_cases_option,
+)
+
+# The seed cases, whose fills show which words of an accepted case were slot words.
+SEED_CASES = seed_cases_option("cases.jsonl beside ACCEPTED", ", with their fills")
 
 templates_app = typer.Typer(help="Templates from generated cases.", no_args_is_help=True)
 
@@ -22,22 +31,25 @@ def induce_command(
     output: Path = output_option(
         ..., "-o", "--output", help="Where to write the templates (YAML)."
     ),
-    cases: Path | None = typer.Option(
-        None, "--cases", help="The seed cases with their fills (default: cases.jsonl beside it)."
-    ),
+    cases: Path | None = SEED_CASES,
     suite: str | None = typer.Option(
-        None, "--suite", help="The suite whose lexicons fill the slots (default: the task's)."
+        None,
+        "--suite",
+        help="A suite (file, folder or shipped name) whose lexicons fill the slots "
+        "(default: the task's).",
     ),
+    old_cases: Path | None = OLD_CASES,
 ) -> None:
     """Turn reused slot words of the seed cases back into slots: one template per case.
     Writes the templates as a suite (source `expansion`) that `testaug templates expand` takes."""
     from testaug.core.run_folder import RunFolder
     from testaug.steps.grow import InduceConfig, induce_templates_file
 
+    cases = seed_cases_given(cases, old_cases, command="templates induce")
     cases = cases or RunFolder.of(accepted_path).cases
     config = build_config(
         InduceConfig,
-        flags={"accepted": "ACCEPTED", "out": "--output"},
+        flags={"accepted": "ACCEPTED", "out": "--output", "cases": "--seed-cases"},
         accepted=accepted_path,
         cases=cases,
         out=output,

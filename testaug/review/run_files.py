@@ -156,7 +156,7 @@ def seed_cases(cases_path: Path | None, ranked_path: Path) -> dict[str, TestCase
     none (with a warning) when that is missing too: seed examples are then not shown."""
     path = cases_path or RunFolder.of(ranked_path).cases
     if cases_path is None and not path.exists():
-        logger.warning("no %s: seed examples will not be shown (pass --cases)", path)
+        logger.warning("no %s: seed examples will not be shown (pass --seed-cases)", path)
         return {}
     from testaug.suites.task_labels import check_labels
 

@@ -89,7 +89,7 @@ def test_rank_returns_and_writes_the_ranking_the_cli_writes(ranked_run, tmp_path
     result = run_testaug(
         tmp_path,
         *("rank", str(folder / "candidates.jsonl"), "--rankers", str(rankers)),
-        *("-o", str(tmp_path / "ranked.jsonl"), "--cases", str(folder / "cases.jsonl")),
+        *("-o", str(tmp_path / "ranked.jsonl"), "--seed-cases", str(folder / "cases.jsonl")),
     )
     assert result.returncode == 0, result.stderr
     assert list(read_jsonl(tmp_path / "ranked.jsonl", RankedCandidate)) == ranked
@@ -207,7 +207,13 @@ def test_templates_induced_from_accepted_cases_match_the_clis_and_fill_new_cases
     assert induced.files["lexicons"].is_file() and induced.files["induced"].is_file()
     result = run_testaug(
         tmp_path,
-        *("templates", "induce", str(run / "accepted.jsonl"), "--cases", str(run / "cases.jsonl")),
+        *(
+            "templates",
+            "induce",
+            str(run / "accepted.jsonl"),
+            "--seed-cases",
+            str(run / "cases.jsonl"),
+        ),
         *("-o", str(tmp_path / "cli" / "templates.yaml")),
     )
     assert result.returncode == 0, result.stderr

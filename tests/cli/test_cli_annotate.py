@@ -96,7 +96,7 @@ def test_apply_writes_accepted_cases_and_the_suite_from_the_verdicts(run_dir):
         "annotations.jsonl",
         "--ranked",
         "ranked.jsonl",
-        "--suite",
+        "--suite-cases",
         "cases.jsonl",
     )
     assert done.returncode == 0, done.stderr

@@ -185,7 +185,7 @@ def test_induce_that_yields_no_template_is_an_error_and_keeps_earlier_outputs(tm
     out.mkdir()
     before = earlier_induce_outputs(out)
     result = run_testaug(
-        tmp_path, "templates", "induce", str(accepted), "--cases", str(cases),
+        tmp_path, "templates", "induce", str(accepted), "--seed-cases", str(cases),
         "-o", str(out / "templates.yaml"),
     )  # fmt: skip
     assert_one_line_error(result, str(accepted), "no template")
@@ -201,7 +201,7 @@ def test_induce_with_an_empty_cases_file_is_an_error_and_keeps_earlier_outputs(t
     out.mkdir()
     before = earlier_induce_outputs(out)
     result = run_testaug(
-        tmp_path, "templates", "induce", str(accepted), "--cases", str(cases),
+        tmp_path, "templates", "induce", str(accepted), "--seed-cases", str(cases),
         "-o", str(out / "templates.yaml"),
     )  # fmt: skip
     assert_one_line_error(result, str(cases), "no seed cases")

@@ -54,7 +54,9 @@ def test_fix_prints_fixed_and_broken_topics_that_agree_with_the_rates_it_prints(
     work = tmp_path / "work"
     result = run_testaug(
         tmp_path,
-        *fix_args(work, tree, iid, "--model", f"hf:{base}", "--topic", "/Negation", "--seeds", "2"),
+        *fix_args(
+            work, tree, iid, "--start-model", f"hf:{base}", "--topic", "/Negation", "--seeds", "2"
+        ),
         env={"COLUMNS": "200"},
     )
     assert result.returncode == 0, result.stderr
@@ -93,7 +95,7 @@ def test_fix_without_a_model_or_earlier_round_is_one_line_naming_the_option(tmp_
     tree, iid = write_inputs(tmp_path)
     result = run_testaug(tmp_path, *fix_args(tmp_path / "work", tree, iid))
     assert result.returncode == 1
-    assert "--model" in result.stderr and "Traceback" not in result.stderr
+    assert "--start-model" in result.stderr and "Traceback" not in result.stderr
 
 
 def test_fix_with_an_unknown_checkpoint_choice_names_the_option(tmp_path):

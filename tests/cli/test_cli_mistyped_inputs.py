@@ -118,7 +118,14 @@ def test_fix_refuses_a_mistyped_topic_before_loading_the_model(tmp_path, tree):
     result = run_testaug(
         tmp_path,
         *("fix", "--work", "work", "--tree", "tree.jsonl", "--iid", "iid.jsonl"),
-        *("--labels", "negative,positive", "--model", "hf:models/base", "--topic", "/Vocabulry"),
+        *(
+            "--labels",
+            "negative,positive",
+            "--start-model",
+            "hf:models/base",
+            "--topic",
+            "/Vocabulry",
+        ),
     )
     error = one_line(result)
     assert "--topic" in error and "tree.jsonl" in error

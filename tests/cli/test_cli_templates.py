@@ -106,7 +106,7 @@ def test_induce_that_would_write_an_invalid_suite_fails_naming_the_case_and_keep
         "templates",
         "induce",
         "bad.jsonl",
-        "--cases",
+        "--seed-cases",
         "cases.jsonl",
         "-o",
         "templates.yaml",

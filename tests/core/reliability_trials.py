@@ -156,7 +156,7 @@ def build_workspace(root: Path) -> Path:
     write_jsonl(induce / "cases.jsonl", [seed])
     write_jsonl(induce / "accepted.jsonl", accepted)
     must(run_testaug(
-        ws, "templates", "induce", "induce/accepted.jsonl", "--cases", "induce/cases.jsonl",
+        ws, "templates", "induce", "induce/accepted.jsonl", "--seed-cases", "induce/cases.jsonl",
         "--suite", "suite/suite.yaml", "-o", "induce/templates.yaml",
     ))  # fmt: skip
     for path in induce.iterdir():

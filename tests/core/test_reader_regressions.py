@@ -308,7 +308,7 @@ def induce_from(tmp_path, seed: dict, accepted: dict):
     write_jsonl(tmp_path / "cases.jsonl", [seed_case])
     write_jsonl(tmp_path / "accepted.jsonl", [accepted_case])
     result = run_testaug(
-        tmp_path, "templates", "induce", "accepted.jsonl", "--cases", "cases.jsonl",
+        tmp_path, "templates", "induce", "accepted.jsonl", "--seed-cases", "cases.jsonl",
         "-o", "templates.yaml",
     )  # fmt: skip
     assert result.returncode == 1 and "Traceback" not in result.stderr

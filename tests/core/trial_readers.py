@@ -59,7 +59,7 @@ WROTE_EXPANDED = r"wrote (?P<n>[\d,]+) cases? to expanded\.jsonl"
 
 
 def _rank(target: str) -> Reader:
-    args = ("rank", "candidates.jsonl", "--rankers", "rankers", "--cases", "cases.jsonl")
+    args = ("rank", "candidates.jsonl", "--rankers", "rankers", "--seed-cases", "cases.jsonl")
     return Reader(
         f"rank: {target}",
         target,
@@ -76,7 +76,7 @@ def _merge(target: str) -> Reader:
         target,
         words(
             "annotate merge review/annotations.jsonl --ranked review/ranked.jsonl "
-            "--suite review/cases.jsonl"
+            "--suite-cases review/cases.jsonl"
         ),
         ("review/verdicts.jsonl", "review/accepted.jsonl", "review/suite.jsonl"),
         says=(
@@ -115,7 +115,7 @@ def _induce(target: str) -> Reader:
         f"templates induce: {target}",
         target,
         words(
-            "templates induce induce/accepted.jsonl --cases induce/cases.jsonl "
+            "templates induce induce/accepted.jsonl --seed-cases induce/cases.jsonl "
             "--suite suite/suite.yaml -o induce/templates.yaml"
         ),
         (

@@ -155,7 +155,7 @@ def test_pull_takes_the_majority_reports_kappa_and_merges_into_the_suite(server,
         "annotations.jsonl",
         "--project",
         PROJECT,
-        "--suite",
+        "--suite-cases",
         "cases.jsonl",
     )
     assert done.returncode == 0, done.stderr

@@ -12,7 +12,15 @@ import typer
 from rich.table import Table
 
 from testaug.cli.console import console, err_console, styled
-from testaug.cli.options import output_option, renamed_option
+from testaug.cli.options import (
+    OLD_CASES,
+    OLD_SUITE,
+    output_option,
+    renamed_option,
+    seed_cases_given,
+    seed_cases_option,
+    suite_cases_given,
+)
 from testaug.cli.rankers import print_bases
 from testaug.cli.review.common import (
     API_KEY,
@@ -57,9 +65,7 @@ ACCEPT_PRECISION = typer.Option(
     help="The ranker accepts a candidate only under a rule whose out-of-fold precision "
     "reaches this with 95% confidence (0 < p <= 1).",
 )
-CASES = typer.Option(
-    None, "--cases", help="The suite cases the seeds came from (default: cases.jsonl beside it)."
-)
+SEED_CASES = seed_cases_option("cases.jsonl beside RANKED", ", shown beside each candidate")
 CALIBRATION_SAMPLE = typer.Option(
     DEFAULT_CALIBRATION_SIZE,
     "--calibration-sample",
@@ -79,8 +85,8 @@ VERDICTS = verdicts_option(
     None, "People's verdicts (JSONL; default: annotations.jsonl beside RANKED)."
 )
 PULLED = verdicts_option(None, "People's verdicts (JSONL) to update.")
-SUITE = typer.Option(
-    None, "--suite", help="The suite's cases (JSONL) the accepted candidates join."
+SUITE_CASES = typer.Option(
+    None, "--suite-cases", help="The suite's cases (JSONL) the accepted candidates join."
 )
 
 
@@ -91,17 +97,19 @@ def push_command(
     accept_precision: float = ACCEPT_PRECISION,
     project: str | None = PROJECT,
     verdicts: Path | None = VERDICTS,
-    cases: Path | None = CASES,
+    cases: Path | None = SEED_CASES,
     calibration_sample: int = CALIBRATION_SAMPLE,
     pooled_rule: bool = POOLED_RULE,
     url: str | None = URL,
     api_key: str | None = API_KEY,
     old_annotations: Path | None = OLD_ANNOTATIONS,
+    old_cases: Path | None = OLD_CASES,
 ) -> None:
     """Send candidates to people in Label Studio: the ranker accepts what its rule for
     --accept-precision vouches for (read from RANKED's .calibration.json), and the top of the
     rest goes into a Label Studio project."""
     verdicts = verdicts_given(verdicts, old_annotations, command="review candidates push")
+    cases = seed_cases_given(cases, old_cases, command="review candidates push")
     check_target(accept_precision, field="--accept-precision")
     config = ReviewConfig(
         ranked=ranked_path,
@@ -125,10 +133,11 @@ def pull_command(
     ranked_path: Path | None = typer.Option(
         None, "--ranked", help="Ranked candidates (default: ranked.jsonl beside the verdicts)."
     ),
-    suite: Path | None = SUITE,
+    suite: Path | None = SUITE_CASES,
     url: str | None = URL,
     api_key: str | None = API_KEY,
     old_output: Path | None = output_option(None, "-o", "--output", help="", hidden=True),
+    old_suite: Path | None = OLD_SUITE,
 ) -> None:
     """Bring people's verdicts back, then write the accepted candidates as suite cases."""
     output = renamed_option(
@@ -139,6 +148,7 @@ def pull_command(
         default=None,
         command="review candidates pull",
     )
+    suite = suite_cases_given(suite, old_suite, command="review candidates pull")
     if output is None:
         raise InputError(
             Problem("give --verdicts, the verdicts file to update", field="--verdicts")
@@ -161,10 +171,12 @@ def apply_command(
         ..., metavar="VERDICTS", help="People's verdicts (JSONL, from terminal or pull)."
     ),
     ranked_path: Path = typer.Option(..., "--ranked", help="Ranked candidates (JSONL)."),
-    suite: Path | None = SUITE,
+    suite: Path | None = SUITE_CASES,
+    old_suite: Path | None = OLD_SUITE,
 ) -> None:
     """Decide every candidate from people's verdicts and write the accepted ones as suite
     cases."""
+    suite = suite_cases_given(suite, old_suite, command="review candidates apply")
     merged = merge_reviewed(
         ReviewConfig(ranked=ranked_path, annotations=annotations_path, suite=suite)
     )
@@ -178,15 +190,17 @@ def terminal_command(
     accept_precision: float = ACCEPT_PRECISION,
     verdicts: Path | None = VERDICTS,
     annotator: str | None = annotator_option("the records"),
-    cases: Path | None = CASES,
+    cases: Path | None = SEED_CASES,
     calibration_sample: int = CALIBRATION_SAMPLE,
     pooled_rule: bool = POOLED_RULE,
     old_annotations: Path | None = OLD_ANNOTATIONS,
+    old_cases: Path | None = OLD_CASES,
 ) -> None:
     """Review, in the terminal, the top of the ranking among the candidates the ranker's rule
     does not accept: Enter valid, n invalid, s skip, q quit. Verdicts are saved one by one;
     run it again to go on where you stopped."""
     verdicts = verdicts_given(verdicts, old_annotations, command="review candidates terminal")
+    cases = seed_cases_given(cases, old_cases, command="review candidates terminal")
     check_target(accept_precision, field="--accept-precision")
     config = ReviewConfig(
         ranked=ranked_path,

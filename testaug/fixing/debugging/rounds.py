@@ -91,7 +91,7 @@ def hf_path(spec: str) -> Path:
             Problem(
                 f"{spec!r} is not a local Hugging Face model folder (hf:PATH){why}: the loop "
                 "fine-tunes it and saves checkpoints",
-                field="--model",
+                field="--start-model",
             )
         )
     return Path(path)
@@ -107,7 +107,7 @@ def round_start(work: Path, model: str | None) -> tuple[Path, int]:
         return Path(previous.checkpoint), number + 1
     if model is None:
         raise InputError(
-            Problem(f"{work} has no round yet: give the model to start from", field="--model")
+            Problem(f"{work} has no round yet: give the model to start from", field="--start-model")
         )
     return hf_path(model), 1
 
