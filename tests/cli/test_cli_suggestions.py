@@ -82,10 +82,12 @@ def test_apply_adds_what_a_verdicts_file_accepts_to_the_tree(round_dir):
     assert judged.returncode == 0, judged.stderr
     fresh = round_dir.parent / "fresh-tree.jsonl"
     write_tree(fresh, tree())
-    args = ("--suggestions", "suggestions.jsonl", "--tree", str(fresh))
-    applied = run_testaug(round_dir, "review", "tests", "apply", "verdicts.jsonl", *args)
+    args = ("suggestions.jsonl", "--tree", str(fresh))  # the verdicts beside them by default
+    applied = run_testaug(round_dir, "review", "tests", "apply", *args)
     assert applied.returncode == 0, applied.stderr
     assert f"tree {fresh}: 1 accepted suggestions, 1 new tests" in applied.stdout
     assert read_tree(fresh).tests == read_tree(tree_path).tests
-    again = run_testaug(round_dir, "review", "tests", "apply", "verdicts.jsonl", *args)
+    again = run_testaug(
+        round_dir, "review", "tests", "apply", *args, "--verdicts", "verdicts.jsonl"
+    )
     assert "1 accepted suggestions, 0 new tests" in again.stdout

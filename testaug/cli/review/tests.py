@@ -101,15 +101,11 @@ def pull_command(
 
 
 def apply_command(
-    verdicts: Path = typer.Argument(
-        ..., metavar="VERDICTS", help="A verdicts file (JSONL) on the suggestions."
-    ),
-    suggestions_path: Path = typer.Option(
-        ..., "--suggestions", help="The suggestions the verdicts judge (JSONL)."
-    ),
+    suggestions_path: Path = SUGGESTIONS,
     tree: Path = TREE,
+    verdicts: Path | None = VERDICTS,
 ) -> None:
-    """Add to the tree every suggestion a verdicts file accepts (a file written by
+    """Add to the tree every suggestion the verdicts file accepts (a file written by
     `terminal` or `pull`, or by hand); tests already in the tree are not added again."""
     from testaug.steps.suggestion_review import add_verdicts_file
 
