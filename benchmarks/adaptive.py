@@ -210,7 +210,7 @@ def product_judge(products: TemplateProducts, descriptions: dict[str, str]) -> J
 
 def minilm_embedder() -> Embedder:
     """MiniLM sentence embeddings (the ranker stage's encoder, cached per text)."""
-    from rankers.embedding import embeddings
+    from rankers.members.embedding import embeddings
 
     def embed(texts: Sequence[str]) -> np.ndarray:
         found = embeddings("minilm", texts)

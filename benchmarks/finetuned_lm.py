@@ -1,7 +1,7 @@
 # ruff: noqa: E402  (imports follow the sys.path fix below)
 """What fine-tuning the embedded language model as a group's classifier gives (a GPU lever).
 
-The language-model learner (rankers/lm_states.py) is a logistic regression on frozen
+The language-model learner (rankers/adaptation/lm_states.py) is a logistic regression on frozen
 hidden states of SmolLM2-135M's middle layer. This benchmark measures the next step, which
 2 cores cannot afford: the same layers fine-tuned end to end on one held-out generator's
 labels, on the same random label samples and in-domain split as benchmarks/stacking.py.
@@ -13,7 +13,7 @@ Three steps, so the GPU side needs neither testaug nor a model download:
   learner reads) with its vocabulary cut to the tokens the prompts use, quantized to 4 bits
   in groups of 32 as its GGUF file is (about 40 MB, so it travels to a GPU machine).
 - `train` (anywhere with torch, transformers and scikit-learn): for each split, the frozen
-  learner (a logistic regression on the mean states, as rankers/lm_states.py) and the cut
+  learner (a logistic regression on the mean states, as rankers/adaptation/lm_states.py) and the cut
   model fine-tuned end to end (mean-pooled states, a linear head, BCE), each scoring the
   candidates it did not see; writes scores.json.
 - `report` (here): the gap closed at 90% accuracy on the rest of the source, mean ±
@@ -69,8 +69,8 @@ def dequantize(codes: np.ndarray, scale: np.ndarray, low: np.ndarray) -> np.ndar
 
 def pack(args: argparse.Namespace) -> int:
     """Write the prompts, labels, splits and the cut, quantized model into `args.out`."""
-    from rankers.lm_states import LmLearnerConfig, lm_prompt, read_layer
-    from rankers.transfer import source_of
+    from rankers.adaptation.lm_states import LmLearnerConfig, lm_prompt, read_layer
+    from rankers.adaptation.transfer import source_of
     from testaug.core.settings import Settings
     from testaug.generation.backends.embedded_models import DEFAULT_MODEL
     from testaug.generation.backends.local import LocalBackend
@@ -273,7 +273,7 @@ def report(args: argparse.Namespace) -> int:
     from rich.console import Console
     from rich.table import Table
 
-    from rankers.triage import triage_report
+    from rankers.evaluation.triage import triage_report
 
     runs = {
         (r["source"], r["row"], r["seed"]): r

@@ -6,7 +6,7 @@ set's share of invalid candidates), with a zero-shot judge and prints: the AUC o
 invalidity score, the share of replies with a parsed verdict and of scores read from
 the verdict token's log-probabilities, seconds per candidate (fresh requests, after the
 model is loaded), and the review effort for 90% accuracy next to random order, with
-the share of the random-to-oracle gap closed (rankers/triage.py). The "verdict text"
+the share of the random-to-oracle gap closed (rankers/evaluation/triage.py). The "verdict text"
 row scores the same replies from their parsed verdicts alone (valid 0, invalid 1, none
 0.5). There is no target: it measures what a 135M model can do as a judge.
 
@@ -31,8 +31,8 @@ from rich.console import Console
 from rich.table import Table
 
 from rankers.borda import ranks_from_scores
-from rankers.llm_judge import LlmJudgeConfig, LlmJudgeRanker
-from rankers.triage import triage_report
+from rankers.evaluation.triage import triage_report
+from rankers.members.llm_judge import LlmJudgeConfig, LlmJudgeRanker
 from testaug.core.bundled import bundled_dir
 from testaug.core.jsonl import read_jsonl
 from testaug.core.records import LabelledCandidate

@@ -25,9 +25,9 @@ sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != Path(__file__)
 from rich.console import Console
 from rich.table import Table
 
-from rankers.cross_encoder import CrossEncoderConfig, train_cross_encoder
 from rankers.ensemble import load_config
-from rankers.lexical import LexicalConfig, train_lexical
+from rankers.members.cross_encoder import CrossEncoderConfig, train_cross_encoder
+from rankers.members.lexical import LexicalConfig, train_lexical
 from testaug.core.bundled import bundled_dir
 from testaug.core.jsonl import read_jsonl_parts
 from testaug.core.records import LabelledCandidate

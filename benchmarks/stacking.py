@@ -28,7 +28,7 @@ within one point on average over the draws; on dense sources, at least 60% of th
 
 `--cross-encoder` and `--lm-learner` add a column each: the default with each group's own
 fine-tuned cross-encoder (at any size; minutes per draw on 2 cores) and with its
-language-model learner (rankers.lm_states). `--by-description` measures one description's
+language-model learner (rankers.adaptation.lm_states). `--by-description` measures one description's
 candidates pooled over the embedded generators as a generator of its own (every
 description with at least `--min-candidates` not made by rule), against the same plain
 logistic regression and the default with the prior's scores reversed (a prior worse than
@@ -56,13 +56,13 @@ import numpy as np
 from rich.console import Console
 from rich.table import Table
 
-from rankers.adaptation import AdaptationConfig, adapted_scores, train_adaptation
+from rankers.adaptation.cross_encoder import GroupCrossEncoderConfig
+from rankers.adaptation.groups import AdaptationConfig, adapted_scores, train_adaptation
+from rankers.adaptation.lm_states import LmLearnerConfig
+from rankers.adaptation.transfer import Trainings, source_of
 from rankers.calibration import RULE, calibration_group
 from rankers.ensemble import Ensemble, load_config, ranked_candidates
-from rankers.group_cross_encoder import GroupCrossEncoderConfig
-from rankers.lm_states import LmLearnerConfig
-from rankers.transfer import Trainings, source_of
-from rankers.triage import triage_report
+from rankers.evaluation.triage import triage_report
 from testaug.core.bundled import bundled_dir
 from testaug.core.jsonl import read_jsonl, read_jsonl_parts
 from testaug.core.records import LabelledCandidate, TestCase, label_options
@@ -227,7 +227,7 @@ def plain_gap(
 
 def embedded_texts(held: Sequence[LabelledCandidate]) -> np.ndarray:
     """MiniLM embeddings of "description, label, text" of each candidate."""
-    from rankers.embedding import embeddings
+    from rankers.members.embedding import embeddings
 
     texts = [
         " ".join([c.description, " or ".join(label_options(c.label)), c.text, c.text_pair or ""])

@@ -50,15 +50,7 @@ import numpy as np
 from rich.console import Console
 from rich.table import Table
 
-from rankers.ensemble import load_config
-from rankers.labelling_order import (
-    ORDERS,
-    LoopAcceptance,
-    LoopPoint,
-    acceptance_from_labels,
-    labelling_loop,
-)
-from rankers.transfer import (
+from rankers.adaptation.transfer import (
     AcceptanceResult,
     HeldOut,
     Trainings,
@@ -68,6 +60,14 @@ from rankers.transfer import (
     in_domain,
     prompt_subset,
     training_time,
+)
+from rankers.ensemble import load_config
+from rankers.evaluation.labelling_order import (
+    ORDERS,
+    LoopAcceptance,
+    LoopPoint,
+    acceptance_from_labels,
+    labelling_loop,
 )
 from testaug.core.bundled import bundled_dir
 from testaug.core.jsonl import read_jsonl, read_jsonl_parts

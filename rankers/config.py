@@ -9,13 +9,13 @@ from typing import Annotated, Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 from pydantic_core import PydanticCustomError
 
-from rankers.adaptation import AdaptationConfig
+from rankers.adaptation.groups import AdaptationConfig
 from rankers.calibration import CalibrationMethod
-from rankers.cross_encoder import CrossEncoderConfig, RankerError
-from rankers.embedding import EmbeddingConfig
-from rankers.lexical import LexicalConfig
-from rankers.llm_judge import LlmJudgeConfig
-from rankers.neighbours import NeighbourConfig
+from rankers.members.cross_encoder import CrossEncoderConfig, RankerError
+from rankers.members.embedding import EmbeddingConfig
+from rankers.members.lexical import LexicalConfig
+from rankers.members.llm_judge import LlmJudgeConfig
+from rankers.members.neighbours import NeighbourConfig
 from testaug.core.errors import InputError
 from testaug.core.yaml_source import load_yaml
 

@@ -22,13 +22,13 @@ from pathlib import Path
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
-from rankers.adaptation import AdaptationState, Adapted, adapted_scores
+from rankers.adaptation.groups import AdaptationState, Adapted, adapted_scores
 from rankers.borda import aggregate
 from rankers.calibration import FittedCalibration
 from rankers.config import EnsembleConfig, load_config, shipped_configs
-from rankers.cross_encoder import RankerError
-from rankers.members import Ranker, load_member
-from rankers.reference import bundled_reference
+from rankers.members.cross_encoder import RankerError
+from rankers.members.kinds import Ranker, load_member
+from rankers.members.reference import bundled_reference
 from testaug.core.errors import InputError, Problem
 from testaug.core.jsonl import read_json
 from testaug.core.records import Candidate, RankedCandidate, TestCase, content_id

@@ -15,10 +15,9 @@ from pathlib import Path
 
 import numpy as np
 
-from rankers.adaptation import is_random_sample, train_adaptation
+from rankers.adaptation.groups import is_random_sample, train_adaptation
 from rankers.calibration import fit_calibration
 from rankers.config import EnsembleConfig
-from rankers.cross_encoder import RankerError
 from rankers.ensemble import (
     MANIFEST,
     Ensemble,
@@ -28,8 +27,9 @@ from rankers.ensemble import (
     borda_position,
 )
 from rankers.folds import fold_assignment
-from rankers.members import MemberConfigLike, train_member
-from rankers.reference import bundled_reference
+from rankers.members.cross_encoder import RankerError
+from rankers.members.kinds import MemberConfigLike, train_member
+from rankers.members.reference import bundled_reference
 from testaug.core.records import LabelledCandidate, TestCase, content_id
 
 logger = logging.getLogger(__name__)
@@ -40,8 +40,9 @@ def training_code() -> str:
     """A hash of the rankers package's source: an ensemble trained by older code (other
     features, another calibration) is another ensemble."""
     digest = hashlib.sha256()
-    for path in sorted(Path(__file__).resolve().parent.rglob("*.py")):
-        digest.update(path.name.encode())
+    package = Path(__file__).resolve().parent
+    for path in sorted(package.rglob("*.py")):
+        digest.update(path.relative_to(package).as_posix().encode())
         digest.update(path.read_bytes())
     return digest.hexdigest()[:12]
 

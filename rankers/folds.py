@@ -8,7 +8,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from rankers.cross_encoder import RankerError
+from rankers.members.cross_encoder import RankerError
 from testaug.core.records import LabelledCandidate
 
 

@@ -117,7 +117,7 @@ class AdaptConfig(Record):
 
 def minilm_embedder(texts: Sequence[str]) -> np.ndarray:
     """The bundled MiniLM's unit embeddings of `texts`, one row each."""
-    from rankers.embedding import embeddings
+    from rankers.members.embedding import embeddings
 
     if not texts:
         return np.zeros((0, 384))

@@ -161,9 +161,9 @@ def train_rankers_on_labels(
 
 def evaluate_rankers(config: EvaluateRankersConfig) -> StepOutput:
     """How the trained ensemble triages the labelled candidates, in the order `rank` gives
-    them (rankers.evaluation): the ACC@k curves plotted, triage.json written where asked."""
+    them (rankers.evaluation.report): the ACC@k curves plotted, triage.json written where asked."""
     from rankers.ensemble import Ensemble
-    from rankers.evaluation import evaluate_triage
+    from rankers.evaluation.report import evaluate_triage
     from testaug.core.jsonl import read_jsonl
     from testaug.core.records import TestCase
     from testaug.core.runs import write_text_atomic

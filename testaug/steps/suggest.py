@@ -179,7 +179,7 @@ def seed_similarity(
     `cache_dir`, word vectors are kept in `editor/minilm-words.npz` across runs)."""
     import numpy as np
 
-    from rankers.embedding import embeddings
+    from rankers.members.embedding import embeddings
 
     path = cache_dir / "editor" / "minilm-words.npz" if cache_dir else None
     known: dict[str, np.ndarray] = {}

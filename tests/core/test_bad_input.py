@@ -79,7 +79,7 @@ def test_jsonl_reader_gives_records_or_an_input_error_naming_the_file(tmp_path, 
 
 def test_readers_that_read_whole_files_name_a_non_utf8_file(tmp_path):
     from rankers.ensemble import MANIFEST, Ensemble
-    from rankers.lexical import LexicalRanker
+    from rankers.members.lexical import LexicalRanker
     from testaug.review.acceptance import read_calibration
 
     for name in ("calibration.json", MANIFEST, "lexical.json"):

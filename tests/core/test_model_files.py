@@ -9,7 +9,7 @@ import pickle
 
 import pytest
 
-from rankers.cross_encoder import CrossEncoderRanker
+from rankers.members.cross_encoder import CrossEncoderRanker
 from testaug.core.errors import TestAugError
 from testaug.core.model_files import check_model_folder, safetensors_problem
 from testaug.editor.mlm import load_fill_mask

@@ -265,7 +265,7 @@ def test_rankers_train_on_an_empty_file_names_it(tmp_path):
 def test_a_corrupt_linear_head_member_file_names_it(tmp_path, change, message):
     import numpy as np
 
-    from rankers.linear_head import LinearHead, LinearRanker
+    from rankers.members.linear_head import LinearHead, LinearRanker
 
     class Member(LinearRanker):
         file_name = "member.json"
@@ -283,7 +283,7 @@ def test_a_corrupt_linear_head_member_file_names_it(tmp_path, change, message):
 def test_a_saved_linear_head_member_loads_back(tmp_path):
     import numpy as np
 
-    from rankers.linear_head import LinearHead, LinearRanker
+    from rankers.members.linear_head import LinearHead, LinearRanker
 
     class Member(LinearRanker):
         file_name = "member.json"

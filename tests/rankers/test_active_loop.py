@@ -7,7 +7,7 @@ import pytest
 
 from rankers.active import labelled_from_verdicts, retrain_and_rerank
 from rankers.ensemble import EnsembleConfig, ranked_candidates
-from rankers.lexical import LexicalConfig
+from rankers.members.lexical import LexicalConfig
 from testaug.core.records import Annotation
 from testaug.review.verdicts import decide
 from tests.tiny_models import make_candidate

@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from rankers.adaptation import (
+from rankers.adaptation.groups import (
     FAR,
     GENERIC,
     LEARNER,
@@ -19,13 +19,21 @@ from rankers.adaptation import (
     malformed_signal,
     train_adaptation,
 )
+from rankers.adaptation.learners import EMBEDDING_LEARNER
+from rankers.adaptation.stacking import (
+    auc,
+    blend,
+    blend_part,
+    fit_curve,
+    fit_stacker,
+    on_curve,
+    stack,
+)
 from rankers.calibration import calibration_group, fit_calibration
 from rankers.ensemble import load_config, ranked_candidates
 from rankers.ensemble_training import train_ensemble
-from rankers.group_learners import EMBEDDING_LEARNER
-from rankers.neighbours import FEATURES
-from rankers.reference import bundled_reference
-from rankers.stacking import auc, blend, blend_part, fit_curve, fit_stacker, on_curve, stack
+from rankers.members.neighbours import FEATURES
+from rankers.members.reference import bundled_reference
 from testaug.core.bundled import bundled_dir
 from testaug.core.jsonl import read_jsonl_parts
 from testaug.core.records import LabelledCandidate, content_id

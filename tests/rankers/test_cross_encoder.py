@@ -7,14 +7,14 @@ import random
 import numpy as np
 import pytest
 
-from rankers.cross_encoder import (
+from rankers.members.cross_encoder import (
     CrossEncoderConfig,
     CrossEncoderRanker,
     RankerError,
     train_cross_encoder,
 )
-from rankers.inputs import ranker_input
-from rankers.losses import lce_groups
+from rankers.members.inputs import ranker_input
+from rankers.members.losses import lce_groups
 from tests.tiny_models import build_tiny_cross_encoder, make_candidate, make_labelled
 
 KINDS = ["bert", "electra", "roberta"]

@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from rankers.embedding import EmbeddingConfig, EmbeddingRanker, train_embedding
 from rankers.hard_cases import hard_cases
+from rankers.members.embedding import EmbeddingConfig, EmbeddingRanker, train_embedding
 from testaug.core.bundled import resolve_suite
 from testaug.suites.load import load_suite
 
@@ -31,7 +31,7 @@ def test_the_embedding_member_learns_wrong_labels_and_round_trips_through_json(t
 def test_a_full_embedding_cache_is_emptied_without_losing_what_the_call_already_found(
     monkeypatch,
 ):
-    import rankers.embedding as embedding
+    import rankers.members.embedding as embedding
 
     monkeypatch.setattr(embedding, "_CACHE", {})
     first = embedding.embeddings("minilm", ["a good flight.", "a bad seat."])

@@ -8,11 +8,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from rankers.cross_encoder import RankerError
 from rankers.ensemble import Ensemble, load_config, ranked_candidates, shipped_configs
 from rankers.ensemble_training import train_ensemble
-from rankers.evaluation import evaluate_scores
-from rankers.lexical import LexicalConfig, train_lexical
+from rankers.evaluation.report import evaluate_scores
+from rankers.members.cross_encoder import RankerError
+from rankers.members.lexical import LexicalConfig, train_lexical
 from testaug.core.errors import InputError
 from testaug.core.jsonl import write_jsonl
 from tests.cli_runner import CliResult, run_testaug

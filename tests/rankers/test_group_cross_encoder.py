@@ -7,12 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from rankers.adaptation import AdaptationConfig
-from rankers.calibration import calibration_group
-from rankers.ensemble import load_config
-from rankers.ensemble_training import train_ensemble
-from rankers.folds import fold_assignment
-from rankers.group_cross_encoder import (
+from rankers.adaptation.cross_encoder import (
     CROSS_ENCODER_LEARNER,
     FOLDER,
     GroupCrossEncoderConfig,
@@ -21,7 +16,12 @@ from rankers.group_cross_encoder import (
     load_group_cross_encoder,
     training_subset,
 )
-from rankers.group_learners import learner_folder
+from rankers.adaptation.groups import AdaptationConfig
+from rankers.adaptation.learners import learner_folder
+from rankers.calibration import calibration_group
+from rankers.ensemble import load_config
+from rankers.ensemble_training import train_ensemble
+from rankers.folds import fold_assignment
 from testaug.core.bundled import bundled_dir
 from testaug.core.jsonl import read_jsonl_parts
 from testaug.core.records import LabelledCandidate

@@ -8,8 +8,8 @@ import json
 import numpy as np
 import pytest
 
-from rankers.label_probe import LabelProbe, label_probe, pair_features
-from rankers.neighbours import FEATURES, NeighbourRanker, neighbour_features
+from rankers.members.label_probe import LabelProbe, label_probe, pair_features
+from rankers.members.neighbours import FEATURES, NeighbourRanker, neighbour_features
 from testaug.core.bundled import resolve_suite
 from testaug.core.errors import InputError
 from testaug.core.records import Candidate, TestCase

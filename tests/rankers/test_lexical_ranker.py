@@ -6,8 +6,8 @@ import json
 
 import numpy as np
 
-from rankers.lexical import LexicalConfig, LexicalRanker, train_lexical
-from rankers.lexical_features import conditioned_features, cues_of, words_of
+from rankers.members.lexical import LexicalConfig, LexicalRanker, train_lexical
+from rankers.members.lexical_features import conditioned_features, cues_of, words_of
 from testaug.core.records import LabelledCandidate
 from tests.tiny_models import make_candidate
 
@@ -95,13 +95,13 @@ def test_scores_in_small_chunks_equal_scores_in_one(monkeypatch):
     ranker = train_lexical(items, LexicalConfig(name="lex", min_count=1))
     candidates = [item.candidate for item in items]
     whole = ranker.score(candidates)
-    monkeypatch.setattr("rankers.lexical.SCORE_CHUNK", 5)
+    monkeypatch.setattr("rankers.members.lexical.SCORE_CHUNK", 5)
     assert np.allclose(ranker.score(candidates), whole)
 
 
 TRAIN_AND_SCORE = """
 import json
-from rankers.lexical import LexicalConfig, train_lexical
+from rankers.members.lexical import LexicalConfig, train_lexical
 from testaug.core.jsonl import read_jsonl_parts
 from testaug.core.records import LabelledCandidate
 from testaug.steps.rankers import default_training

@@ -17,7 +17,7 @@ import pytest
 from rankers.config import EnsembleConfig, load_config
 from rankers.ensemble import Ensemble
 from rankers.ensemble_training import train_ensemble
-from rankers.llm_judge import LlmJudgeConfig, LlmJudgeRanker, parse_verdict
+from rankers.members.llm_judge import LlmJudgeConfig, LlmJudgeRanker, parse_verdict
 from testaug.core.records import Candidate
 from testaug.testing.openai_server import ScriptedOpenAIServer
 from tests.tiny_models import make_candidate, make_labelled
@@ -156,7 +156,7 @@ def test_replies_without_a_verdict_are_counted_logged_and_score_one_half(
 
     with ScriptedOpenAIServer(reply) as server:
         judge = LlmJudgeRanker(judge_config(server, tmp_path, endpoint=endpoint))
-        with caplog.at_level(logging.WARNING, logger="rankers.llm_judge"):
+        with caplog.at_level(logging.WARNING, logger="rankers.members.llm_judge"):
             scores = judge.score(candidates([GOOD[0], GOOD[1]]))
     assert scores.tolist() == [0.5, 1.0]
     assert judge.stats.unparsed == 1

@@ -9,18 +9,18 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-import rankers.lm_states as lm_states
-from rankers.adaptation import AdaptationConfig, adapted_scores, train_adaptation
-from rankers.calibration import calibration_group
-from rankers.cross_encoder import RankerError
-from rankers.group_learners import learner_folder
-from rankers.lm_states import (
+import rankers.adaptation.lm_states as lm_states
+from rankers.adaptation.groups import AdaptationConfig, adapted_scores, train_adaptation
+from rankers.adaptation.learners import learner_folder
+from rankers.adaptation.lm_states import (
     LM_LEARNER,
     LmLearnerConfig,
     LmStatesRanker,
     lm_prompt,
     lm_state_features,
 )
+from rankers.calibration import calibration_group
+from rankers.members.cross_encoder import RankerError
 from tests.tiny_models import build_tiny_causal_lm, make_candidate, make_labelled
 
 pytest.importorskip("transformers")
@@ -130,7 +130,7 @@ def test_a_long_read_says_what_it_reads_and_how_far_it_got(
     texts = [f"the seat number {n} was good ." for n in range(10)]
     monkeypatch.setattr(lm_states, "_PROGRESS_FROM", 8)
     monkeypatch.setattr(lm_states, "_PROGRESS_EVERY", 4)  # batches of 3: 3, 6, 9, 10 read
-    with caplog.at_level(logging.INFO, logger="rankers.lm_states"):
+    with caplog.at_level(logging.INFO, logger="rankers.adaptation.lm_states"):
         lm_state_features([make_candidate(text) for text in texts], tiny_lm)
     logged = [(r.levelno, r.getMessage()) for r in caplog.records if r.name == lm_states.__name__]
     assert logged == [
@@ -144,7 +144,7 @@ def test_a_long_read_says_what_it_reads_and_how_far_it_got(
 
 
 def test_a_short_read_logs_nothing_at_info(tiny_lm, fresh_states, caplog):
-    with caplog.at_level(logging.DEBUG, logger="rankers.lm_states"):
+    with caplog.at_level(logging.DEBUG, logger="rankers.adaptation.lm_states"):
         lm_state_features([make_candidate(text) for text in GOOD], tiny_lm)
     assert [r.levelno for r in caplog.records if r.name == lm_states.__name__] == [logging.DEBUG]
     assert "reading 4 prompts" in caplog.text

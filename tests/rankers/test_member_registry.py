@@ -13,8 +13,8 @@ import pytest
 from pydantic import BaseModel, ConfigDict
 
 from rankers.config import MemberConfig
-from rankers.cross_encoder import RankerError
-from rankers.members import MEMBER_KINDS, MemberKind, load_member, train_member
+from rankers.members.cross_encoder import RankerError
+from rankers.members.kinds import MEMBER_KINDS, MemberKind, load_member, train_member
 from testaug.core.records import Candidate, LabelledCandidate, TestCase
 from tests.tiny_models import make_candidate, make_labelled
 

@@ -10,7 +10,12 @@ from rankers.ensemble import EnsembleConfig
 from rankers.ensemble_training import train_ensemble
 from rankers.folds import fold_assignment
 from rankers.hard_cases import hard_cases
-from rankers.neighbours import FEATURES, NeighbourConfig, NeighbourRanker, neighbour_features
+from rankers.members.neighbours import (
+    FEATURES,
+    NeighbourConfig,
+    NeighbourRanker,
+    neighbour_features,
+)
 from testaug.core.bundled import resolve_suite
 from testaug.core.records import Candidate
 from testaug.suites.cases import expand_suite

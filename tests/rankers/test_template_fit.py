@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from rankers.template_fit import TemplateIndex
+from rankers.members.template_fit import TemplateIndex
 from testaug.core.bundled import resolve_suite
 from testaug.core.records import Candidate, TestCase
 from testaug.suites.cases import expand_suite

@@ -1,4 +1,4 @@
-"""How the triage transfers (rankers/transfer.py) and benchmarks/triage.py, on a tiny
+"""How the triage transfers (rankers/adaptation/transfer.py) and benchmarks/triage.py, on a tiny
 labelled set with a TF-IDF ensemble: seconds, no encoder, no hub."""
 
 from __future__ import annotations
@@ -7,12 +7,8 @@ import json
 
 import pytest
 
-from rankers.adaptation import AdaptationConfig
-from rankers.calibration import RULE
-from rankers.ensemble import EnsembleConfig
-from rankers.labelling_order import ORDERS, labelling_loop
-from rankers.lexical import LexicalConfig
-from rankers.transfer import (
+from rankers.adaptation.groups import AdaptationConfig
+from rankers.adaptation.transfer import (
     Trainings,
     acceptance_on_test,
     bootstrap_share,
@@ -24,6 +20,10 @@ from rankers.transfer import (
     source_of,
     training_time,
 )
+from rankers.calibration import RULE
+from rankers.ensemble import EnsembleConfig
+from rankers.evaluation.labelling_order import ORDERS, labelling_loop
+from rankers.members.lexical import LexicalConfig
 from testaug.core.jsonl import write_jsonl
 from testaug.core.records import Candidate, LabelledCandidate
 from testaug.review.verdicts import decide

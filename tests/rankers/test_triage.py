@@ -11,8 +11,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 from pydantic import ValidationError
 
-from rankers import triage
-from rankers.triage import (
+from rankers.evaluation import triage
+from rankers.evaluation.triage import (
     TriageReport,
     acc_at_k,
     acc_curve,

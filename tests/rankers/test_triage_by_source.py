@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from rankers.evaluation import by_source
+from rankers.evaluation.report import by_source
 from testaug.core.records import LabelledCandidate, RankedCandidate
 from tests.tiny_models import make_candidate
 
@@ -43,7 +43,7 @@ def test_each_source_gets_its_own_report_and_rule_cases_count_as_one_source():
 def test_the_triage_summary_reads_back_as_it_was_printed():
     import json
 
-    from rankers.evaluation import evaluate_scores
+    from rankers.evaluation.report import evaluate_scores
     from testaug.core.triage import TriageSummary
 
     items = [labelled(t, "gen-a", valid) for t, valid in (("a", True), ("b", False), ("c", True))]

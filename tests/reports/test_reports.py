@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from rankers.evaluation import evaluate_scores
+from rankers.evaluation.report import evaluate_scores
 from testaug.core.jsonl import read_jsonl, write_jsonl
 from testaug.core.records import Annotation, RankedCandidate, TestCase
 from testaug.reports.run_report import build_report, write_report

@@ -23,7 +23,7 @@ import pytest
 from pydantic import ValidationError
 
 import testaug.steps
-from rankers.evaluation import evaluate_scores
+from rankers.evaluation.report import evaluate_scores
 from testaug.adaptive.retest import TopicChange
 from testaug.adaptive.suggestions import RoundCounts, SuggestionRoundConfig
 from testaug.core.records import AcceptanceRule

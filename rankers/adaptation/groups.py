@@ -2,12 +2,12 @@
 
 The shipped members form a generator-agnostic prior. For each calibration group (a
 generator at a setting) with enough labels of its own, the learners of `learners` are
-trained on that group's labels only (rankers.group_learners: by default a logistic
+trained on that group's labels only (rankers.adaptation.learners: by default a logistic
 regression on the suite-neighbour features and one on frozen MiniLM embeddings of the
 description with its label and the candidate from 20 labels, and the shipped MiniLM
 fine-tuned as a cross-encoder once the group has 200 labels from people). They are
 stacked with each member and the generic signals below by the group's stacker
-(rankers.stacking): a logistic regression with non-negative weights on the parts'
+(rankers.adaptation.stacking): a logistic regression with non-negative weights on the parts'
 out-of-fold scores, fitted on the group's labels (its random labels alone once there are
 enough), so a member such as an LLM judge earns its weight on each generator's own
 labels, a part that adds nothing to the others gets none, and the strongest part is not
@@ -38,9 +38,7 @@ from typing import Any, NamedTuple
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from rankers.calibration import calibration_group
-from rankers.folds import fold_assignment
-from rankers.group_learners import (
+from rankers.adaptation.learners import (
     DEFAULT_LEARNERS,
     NEIGHBOUR_LEARNER,
     GroupData,
@@ -48,8 +46,7 @@ from rankers.group_learners import (
     learner_folder,
     learner_for,
 )
-from rankers.neighbours import FEATURES, neighbour_features
-from rankers.stacking import (
+from rankers.adaptation.stacking import (
     STACKER_FOLDS,
     BlendPart,
     StackedPart,
@@ -60,6 +57,9 @@ from rankers.stacking import (
     on_curve,
     stack,
 )
+from rankers.calibration import calibration_group
+from rankers.folds import fold_assignment
+from rankers.members.neighbours import FEATURES, neighbour_features
 from testaug.core.records import Candidate, LabelledCandidate, TestCase, content_id
 
 PRIOR, LEARNER, GENERIC = "prior", NEIGHBOUR_LEARNER, "generic"

@@ -16,11 +16,11 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from rankers.cross_encoder import CrossEncoderRanker, RankerError, train_cross_encoder
-from rankers.embedding import EmbeddingRanker, train_embedding
-from rankers.lexical import LexicalRanker, train_lexical
-from rankers.llm_judge import LlmJudgeRanker, train_llm_judge
-from rankers.neighbours import NeighbourRanker, train_neighbours
+from rankers.members.cross_encoder import CrossEncoderRanker, RankerError, train_cross_encoder
+from rankers.members.embedding import EmbeddingRanker, train_embedding
+from rankers.members.lexical import LexicalRanker, train_lexical
+from rankers.members.llm_judge import LlmJudgeRanker, train_llm_judge
+from rankers.members.neighbours import NeighbourRanker, train_neighbours
 from testaug.core.records import Candidate, LabelledCandidate, TestCase
 from testaug.core.registry import Registry
 

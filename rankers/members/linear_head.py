@@ -10,7 +10,7 @@ from typing import Any, ClassVar, Self
 import numpy as np
 from pydantic import BaseModel, ConfigDict, FiniteFloat
 
-from rankers.cross_encoder import RankerError
+from rankers.members.cross_encoder import RankerError
 from testaug.core.errors import InputError, Problem
 from testaug.core.jsonl import read_json
 from testaug.core.records import Candidate, TestCase

@@ -30,8 +30,8 @@ from typing import TYPE_CHECKING, Any, Literal
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from rankers.cross_encoder import RankerError
-from rankers.judge_prompt import DEFAULT_PROMPT, load_judge_prompt
+from rankers.members.cross_encoder import RankerError
+from rankers.members.judge_prompt import DEFAULT_PROMPT, load_judge_prompt
 from testaug.core.records import Candidate, LabelledCandidate, TestCase
 from testaug.core.secrets import split_userinfo, url_without_credentials
 from testaug.generation.single_answers import AnswerStats

@@ -29,8 +29,12 @@ from typing import Literal
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
-from rankers.cross_encoder import CrossEncoderConfig, CrossEncoderRanker, train_cross_encoder
 from rankers.folds import fold_assignment
+from rankers.members.cross_encoder import (
+    CrossEncoderConfig,
+    CrossEncoderRanker,
+    train_cross_encoder,
+)
 from testaug.core.bundled import bundled_dir
 from testaug.core.jsonl import read_jsonl, read_jsonl_parts
 from testaug.core.records import Candidate, LabelledCandidate

@@ -14,7 +14,7 @@ import random
 from collections import defaultdict
 from collections.abc import Iterable, Iterator
 
-from rankers.inputs import document_text, query_text
+from rankers.members.inputs import document_text, query_text
 from testaug.core.heavy_imports import IMPORT_LOCK
 from testaug.core.records import LabelledCandidate
 

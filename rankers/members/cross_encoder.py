@@ -17,8 +17,8 @@ from typing import Literal
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
-from rankers.inputs import document_text, query_text, ranker_input
-from rankers.losses import lce_groups, localized_contrastive_loss
+from rankers.members.inputs import document_text, query_text, ranker_input
+from rankers.members.losses import lce_groups, localized_contrastive_loss
 from testaug.core.errors import TestAugError
 from testaug.core.heavy_imports import IMPORT_LOCK
 from testaug.core.model_files import (

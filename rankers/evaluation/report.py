@@ -13,7 +13,7 @@ import numpy as np
 
 from rankers.borda import aggregate, ranks_from_scores
 from rankers.calibration import calibration_group
-from rankers.triage import kendall_tau, oracle_acc_curve, random_acc_curve, triage_report
+from rankers.evaluation.triage import kendall_tau, oracle_acc_curve, random_acc_curve, triage_report
 from testaug.core.records import LabelledCandidate, RankedCandidate
 from testaug.core.triage import CalibrationCheck, SourceEvaluation, TriageReport, TriageSummary
 
@@ -136,7 +136,7 @@ def evaluate_triage(
     plot: str | None = None,
 ) -> TriageSummary:
     """How the ensemble triages labelled candidates, in the order `rank` gives them."""
-    from rankers.cross_encoder import RankerError
+    from rankers.members.cross_encoder import RankerError
 
     if not items:
         raise RankerError("no labelled candidates to evaluate on")

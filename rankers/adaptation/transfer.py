@@ -6,7 +6,7 @@ of the same candidates (the share of that effort gap a ranking closes):
 - held out: trained on every source but one (a generator, or `rule` for hard cases
   made by rule), ranking that source's candidates (in domain, for comparison: trained
   on a train split of every source, ranking a source's test candidates);
-- the active loop on a held-out source: see `rankers.labelling_order`;
+- the active loop on a held-out source: see `rankers.evaluation.labelling_order`;
 - acceptance on a test split: what each calibration group's acceptance rule accepts,
   how precise that is, and a bootstrap of that precision.
 
@@ -29,7 +29,7 @@ from pydantic import BaseModel, ConfigDict
 from rankers.calibration import generator_of
 from rankers.ensemble import MANIFEST, Ensemble, EnsembleConfig
 from rankers.ensemble_training import ensemble_version, train_ensemble, trained_ensemble
-from rankers.triage import TriageReport, triage_report
+from rankers.evaluation.triage import TriageReport, triage_report
 from testaug.core.records import Annotation, LabelledCandidate, RankedCandidate
 from testaug.review.acceptance import acceptance_rule, expected_calibration_error
 

@@ -1,6 +1,6 @@
 """A cheap lexical ranker: TF-IDF features of the candidate with logistic regression (numpy).
 
-It sees only surface form and cue words (see `rankers.lexical_features`), so it
+It sees only surface form and cue words (see `rankers.members.lexical_features`), so it
 catches what a tiny cross-encoder misses cheaply: broken syntax, echoes of the
 prompt, odd tokens, a description's phenomenon missing from the candidate.
 Saved as JSON (feature set, vocabulary, idf, weights), never as a pickle.
@@ -18,7 +18,7 @@ from typing import Literal
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, FiniteFloat
 
-from rankers.lexical_features import FeatureSet, features
+from rankers.members.lexical_features import FeatureSet, features
 from testaug.core.errors import InputError, Problem
 from testaug.core.jsonl import read_json
 from testaug.core.records import Candidate, LabelledCandidate, TestCase

@@ -23,8 +23,8 @@ from typing import Literal
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
-from rankers.cross_encoder import RankerError
-from rankers.linear_head import LinearRanker
+from rankers.members.cross_encoder import RankerError
+from rankers.members.linear_head import LinearRanker
 from testaug.core.records import Candidate, TestCase, label_options
 from testaug.generation.backends.embedded_models import DEFAULT_MODEL
 

@@ -21,7 +21,7 @@ import re
 from collections import Counter
 from typing import Literal
 
-from rankers.inputs import document_text, query_text
+from rankers.members.inputs import document_text, query_text
 from testaug.core.records import Candidate
 
 FeatureSet = Literal["surface", "conditioned"]

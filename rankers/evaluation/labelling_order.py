@@ -26,7 +26,13 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict
 
 from rankers.active import ActiveRound, retrain_and_rerank
-from rankers.transfer import Trainings, bootstrap_share, people_annotations, source_of, triage_of
+from rankers.adaptation.transfer import (
+    Trainings,
+    bootstrap_share,
+    people_annotations,
+    source_of,
+    triage_of,
+)
 from testaug.core.records import LabelledCandidate, RankedCandidate
 from testaug.review.acceptance import accept_by_rule
 from testaug.review.selection import Draw, draws_of, order_for_people

@@ -15,9 +15,9 @@ generators it never saw:
   whose label agrees; its own description's rank among all descriptions;
 - whether it fills a template of its own description under that template's label, with
   words the lexicons give those slots, or a template of another description
-  (`rankers/template_fit.py`);
+  (`rankers/members/template_fit.py`);
 - the probability a label probe trained on the reference cases gives its proposed label
-  (`rankers/label_probe.py`).
+  (`rankers/members/label_probe.py`).
 
 Reference cases whose text equals the candidate's are left out. A candidate whose
 description has no reference cases keeps the features that do not need one (an indicator
@@ -33,10 +33,10 @@ from typing import Literal
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
-from rankers.embedding import embeddings
-from rankers.label_probe import label_probe, pair_features
-from rankers.linear_head import LinearRanker, fit_linear_head
-from rankers.template_fit import TemplateIndex
+from rankers.members.embedding import embeddings
+from rankers.members.label_probe import label_probe, pair_features
+from rankers.members.linear_head import LinearRanker, fit_linear_head
+from rankers.members.template_fit import TemplateIndex
 from testaug.core.records import Candidate, LabelledCandidate, TestCase, label_options
 
 SIMILARITY_FEATURES = (

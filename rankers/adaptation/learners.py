@@ -3,16 +3,16 @@
 A learner kind is a config (its `kind`, the `name` of the part it stacks as, the labels a
 group needs before it, its own settings) and a learner that fits out of fold on a group,
 saves its model into a folder of the group's, and scores new candidates from that folder.
-`adaptation.learners` lists the configs; rankers.adaptation trains every learner in one
+`adaptation.learners` lists the configs; rankers.adaptation.groups trains every learner in one
 loop and scores in another, naming none. The kinds:
 
-- `neighbours`: a logistic regression on the suite-neighbour features (rankers.neighbours);
+- `neighbours`: a logistic regression on the suite-neighbour features (rankers.members.neighbours);
 - `embedding`: one on frozen MiniLM embeddings of the description with its label and the
-  candidate (rankers.embedding);
-- `lm-states`: one on the embedded language model's hidden states (rankers.lm_states;
+  candidate (rankers.members.embedding);
+- `lm-states`: one on the embedded language model's hidden states (rankers.adaptation.lm_states;
   off by default for its cost);
 - `cross-encoder`: the shipped MiniLM fine-tuned on the group's labels from people
-  (rankers.group_cross_encoder).
+  (rankers.adaptation.cross_encoder).
 """
 
 from __future__ import annotations
@@ -25,16 +25,16 @@ from typing import Annotated, Literal, NamedTuple, Protocol
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
-from rankers.embedding import EmbeddingRanker, embedding_features
-from rankers.group_cross_encoder import (
+from rankers.adaptation.cross_encoder import (
     GroupCrossEncoderConfig,
     cross_fit_group_cross_encoder,
     labels_counted,
     load_group_cross_encoder,
 )
-from rankers.linear_head import LinearRanker, fit_linear_head
-from rankers.lm_states import LmLearnerConfig, LmStatesRanker, lm_state_features
-from rankers.neighbours import NeighbourRanker
+from rankers.adaptation.lm_states import LmLearnerConfig, LmStatesRanker, lm_state_features
+from rankers.members.embedding import EmbeddingRanker, embedding_features
+from rankers.members.linear_head import LinearRanker, fit_linear_head
+from rankers.members.neighbours import NeighbourRanker
 from testaug.core.records import Candidate, LabelledCandidate
 
 NEIGHBOUR_LEARNER, EMBEDDING_LEARNER = "learner", "embedding learner"
@@ -174,7 +174,7 @@ class CrossEncoderLearner:
         return labels_counted(group.members, self.config) >= self.config.min_labels
 
     def fit(self, group: GroupData, folder: Path, work: Path) -> np.ndarray:
-        from rankers.adaptation import is_random_sample
+        from rankers.adaptation.groups import is_random_sample
 
         drawn = np.array([is_random_sample(m) for m in group.members])
         return cross_fit_group_cross_encoder(group.members, drawn, self.config, folder, work)

@@ -22,9 +22,9 @@ from typing import Literal
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
-from rankers.cross_encoder import RankerError, resolve_model
-from rankers.inputs import query_text
-from rankers.linear_head import LinearRanker, fit_linear_head
+from rankers.members.cross_encoder import RankerError, resolve_model
+from rankers.members.inputs import query_text
+from rankers.members.linear_head import LinearRanker, fit_linear_head
 from testaug.core.heavy_imports import IMPORT_LOCK
 from testaug.core.records import Candidate, LabelledCandidate, TestCase, label_options
 
