@@ -31,7 +31,7 @@ from tests.review.fake_label_studio import FakeLabelStudioClient, connect
 from tests.tiny_models import make_labelled
 
 RUN_FILES = ("cases.jsonl", "candidates.jsonl", "ranked.jsonl", "ranked.calibration.json")
-POOLED = {"target": 0.5, "selection": {"pooled_rule": True}}
+POOLED = {"accept_precision": 0.5, "selection": {"pooled_rule": True}}
 
 
 @pytest.fixture(scope="module")
