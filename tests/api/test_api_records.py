@@ -12,8 +12,11 @@ import pytest
 from testaug.api.arguments import step_config
 from testaug.core.errors import InputError
 
-# The API function, and the record of the step it fronts.
+# The API function (of testaug.api.augment unless its module is named), and the record
+# of the step it fronts.
 FRONTS = {
+    "measure:measure_diversity": "testaug.steps.measure:DiversityConfig",
+    "measure:report": "testaug.steps.measure:ReportConfig",
     "rank": "testaug.steps.rank:RankConfig",
     "induce_templates": "testaug.steps.grow:InduceConfig",
     "expand_templates": "testaug.steps.grow:ExpandInducedConfig",
@@ -28,9 +31,11 @@ FRONTS = {
 
 @pytest.mark.parametrize("name", FRONTS)
 def test_a_function_that_fronts_a_step_takes_its_record_or_its_fields(name):
-    import testaug.api.augment
+    import importlib
 
-    parameters = inspect.signature(getattr(testaug.api.augment, name)).parameters
+    module, _, function = name.rpartition(":")
+    api = importlib.import_module(f"testaug.api.{module or 'augment'}")
+    parameters = inspect.signature(getattr(api, function)).parameters
     record = FRONTS[name].split(":")[1]
     config = parameters["config"]
     assert config.kind is inspect.Parameter.KEYWORD_ONLY and config.default is None
@@ -51,3 +56,17 @@ def test_the_fields_go_over_the_record_and_bad_ones_are_named_as_written(tmp_pat
         ("batch_size", "input should be greater than or equal to 1, got 0"),
         ("cases_path", "unknown option"),
     ]
+
+
+def test_diversity_from_its_record_is_diversity_from_its_fields(tmp_path):
+    import testaug
+    from testaug.steps.measure import DiversityConfig
+
+    cases = tmp_path / "cases.jsonl"
+    testaug.expand("sentiment", per_template=1, capabilities="Negation", out=cases)
+    config = DiversityConfig(cases=cases, out=tmp_path / "diversity.json", by="capability")
+    from_record = testaug.measure_diversity(config=config)
+    assert (tmp_path / "diversity.json").is_file()
+    assert testaug.measure_diversity(cases, by="capability") == from_record
+    with pytest.raises(InputError, match=r"^by: cannot group by 'colour'"):
+        testaug.measure_diversity(config=config, by="colour")
