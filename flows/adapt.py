@@ -90,9 +90,7 @@ def suggest(config: AdaptConfig, number: int) -> StepOutput:
     if config.rankers:
         from testaug.steps.rankers import PrepareRankersConfig, prepare_rankers
 
-        trained = prepare_rankers(
-            PrepareRankersConfig(rankers=config.rankers, cache_root=settings.cache_dir / "rankers")
-        )
+        trained = prepare_rankers(PrepareRankersConfig.in_cache(config.rankers, settings))
         rankers = str(trained.path.parent)
     this_round = config.model_copy(
         update={

@@ -20,10 +20,12 @@ from testaug.core.settings import Settings
 from testaug.generation.sampling import GenerationConfig
 from testaug.review.acceptance import calibration_beside
 from testaug.review.selection import SelectionConfig
-from testaug.steps.augment import PromptPlan
+from testaug.steps.augment import CombineConfig, ExpandConfig, GenerateConfig, PromptPlan
 from testaug.steps.config import RunConfig
 from testaug.steps.contract import StepOutput
-from testaug.steps.rankers import default_training
+from testaug.steps.rank import RankConfig
+from testaug.steps.rankers import PrepareRankersConfig
+from testaug.steps.review import ReviewConfig
 
 
 class Augmented(BaseModel):
@@ -47,22 +49,23 @@ def augment(config: RunConfig = RunConfig()) -> Augmented:  # noqa: B008  (a fro
     numbers = config.sizes()
     cases = tasks.current(
         tasks.expand_seed_cases,
-        config.suite,
-        run.cases,
-        per_template=numbers.per_template,
-        seed=config.seed,
+        ExpandConfig(
+            suite=config.suite, out=run.cases, per_template=numbers.per_template, seed=config.seed
+        ),
     )
     rankers_ready = tasks.prepare_rankers.submit(
-        config.rankers, default_training(), Settings().cache_dir / "rankers"
+        PrepareRankersConfig.in_cache(config.rankers, Settings())
     )
     candidates = generate(config, cases, numbers)
     ranker_output = rankers_ready.result()
     ranked = tasks.current(
         tasks.rank_candidates,
-        candidates.path,
-        ranker_output.path.parent,
-        run.ranked,
-        cases_path=cases.path,
+        RankConfig(
+            candidates=candidates.path,
+            rankers=ranker_output.path.parent,
+            out=run.ranked,
+            cases=cases.path,
+        ),
     )
     annotations = review(config, ranked, cases)
     if annotations is not None:
@@ -92,45 +95,47 @@ def generate(config: RunConfig, cases: StepOutput, numbers: RunSize) -> StepOutp
         seed=config.seed,
     )
     generation = GenerationConfig(samples=numbers.samples, temperature=numbers.temperature)
-    calls = [
-        dict(
-            cases=cases,
+    configs = [
+        GenerateConfig(
+            cases=cases.path,
             out=RunFolder(config.run_dir).generated_part(index),
-            capability=capability,
-            generator=config.generator,
-            plan=plan,
             generation=generation,
+            plan=plan,
+            cache=Settings().response_cache_path,
+            capabilities=(capability,),
+            generator=config.generator,
         )
         for index, capability in enumerate(chosen)
     ]
-    futures = [tasks.generate_candidates.submit(**call) for call in calls]
-    parts = tasks.current_all(tasks.generate_candidates, futures, calls)
-    return tasks.current(tasks.combine_candidates, parts, RunFolder(config.run_dir).candidates)
+    futures = [tasks.generate_candidates.submit(one) for one in configs]
+    parts = tasks.current_all(tasks.generate_candidates, futures, configs)
+    combined = CombineConfig(parts=tuple(parts), out=RunFolder(config.run_dir).candidates)
+    return tasks.current(tasks.combine_candidates, combined)
 
 
 def review(config: RunConfig, ranked: StepOutput, cases: StepOutput) -> StepOutput:
     """The annotation mode's review of the ranking: the ranker accepts what its rule
     vouches for, and people (none in mode `auto`) review the top of the rest."""
-    annotations_path = RunFolder(config.run_dir).annotations
     if config.annotation == "auto":
-        return tasks.review_automatically(
-            ranked.path,
-            annotations_path,
-            calibration_path=calibration_beside(ranked.path),
-            target=config.accept_precision,
-            selection=SelectionConfig(pooled_rule=config.pooled_rule),
-        )
+        return tasks.review_automatically(review_config(config, ranked, cases))
     if config.annotation == "label-studio":
-        return tasks.push_to_label_studio(
-            ranked.path,
-            annotations_path,
-            cases.path,
-            project=config.project,
-            top=config.top,
-            accept_precision=config.accept_precision,
-            pooled_rule=config.pooled_rule,
-        )
+        return tasks.push_to_label_studio(review_config(config, ranked, cases))
     return review_in_terminal(config, ranked, cases)
+
+
+def review_config(config: RunConfig, ranked: StepOutput, cases: StepOutput) -> ReviewConfig:
+    """The review of a run's ranking, in whichever annotation mode: the ranker's rule for
+    the run's precision, the seed cases beside, the top of the rest for people."""
+    return ReviewConfig(
+        ranked=ranked.path,
+        annotations=RunFolder(config.run_dir).annotations,
+        cases=cases.path,
+        calibration=calibration_beside(ranked.path),
+        project=config.project,
+        top=config.top,
+        accept_precision=config.accept_precision,
+        selection=SelectionConfig(pooled_rule=config.pooled_rule),
+    )
 
 
 def log_acceptance(output: StepOutput) -> None:
@@ -157,21 +162,13 @@ def review_in_terminal(config: RunConfig, ranked: StepOutput, cases: StepOutput)
     from rich.console import Console
 
     from testaug.review.terminal import key_reader
-    from testaug.steps.review import ReviewConfig
     from testaug.steps.review import review_in_terminal as review_here
 
-    review_config = ReviewConfig(
-        ranked=ranked.path,
-        annotations=RunFolder(config.run_dir).annotations,
-        cases=cases.path,
-        calibration=calibration_beside(ranked.path),
-        top=config.top,
-        target=config.accept_precision,
-        selection=SelectionConfig(pooled_rule=config.pooled_rule),
-        annotator=getpass.getuser(),
+    review_config_ = review_config(config, ranked, cases).model_copy(
+        update={"annotator": getpass.getuser()}
     )
     return review_here(
-        review_config,
+        review_config_,
         read_key=key_reader(sys.stdin),
         console=Console(),
     )

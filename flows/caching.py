@@ -1,5 +1,6 @@
-"""How the flows' tasks cache: on their inputs, the content of the files they read, and
-the code version, with results persisted so a new process resumes where one stopped."""
+"""How the flows' tasks cache: on their config record, the content of the files it names
+as read (not those it declares its step writes), and the code version, with results
+persisted so a new process resumes where one stopped."""
 
 from __future__ import annotations
 
@@ -12,9 +13,10 @@ from typing import Any
 
 from prefect.cache_policies import INPUTS, TASK_SOURCE, CachePolicy
 from prefect.utilities.hashing import hash_objects
+from pydantic import BaseModel
 
 from testaug import __version__
-from testaug.steps.contract import StepOutput, file_sha256
+from testaug.steps.contract import StepOutput, file_sha256, written_fields
 
 _PACKAGES = ("testaug", "rankers", "flows")
 
@@ -46,22 +48,39 @@ def fingerprint(path: Path) -> str:
     return "missing"
 
 
-def _input_paths(value: Any) -> Iterator[Path]:
-    """Paths among a task's inputs (a StepOutput carries its own hash, so it is skipped)."""
+def input_files(config: BaseModel, writes: tuple[str, ...] | None = None) -> list[tuple[str, Path]]:
+    """The paths a step's config record names as what the step reads, each with its field
+    (`known[1]`, `evaluation.labels`): every Path field, in records and lists nested in
+    it, except the fields the record declares it writes (`WRITES`, or `writes` given) and
+    the step outputs it carries (they carry their own hash)."""
+    skipped = written_fields(config) if writes is None else writes
+    found = []
+    for name, value in config:
+        if name not in skipped:
+            found.extend(_paths(value, name))
+    return found
+
+
+def _paths(value: Any, name: str) -> Iterator[tuple[str, Path]]:
     if isinstance(value, Path):
-        yield value
+        yield name, value
+    elif isinstance(value, StepOutput):
+        return
+    elif isinstance(value, BaseModel):
+        for field, path in input_files(value):
+            yield f"{name}.{field}", path
     elif isinstance(value, (list, tuple)):
-        for item in value:
-            if not isinstance(item, StepOutput):
-                yield from _input_paths(item)
+        for index, item in enumerate(value):
+            yield from _paths(item, f"{name}[{index}]")
 
 
 @dataclass
 class InputFiles(CachePolicy):
-    """A key from the content of every file or folder passed to the task as a Path, except
-    the parameters named in `outputs` (what the task writes)."""
+    """A key from the content of every file or folder a task's config record names as what
+    its step reads (see `input_files`): `writes`, when given, names the record's fields
+    the step writes in place of those its class declares."""
 
-    outputs: tuple[str, ...] = ("out",)
+    writes: tuple[str, ...] | None = None
 
     def compute_key(
         self,
@@ -71,12 +90,17 @@ class InputFiles(CachePolicy):
         **kwargs: Any,
     ) -> str | None:
         files = [
-            (name, str(path), fingerprint(path))
+            (f"{name}.{field}", str(path), fingerprint(path))
             for name, value in sorted((inputs or {}).items())
-            if name not in self.outputs
-            for path in _input_paths(value)
+            for field, path in _paths_of(value, self.writes)
         ]
         return hash_objects(files, raise_on_failure=True)
+
+
+def _paths_of(value: Any, writes: tuple[str, ...] | None) -> list[tuple[str, Path]]:
+    if isinstance(value, BaseModel) and not isinstance(value, StepOutput):
+        return input_files(value, writes)
+    return list(_paths(value, ""))
 
 
 @dataclass
@@ -93,6 +117,8 @@ class CodeVersion(CachePolicy):
         return code_version()
 
 
-def step_cache(outputs: tuple[str, ...] = ("out",)) -> CachePolicy:
-    """The steps' cache policy: inputs, task source, input files' content, code version."""
-    return INPUTS + TASK_SOURCE + InputFiles(outputs=outputs) + CodeVersion()
+def step_cache(writes: tuple[str, ...] | None = None) -> CachePolicy:
+    """The steps' cache policy: inputs, task source, the content of the files the config
+    record names as read (`writes`: the fields written, in place of the record's own
+    declaration), code version."""
+    return INPUTS + TASK_SOURCE + InputFiles(writes=writes) + CodeVersion()

@@ -17,7 +17,17 @@ from testaug.core.records import TestCase
 from testaug.core.run_folder import RunFolder
 from testaug.steps.config import RunConfig
 from testaug.steps.contract import StepOutput
-from testaug.steps.measure import model_slug
+from testaug.steps.grow import ExpandInducedConfig, ExtendConfig, InduceConfig
+from testaug.steps.measure import (
+    CombineEvaluationsConfig,
+    DiversityConfig,
+    EvaluationConfig,
+    ModelEvaluationConfig,
+    PerturbConfig,
+    ReportConfig,
+    model_slug,
+)
+from testaug.steps.review import ReviewConfig
 
 
 class Collected(BaseModel):
@@ -62,11 +72,13 @@ def collect(config: RunConfig = RunConfig()) -> Collected:  # noqa: B008  (a fro
         )
     pulled = pull(config) if config.annotation == "label-studio" else None
     grown = grow(config)
-    diversity_call = dict(cases_path=grown.suite.path, out=run.diversity)
-    diversity_future = tasks.measure_diversity.submit(**diversity_call)
+    diversity_config = DiversityConfig(cases=grown.suite.path, out=run.diversity)
+    diversity_future = tasks.measure_diversity.submit(diversity_config)
     evaluation = evaluate(config, grown.suite)
-    (diversity,) = tasks.current_all(tasks.measure_diversity, [diversity_future], [diversity_call])
-    report = tasks.write_run_report(folder)
+    (diversity,) = tasks.current_all(
+        tasks.measure_diversity, [diversity_future], [diversity_config]
+    )
+    report = tasks.write_run_report(ReportConfig(run_dir=folder))
     get_run_logger().info("report: %s", report.path)
     collected = Collected(
         run_dir=folder,
@@ -85,10 +97,12 @@ def pull(config: RunConfig) -> StepOutput:
     """People's verdicts so far from the run's Label Studio project."""
     run = RunFolder(config.run_dir)
     pulled = tasks.pull_from_label_studio(
-        run.annotations,
-        run.ranked,
-        project=config.project,
-        wait_minutes=config.wait_minutes,
+        ReviewConfig(
+            ranked=run.ranked,
+            annotations=run.annotations,
+            project=config.project,
+            wait_seconds=config.wait_minutes * 60,
+        )
     )
     if pulled.summary.pending:
         get_run_logger().info(
@@ -102,19 +116,28 @@ def grow(config: RunConfig) -> Grown:
     """Accepted candidates merged, templates induced from them and expanded, the suite."""
     run = RunFolder(config.run_dir)
     cases = run.cases
-    accepted = tasks.current(tasks.merge_reviewed, run.annotations, run.ranked, run.root)
+    accepted = tasks.current(
+        tasks.merge_reviewed,
+        ReviewConfig(ranked=run.ranked, annotations=run.annotations, out=run.root),
+    )
     templates = tasks.current(
-        tasks.induce_templates, accepted.path, cases, run.templates, allow_empty=True
+        tasks.induce_templates,
+        InduceConfig(accepted=accepted.path, cases=cases, out=run.templates, allow_empty=True),
     )
     expanded = tasks.current(
         tasks.expand_induced,
-        templates,
-        [cases, accepted.path],
-        run.expanded,
-        per_template=config.sizes().per_template,
-        seed=config.seed,
+        ExpandInducedConfig(
+            templates=templates,
+            known=(cases, accepted.path),
+            out=run.expanded,
+            per_template=config.sizes().per_template,
+            seed=config.seed,
+        ),
     )
-    suite = tasks.current(tasks.extend_suite, cases, [accepted.path, expanded.path], run.suite)
+    suite = tasks.current(
+        tasks.extend_suite,
+        ExtendConfig(suite=cases, new_cases=(accepted.path, expanded.path), out=run.suite),
+    )
     get_run_logger().info(
         "suite of %d cases: %d accepted from the LLM, %d from %d induced templates",
         suite.records,
@@ -134,24 +157,26 @@ def evaluate(config: RunConfig, suite: StepOutput) -> StepOutput | None:
     run = RunFolder(config.run_dir)
     perturbed = tasks.current(
         tasks.perturb_suite,
-        suite.path,
-        run.perturbed,
-        per_test=config.sizes().perturb,
+        PerturbConfig(
+            cases=suite.path,
+            out=run.perturbed,
+            evaluation=EvaluationConfig(perturb=config.sizes().perturb),
+        ),
     )
-    calls = [
-        dict(
-            cases=suite,
-            perturbed=perturbed,
-            spec=spec,
+    configs = [
+        ModelEvaluationConfig(
+            cases=suite.path,
+            perturbed=perturbed.path,
+            model=spec,
             out=run.evaluations / f"{model_slug(spec)}.json",
         )
         for spec in models
     ]
-    futures = [tasks.evaluate_one_model.submit(**call) for call in calls]
-    per_model = tasks.current_all(tasks.evaluate_one_model, futures, calls)
-    return tasks.current(
-        tasks.combine_evaluations,
-        per_model,
-        run.evaluation,
-        evidence=config.evidence,
+    futures = [tasks.evaluate_one_model.submit(one) for one in configs]
+    per_model = tasks.current_all(tasks.evaluate_one_model, futures, configs)
+    combined = CombineEvaluationsConfig(
+        parts=tuple(per_model),
+        out=run.evaluation,
+        evaluation=EvaluationConfig(evidence=config.evidence),
     )
+    return tasks.current(tasks.combine_evaluations, combined)

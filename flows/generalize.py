@@ -21,6 +21,7 @@ from testaug.fixing.crossfunctional.analysis import (
 )
 from testaug.steps.contract import StepOutput
 from testaug.steps.generalize import GeneralizeFilesConfig, generalize_files
+from testaug.steps.measure import ReportConfig
 
 
 class Generalized(BaseModel):
@@ -51,7 +52,7 @@ def generalize(config: GeneralizeFilesConfig) -> Generalized:
     the chosen settings are logged. The flow takes the `GeneralizeFilesConfig` record
     `testaug evaluate generalization` builds, whole."""
     analysed = analyse(config)
-    html = tasks.write_run_report(config.out.parent)
+    html = tasks.write_run_report(ReportConfig(run_dir=config.out.parent))
     publish_g_table(read_report(analysed.path))
     publish_summary("generalize", [analysed, html], report=html.path)
     summary = analysed.summary

@@ -63,7 +63,7 @@ def pipeline(config: RunConfig = RunConfig()) -> PipelineRun:  # noqa: B008  (a 
 def remove_stale_writes(config: RunConfig) -> None:
     """Remove the temporary files that killed writes left in the run folder and the rankers
     cache, saying how many and how big."""
-    for folder, recursive in ((config.run_dir, False), (Settings().cache_dir / "rankers", True)):
+    for folder, recursive in ((config.run_dir, False), (Settings().rankers_cache_path, True)):
         files, size = remove_stale_temporaries(folder, recursive=recursive)
         if files:
             get_run_logger().info(

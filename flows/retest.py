@@ -24,7 +24,7 @@ from testaug.adaptive.retest import (
     write_tree_report,
 )
 from testaug.steps.contract import StepOutput
-from testaug.steps.measure import model_slug
+from testaug.steps.measure import ReportConfig, model_slug
 from testaug.steps.retest import RetestConfig, retest_tree
 
 REPORT_GLOB = "tree_report.*.json"
@@ -77,7 +77,7 @@ def retest(config: RetestConfig) -> Retested:
     retested = retest_tree_file(named, when=when)
     report = read_tree_report(retested.path)
     write_tree_report(folder / TREE_REPORT_FILE, report)
-    html = tasks.write_run_report(folder)
+    html = tasks.write_run_report(ReportConfig(run_dir=folder))
     log_changes(report, previous)
     publish_changes(report, out, previous)
     publish_summary("retest", [retested, html], report=html.path)

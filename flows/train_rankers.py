@@ -15,9 +15,13 @@ from testaug.steps.rankers import TrainRankersConfig, default_training
 @flow(name="train-rankers")
 def train_rankers(config: TrainRankersConfig = TrainRankersConfig()) -> StepOutput:  # noqa: B008
     """Retrain the ensemble from all annotations so far; the folder is printed in the log."""
-    out_root = config.out or Settings().cache_dir / "rankers"
     trained = train_from_runs(
-        config.runs, config.ensemble, config.base or default_training(), out_root
+        config.model_copy(
+            update={
+                "out": config.out or Settings().rankers_cache_path,
+                "base": config.base or default_training(),
+            }
+        )
     )
     get_run_logger().info("ensemble %s in %s", trained.summary.version, trained.path.parent)
     publish_summary("train-rankers", [trained])

@@ -17,13 +17,14 @@ from contextlib import ExitStack, contextmanager
 from pathlib import Path
 from typing import Any, ParamSpec, TypeVar
 
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
 
 from testaug.core.errors import InputError, Problem, format_path, validation_message
 from testaug.core.records import Suite, TestCase
 
 P = ParamSpec("P")
 R = TypeVar("R")
+M = TypeVar("M", bound=BaseModel)
 
 
 def api_function(
@@ -56,6 +57,32 @@ def api_function(
         return checked
 
     return decorate
+
+
+def step_config(
+    record: type[M],
+    config: Any,
+    fields: Mapping[str, Any],
+    *,
+    defaults: Mapping[str, Any] | None = None,
+) -> M:
+    """The config record of the step an API function fronts, built in one place: `config`
+    (a `record`, or None) with the `fields` given as keyword arguments over it, validated
+    into the record (`defaults` fill what neither gives). An InputError names `config`
+    when it is no `record`, and each bad field as the caller wrote it (`batch_size`,
+    `selection.pooled_rule`; a field the record lacks as an unknown option)."""
+    if config is not None and not isinstance(config, record):
+        article = "an" if record.__name__[:1].lower() in "aeiou" else "a"
+        message = (
+            f"expected {article} {record.__name__} (or its fields as keyword arguments), "
+            f"got {kind_of(config)}"
+        )
+        raise InputError(Problem(message, field="config"))
+    given = {**(defaults or {}), **(dict(config) if config is not None else {}), **fields}
+    try:
+        return record.model_validate(given)
+    except ValidationError as exc:
+        raise InputError(validation_problems(exc, {})) from None
 
 
 def validation_problems(exc: ValidationError, renamed: Mapping[str, str]) -> list[Problem]:

@@ -9,7 +9,14 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from testaug.api.arguments import api_function, case_records, check_count, check_path, kind_of
+from testaug.api.arguments import (
+    api_function,
+    case_records,
+    check_count,
+    check_path,
+    kind_of,
+    step_config,
+)
 from testaug.api.suites import read_cases
 from testaug.core.errors import InputError, Problem
 
@@ -25,6 +32,8 @@ if TYPE_CHECKING:
     from testaug.review.terminal import KeyReader
     from testaug.steps.augment import Generation
     from testaug.steps.contract import StepOutput
+    from testaug.steps.grow import ExpandInducedConfig, InduceConfig
+    from testaug.steps.rank import RankConfig
 
 
 @api_function(paths=("out", "prompt_file", "cache"), fields={"kind": "backend", "model": "llm"})
@@ -155,68 +164,87 @@ def ensemble_folder(rankers: str | Path, settings: Settings | None = None) -> Pa
     from testaug.steps.rankers import PrepareRankersConfig, prepare_rankers
 
     settings = settings or Settings()
-    config = PrepareRankersConfig(rankers=str(rankers), cache_root=settings.cache_dir / "rankers")
+    config = PrepareRankersConfig.in_cache(rankers, settings)
     trained = prepare_rankers(config)
     return trained.path.parent
 
 
-@api_function(paths=("candidates", "out", "rankers", "cases"))
+@api_function(paths=("candidates", "out", "rankers"))
 def rank(
-    candidates: str | Path,
-    out: str | Path,
+    candidates: str | Path | None = None,
+    out: str | Path | None = None,
     *,
-    rankers: str | Path = "offline",
-    cases: str | Path | None = None,
-    batch_size: int = 64,
+    config: RankConfig | None = None,
+    rankers: str | Path | None = None,
     settings: Settings | None = None,
+    **fields: Any,
 ) -> list[RankedCandidate]:
     """The candidates file ranked most-likely-invalid first by the ensemble (a trained
-    folder or a config, see `ensemble_folder`), each with its P(valid); written to `out`
-    with the calibration beside it. `cases` are the seed cases neighbour members compare
-    with. Needs the `rank` extra (torch)."""
+    folder or a config, see `ensemble_folder`; default: `offline`, or `config`'s folder),
+    each with its P(valid); written to `out` with the calibration beside it. Give a
+    `RankConfig`, or its fields as keyword arguments (`cases`: the seed cases neighbour
+    members compare with; `batch_size`). Needs the `rank` extra (torch)."""
     from testaug.core.jsonl import read_jsonl
     from testaug.core.records import RankedCandidate
     from testaug.steps.rank import RankConfig, rank_candidates
 
-    config = RankConfig(
-        candidates=Path(candidates),
-        rankers=ensemble_folder(rankers, settings),
-        out=Path(out),
-        cases=Path(cases) if cases else None,
-        batch_size=batch_size,
-    )
-    done = rank_candidates(config)
+    given = {"candidates": candidates, "out": out}
+    given = {name: value for name, value in given.items() if value is not None}
+    if rankers is not None or config is None:
+        given["rankers"] = ensemble_folder(rankers or "offline", settings)
+    done = rank_candidates(step_config(RankConfig, config, {**given, **fields}))
     return list(read_jsonl(done.path, RankedCandidate))
 
 
+# The old spelling of a review's fields, still taken as keyword arguments.
+OLD_REVIEW_FIELDS = {"target": "accept_precision"}
+
+
 @api_function()
-def review_config(ranked: str | Path | ReviewConfig, **options: Any) -> ReviewConfig:
-    """A `ReviewConfig` for a ranking file and the options given (see its fields: the
-    annotations file, `top`, `budget`, `target` precision, `suite`, `project`, ...)."""
+def review_config(
+    ranked: str | Path | ReviewConfig | None = None,
+    *,
+    config: ReviewConfig | None = None,
+    **fields: Any,
+) -> ReviewConfig:
+    """A `ReviewConfig`: `config` (or a config given as `ranked`) with the fields given
+    over it (see its fields: `ranked`, the annotations file, `top`, `budget`,
+    `accept_precision`, `suite`, `project`, ...)."""
     from testaug.review.run_files import ReviewConfig
 
-    if isinstance(ranked, ReviewConfig):
-        return ReviewConfig.model_validate({**dict(ranked), **options}) if options else ranked
-    check_path(ranked, "ranked")
-    return ReviewConfig(ranked=Path(ranked), **options)
+    if isinstance(ranked, ReviewConfig) and config is None:
+        ranked, config = None, ranked
+    if ranked is not None:
+        check_path(ranked, "ranked")
+        fields["ranked"] = ranked
+    for old, new in OLD_REVIEW_FIELDS.items():
+        if old in fields and new not in fields:
+            fields[new] = fields.pop(old)
+    return step_config(ReviewConfig, config, fields)
 
 
 @api_function()
-def review_automatically(ranked: str | Path | ReviewConfig, **options: Any) -> StepOutput:
+def review_automatically(
+    ranked: str | Path | ReviewConfig | None = None,
+    *,
+    config: ReviewConfig | None = None,
+    **fields: Any,
+) -> StepOutput:
     """The ranker's rule alone accepts what it vouches for at the stated precision
-    (`target`); everything else stays pending for people."""
+    (`accept_precision`); everything else stays pending for people."""
     from testaug.steps.review import review_automatically as step
 
-    return step(review_config(ranked, **options))
+    return step(review_config(ranked, config=config, **fields))
 
 
 @api_function()
 def review_in_terminal(
-    ranked: str | Path | ReviewConfig,
+    ranked: str | Path | ReviewConfig | None = None,
     *,
+    config: ReviewConfig | None = None,
     read_key: KeyReader | None = None,
     console: Console | None = None,
-    **options: Any,
+    **fields: Any,
 ) -> StepOutput:
     """People review the top of the ranking at this terminal (keys from stdin unless
     `read_key` is given; `annotator` defaults to the login); each verdict is saved at once."""
@@ -228,7 +256,7 @@ def review_in_terminal(
     from testaug.steps.review import review_in_terminal as step
 
     return step(
-        review_config(ranked, **options),
+        review_config(ranked, config=config, **fields),
         read_key=read_key or key_reader(sys.stdin),
         console=console or Console(),
     )
@@ -236,12 +264,13 @@ def review_in_terminal(
 
 @api_function()
 def push_to_label_studio(
-    ranked: str | Path | ReviewConfig,
+    ranked: str | Path | ReviewConfig | None = None,
     *,
+    config: ReviewConfig | None = None,
     url: str | None = None,
     api_key: str | None = None,
     studio: LabelStudio | None = None,
-    **options: Any,
+    **fields: Any,
 ) -> StepOutput:
     """Send the top of the ranking to a Label Studio project (made when missing), through
     `studio` (a `LabelStudio` connection) or one to `url` with `api_key` (default:
@@ -250,18 +279,19 @@ def push_to_label_studio(
     from testaug.steps.review import push_to_label_studio as step
 
     studio = studio or connect_label_studio(url, api_key)
-    return step(review_config(ranked, **options), studio=studio)
+    return step(review_config(ranked, config=config, **fields), studio=studio)
 
 
 @api_function()
 def pull_from_label_studio(
-    ranked: str | Path | ReviewConfig,
+    ranked: str | Path | ReviewConfig | None = None,
     *,
+    config: ReviewConfig | None = None,
     url: str | None = None,
     api_key: str | None = None,
     studio: LabelStudio | None = None,
     merge: bool = True,
-    **options: Any,
+    **fields: Any,
 ) -> StepOutput:
     """Bring people's verdicts from Label Studio (`studio`, or as `push_to_label_studio`
     connects) into the annotations file and, with `merge`, decide every candidate as
@@ -269,75 +299,79 @@ def pull_from_label_studio(
     from testaug.steps.review import connect_label_studio, pull_and_merge
     from testaug.steps.review import pull_from_label_studio as pull
 
-    config = review_config(ranked, **options)
+    config = review_config(ranked, config=config, **fields)
     studio = studio or connect_label_studio(url, api_key)
     return pull_and_merge(config, studio=studio) if merge else pull(config, studio=studio)
 
 
 @api_function(paths=("out_dir",))
 def merge_reviewed(
-    ranked: str | Path | ReviewConfig, *, out_dir: str | Path | None = None, **options: Any
+    ranked: str | Path | ReviewConfig | None = None,
+    *,
+    config: ReviewConfig | None = None,
+    out_dir: str | Path | None = None,
+    **fields: Any,
 ) -> list[TestCase]:
     """Decide every ranked candidate from the verdicts so far; the accepted ones as suite
     cases (source `llm`), also written to accepted.jsonl (verdicts.jsonl beside it)."""
     from testaug.steps.review import merge_reviewed as step
 
     if out_dir is not None:
-        options["out"] = Path(out_dir)
-    done = step(review_config(ranked, **options))
+        fields["out"] = Path(out_dir)
+    done = step(review_config(ranked, config=config, **fields))
     return read_cases(done.path)
 
 
 @api_function(paths=("accepted", "cases", "out"))
 def induce_templates(
-    accepted: str | Path,
-    cases: str | Path,
-    out: str | Path,
+    accepted: str | Path | None = None,
+    cases: str | Path | None = None,
+    out: str | Path | None = None,
     *,
-    suite: str | None = None,
-    allow_empty: bool = False,
+    config: InduceConfig | None = None,
+    **fields: Any,
 ) -> StepOutput:
     """New templates (a suite file at `out`, lexicons and provenance beside it) from the
-    slot words that accepted cases reuse from their seed `cases`."""
+    slot words that accepted cases reuse from their seed `cases`. Give an `InduceConfig`,
+    or its fields as keyword arguments (`suite`, `allow_empty`)."""
     from testaug.steps.grow import InduceConfig, induce_templates_file
 
-    config = InduceConfig(
-        accepted=Path(accepted),
-        cases=Path(cases),
-        out=Path(out),
-        suite=suite,
-        allow_empty=allow_empty,
-    )
-    return induce_templates_file(config)
+    given = {"accepted": accepted, "cases": cases, "out": out}
+    given = {name: value for name, value in given.items() if value is not None}
+    return induce_templates_file(step_config(InduceConfig, config, {**given, **fields}))
 
 
 @api_function(paths=("out",))
 def expand_templates(
-    templates: StepOutput,
-    out: str | Path,
+    templates: StepOutput | None = None,
+    out: str | Path | None = None,
     *,
-    known: Sequence[str | Path] = (),
-    per_template: int | None = None,
-    seed: int = 0,
+    config: ExpandInducedConfig | None = None,
+    **fields: Any,
 ) -> list[TestCase]:
-    """The cases the induced templates fill (source `expansion`), leaving out those in
-    the `known` case files; also written to `out`."""
+    """The cases the induced templates (what `induce_templates` returned) fill (source
+    `expansion`), leaving out those in the `known` case files; also written to `out`.
+    Give an `ExpandInducedConfig`, or its fields as keyword arguments (`known`,
+    `per_template`: None for every fill, `seed`)."""
     from testaug.steps.contract import StepOutput
     from testaug.steps.grow import ExpandInducedConfig, expand_induced
 
-    if not isinstance(templates, StepOutput):
-        message = f"expected what induce_templates returned, got {kind_of(templates)}"
-        raise InputError(Problem(message, field="templates"))
-    check_count(per_template, "per_template", none="every fill")
-    known_files = [known] if isinstance(known, str | Path) else list(known)
-    for index, path in enumerate(known_files):
-        check_path(path, f"known[{index}]")
-    config = ExpandInducedConfig(
-        templates=templates,
-        out=Path(out),
-        known=tuple(Path(p) for p in known_files),
-        per_template=per_template,
-        seed=seed,
-    )
-    done = expand_induced(config)
+    given = dict(fields)
+    if templates is not None or config is None:
+        if not isinstance(templates, StepOutput):
+            message = f"expected what induce_templates returned, got {kind_of(templates)}"
+            raise InputError(Problem(message, field="templates"))
+        given["templates"] = templates
+    if out is not None:
+        given["out"] = out
+    if "per_template" in given:
+        check_count(given["per_template"], "per_template", none="every fill")
+    if "known" in given:
+        known = given["known"]
+        known_files = [known] if isinstance(known, str | Path) else list(known)
+        for index, path in enumerate(known_files):
+            check_path(path, f"known[{index}]")
+        given["known"] = tuple(known_files)
+    defaults = {"per_template": None, "seed": 0}
+    done = expand_induced(step_config(ExpandInducedConfig, config, given, defaults=defaults))
     return read_cases(done.path)

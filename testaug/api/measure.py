@@ -9,7 +9,7 @@ from pathlib import Path
 from tempfile import TemporaryDirectory
 from typing import TYPE_CHECKING, Any
 
-from testaug.api.arguments import api_function, model_specs
+from testaug.api.arguments import api_function, model_specs, step_config
 from testaug.api.suites import Cases, cases_file
 from testaug.core.errors import InputError, Problem
 
@@ -17,6 +17,7 @@ if TYPE_CHECKING:
     from testaug.diversity.measures import DiversitySummary
     from testaug.evaluation.summary import EvaluationSummary
     from testaug.steps.contract import StepOutput
+    from testaug.steps.measure import DiversityConfig, ReportConfig
     from testaug.suites.provenance import Evidence
 
 
@@ -92,17 +93,23 @@ def _labels(labels: Any) -> str | None:
 
 @api_function(paths=("out",))
 def measure_diversity(
-    cases: Cases, *, by: str = "source", seed: int = 0, out: str | Path | None = None
+    cases: Cases | None = None,
+    *,
+    config: DiversityConfig | None = None,
+    out: str | Path | None = None,
+    **fields: Any,
 ) -> DiversitySummary:
     """Self-BLEU and unique dependency paths of the cases, overall and per group (`by`:
     comma-separated dimensions such as `source` or `capability`); written as JSON to
-    `out` (diversity.json) when given."""
+    `out` (diversity.json) when given. Give a `DiversityConfig`, or its fields as keyword
+    arguments (`by`, `seed`)."""
     from testaug.core.errors import TestAugError
     from testaug.core.jsonl import read_json
     from testaug.diversity.measures import DiversitySummary, parse_dimensions
     from testaug.steps.measure import DiversityConfig
     from testaug.steps.measure import measure_diversity as diversity_step
 
+    by = fields.get("by", config.by if isinstance(config, DiversityConfig) else "source")
     if not isinstance(by, str):
         message = f"expected dimensions (a str such as 'source'), got {by!r}"
         raise InputError(Problem(message, field="by"))
@@ -110,18 +117,28 @@ def measure_diversity(
         parse_dimensions(by)
     except TestAugError as exc:
         raise InputError(Problem(str(exc), field="by")) from None
-    with TemporaryDirectory(prefix="testaug-diversity-") as work:
-        target = Path(out) if out is not None else Path(work) / "diversity.json"
-        with cases_file(cases, Path(work) / "cases.jsonl") as path:
-            diversity_step(DiversityConfig(cases=path, out=target, by=by, seed=seed))
-        return read_json(target, DiversitySummary)
+    with ExitStack() as stack:
+        work = Path(stack.enter_context(TemporaryDirectory(prefix="testaug-diversity-")))
+        given = dict(fields)
+        if out is not None:
+            given["out"] = Path(out)
+        elif config is None:
+            given["out"] = work / "diversity.json"
+        if cases is not None or config is None:
+            given["cases"] = stack.enter_context(cases_file(cases, work / "cases.jsonl"))
+        record = step_config(DiversityConfig, config, given)
+        diversity_step(record)
+        return read_json(record.out, DiversitySummary)
 
 
 @api_function(paths=("run_dir",))
-def report(run_dir: str | Path) -> StepOutput:
+def report(
+    run_dir: str | Path | None = None, *, config: ReportConfig | None = None, **fields: Any
+) -> StepOutput:
     """report.md and a self-contained report.html written into the run folder from the
     files its stages wrote; the output's `path` is the HTML page, `files["markdown"]` the
-    Markdown."""
+    Markdown. Give the folder, or a `ReportConfig`."""
     from testaug.steps.measure import ReportConfig, write_run_report
 
-    return write_run_report(ReportConfig(run_dir=Path(run_dir)))
+    given = {**fields, **({"run_dir": run_dir} if run_dir is not None else {})}
+    return write_run_report(step_config(ReportConfig, config, given))

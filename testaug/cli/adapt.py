@@ -147,7 +147,7 @@ def _ensemble(rankers: str, settings: Settings) -> Path:
     """The trained ensemble folder: as given, or trained from a config at first use."""
     from testaug.steps.rankers import PrepareRankersConfig, prepare_rankers
 
-    config = PrepareRankersConfig(rankers=rankers, cache_root=settings.cache_dir / "rankers")
+    config = PrepareRankersConfig.in_cache(rankers, settings)
     trained = prepare_rankers(config)
     return trained.path.parent
 

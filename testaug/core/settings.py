@@ -55,3 +55,8 @@ class Settings(BaseSettings):
     def response_cache_path(self) -> Path:
         """The SQLite file of cached LLM completions."""
         return self.cache_dir / "responses.sqlite"
+
+    @property
+    def rankers_cache_path(self) -> Path:
+        """The folder of ranker ensembles trained at first use or on runs."""
+        return self.cache_dir / "rankers"

@@ -7,6 +7,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Iterable, Sequence
 from pathlib import Path
+from typing import ClassVar
 
 from pydantic import Field
 
@@ -42,10 +43,14 @@ class ReviewConfig(Record):
     project (default: `testaug <the ranking's folder>`; its id is recorded beside the
     annotations on the first push or pull), how much of the ranking people see
     (`top`, a share, and `budget`, a count; the top 30% when neither is given), the
-    precision the ranker's rule must reach to accept a candidate, who reviews at the
+    precision the ranker's rule must reach to accept a candidate (`accept_precision`, as
+    `testaug run` and `--accept-precision` name it), who reviews at the
     terminal (`annotator`, default: the login), where the merge writes the verdicts, the
     accepted cases and the merged suite (`out`, default: the annotations' folder), and how
-    long a pull waits for people (`wait_seconds`, asking every `poll_seconds`)."""
+    long a pull waits for people (`wait_seconds`, asking every `poll_seconds`). Its steps
+    write the annotations (a review) or into `out` (the merge, which reads them)."""
+
+    WRITES: ClassVar[tuple[str, ...]] = ("annotations", "out")
 
     ranked: Path
     annotations: Path | None = None
@@ -55,7 +60,7 @@ class ReviewConfig(Record):
     project: str | None = None
     top: float | None = Field(default=None, ge=0.0, le=1.0)
     budget: int | None = Field(default=None, ge=0)
-    target: float = DEFAULT_TARGET
+    accept_precision: float = DEFAULT_TARGET
     selection: SelectionConfig = DEFAULT_SELECTION
     annotator: str | None = None
     out: Path | None = None

@@ -6,7 +6,7 @@ import logging
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal
 
 from pydantic import Field
 
@@ -86,6 +86,8 @@ class ExpandConfig(Record):
     """Seed cases from a suite (a file, folder or shipped name): where they go, and the
     seeded sample of cases per template (`per_template`; None: every case)."""
 
+    WRITES: ClassVar[tuple[str, ...]] = ("out",)
+
     suite: str
     out: Path
     per_template: int | None
@@ -98,6 +100,8 @@ class GenerateConfig(Record):
     capabilities whose seed cases are used (none: all), a prompt file (default: the task's
     shipped one), the `arguments` recorded in the manifest, and the LLM's record
     (`generator`, recorded without credentials)."""
+
+    WRITES: ClassVar[tuple[str, ...]] = ("out", "cache")
 
     cases: Path
     out: Path
@@ -112,6 +116,8 @@ class GenerateConfig(Record):
 
 class CombineConfig(Record):
     """Several generation steps' outputs (`parts`) and where their candidates go together."""
+
+    WRITES: ClassVar[tuple[str, ...]] = ("out",)
 
     parts: tuple[StepOutput, ...]
     out: Path

@@ -2,6 +2,10 @@
 atomically, and returns a `StepOutput` naming its main file with the file's SHA-256, how
 many records it holds, the other files it wrote by role, and a typed summary.
 
+A step's config record declares the fields that name what the step writes as a class
+variable, `WRITES` (default: none); its other paths are what it reads, whose content the
+flows' cache fingerprints.
+
 A summary is a `StepSummary` subclass that declares its `kind` as a one-value `Literal`;
 defining the class records it under that kind, so `StepOutput` reads a summary back from
 JSON (Prefect persists a task's result and reads it in a later process) as the class that
@@ -139,6 +143,12 @@ def step_output(
     )
 
 
+def written_fields(config: Any) -> tuple[str, ...]:
+    """The fields of a step's config record that name files or folders the step writes
+    (its class declares them as `WRITES`); its other paths are files the step reads."""
+    return tuple(getattr(type(config), "WRITES", ()))
+
+
 def is_current(output: StepOutput) -> bool:
     """Whether the step's main file is still there with the content it wrote."""
     return output.path.is_file() and file_sha256(output.path) == output.sha256
@@ -152,4 +162,5 @@ __all__ = [
     "step_output",
     "summary_class",
     "summary_kinds",
+    "written_fields",
 ]

@@ -8,7 +8,7 @@ import tempfile
 from collections import Counter
 from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
-from typing import Literal
+from typing import ClassVar, Literal
 
 from testaug.core.bundled import resolve_suite
 from testaug.core.errors import InputError, Problem
@@ -63,6 +63,8 @@ class InduceConfig(Record):
     the templates use (default: the task's shipped suite), and `allow_empty` writes an
     empty suite where no template comes of the cases instead of failing."""
 
+    WRITES: ClassVar[tuple[str, ...]] = ("out",)
+
     accepted: Path
     cases: Path
     out: Path
@@ -75,6 +77,8 @@ class ExpandInducedConfig(Record):
     out those in the `known` case files, written to `out`; a seeded sample of cases per
     template (`per_template`; None: every case)."""
 
+    WRITES: ClassVar[tuple[str, ...]] = ("out",)
+
     templates: StepOutput
     out: Path
     known: tuple[Path, ...] = ()
@@ -85,6 +89,8 @@ class ExpandInducedConfig(Record):
 class ExtendConfig(Record):
     """A suite's cases file (`suite`) extended with the cases in the `new_cases` files,
     written to `out`."""
+
+    WRITES: ClassVar[tuple[str, ...]] = ("out",)
 
     suite: Path
     new_cases: tuple[Path, ...]

@@ -7,7 +7,7 @@ import logging
 import re
 from collections.abc import Callable
 from pathlib import Path
-from typing import Literal
+from typing import ClassVar, Literal
 
 from pydantic import Field
 
@@ -94,6 +94,8 @@ class DiversityConfig(Record):
     (diversity.json), the groups (`by`: comma-separated dimensions such as `source` or
     `capability`) and the seed of the samples Self-BLEU is taken on."""
 
+    WRITES: ClassVar[tuple[str, ...]] = ("out",)
+
     cases: Path
     out: Path
     by: str = "source"
@@ -139,6 +141,8 @@ class PerturbConfig(Record):
     """What `perturb_suite` perturbs: the cases, the file the perturbed cases go to, and
     of `evaluation` the cases per test (`perturb`), their seed and the task's labels."""
 
+    WRITES: ClassVar[tuple[str, ...]] = ("out",)
+
     cases: Path
     out: Path
     evaluation: EvaluationConfig = EvaluationConfig()
@@ -178,6 +182,8 @@ class ModelEvaluationConfig(Record):
     `perturb_suite` wrote), the model's spec, the file its summary goes to, and of
     `evaluation` the batch size, failing examples kept per group, the headline's evidence
     and the task's labels."""
+
+    WRITES: ClassVar[tuple[str, ...]] = ("out",)
 
     cases: Path
     perturbed: Path
@@ -234,6 +240,8 @@ class CombineEvaluationsConfig(Record):
     `evaluate_one_model` returned), the file they go to (evaluation.json), of `evaluation`
     the headline's evidence, and the run folder whose ranking and people's labels give the
     intervals (default: `out`'s folder)."""
+
+    WRITES: ClassVar[tuple[str, ...]] = ("out",)
 
     parts: tuple[StepOutput, ...]
     out: Path
@@ -297,6 +305,8 @@ class SuiteEvaluationConfig(Record):
     evaluation goes to (evaluation.json), the work folder (the perturbed cases and each
     model's evaluation) and how (`evaluation`)."""
 
+    WRITES: ClassVar[tuple[str, ...]] = ("out", "work")
+
     cases: Path
     models: tuple[str, ...]
     out: Path
@@ -350,6 +360,8 @@ def evaluate_suite(
 class ReportConfig(Record):
     """Which run folder `write_run_report` reports on (and writes report.md and
     report.html into)."""
+
+    WRITES: ClassVar[tuple[str, ...]] = ("run_dir",)
 
     run_dir: Path
 

@@ -8,7 +8,7 @@ import logging
 from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, ClassVar, Literal
 
 from pydantic import Field
 
@@ -55,6 +55,8 @@ class RankConfig(Record):
     the ranking goes (`out`), the seed cases neighbour members compare candidates with
     (`cases`; default: the bundled suites') and the scoring batch size."""
 
+    WRITES: ClassVar[tuple[str, ...]] = ("out",)
+
     candidates: Path
     rankers: Path
     out: Path
@@ -67,6 +69,8 @@ class RetrainConfig(Record):
     (`annotations`), where the new ranking goes (`out`), the ensemble config retrained
     (`ensemble`: a shipped name or a YAML file), the folder the retrained ensemble goes in
     (`rankers_out`) and other labelled candidates it learns from (`extra`)."""
+
+    WRITES: ClassVar[tuple[str, ...]] = ("out", "rankers_out")
 
     ranked: Path
     annotations: Path

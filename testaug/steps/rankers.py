@@ -7,7 +7,7 @@ review; and labelled hard cases made by rule from a suite."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Literal
+from typing import TYPE_CHECKING, ClassVar, Literal
 
 from pydantic import Field
 
@@ -19,6 +19,9 @@ from testaug.core.jsonl import read_json, read_jsonl_parts
 from testaug.core.records import LabelledCandidate, Record
 from testaug.core.triage import TriageSummary
 from testaug.steps.contract import StepOutput, StepSummary, step_output
+
+if TYPE_CHECKING:
+    from testaug.core.settings import Settings
 
 # The public functions that are not steps (see tests/steps/test_step_contract.py).
 HELPERS = frozenset({"default_training"})
@@ -56,6 +59,8 @@ class HardCasesSummary(StepSummary):
 class TrainEnsembleConfig(Record):
     """A training of an ensemble config (a shipped name or a YAML file, `ensemble`) on
     labelled candidates (`labelled`: a JSONL file or a folder of parts) into `out`."""
+
+    WRITES: ClassVar[tuple[str, ...]] = ("out",)
 
     labelled: Path
     out: Path
@@ -100,6 +105,8 @@ class TrainRankersConfig(Record):
     file), the labelled candidates it starts from (default: the shipped ones) and where the
     trained folder goes (default: the rankers cache)."""
 
+    WRITES: ClassVar[tuple[str, ...]] = ("out",)
+
     runs: Path = Path("runs")
     ensemble: str = "offline"
     base: Path | None = None
@@ -112,9 +119,17 @@ class PrepareRankersConfig(Record):
     `training` (default: the shipped ones) into a folder under `cache_root` (the callers
     set it: the rankers cache, from the settings)."""
 
+    WRITES: ClassVar[tuple[str, ...]] = ("cache_root",)
+
     rankers: str
     cache_root: Path
     training: Path = Field(default_factory=default_training)
+
+    @classmethod
+    def in_cache(cls, rankers: str | Path, settings: Settings) -> PrepareRankersConfig:
+        """The ensemble `rankers` (a folder or a config), trained at first use into the
+        settings' rankers cache: how the CLI, the API and the flows all ask for one."""
+        return cls(rankers=str(rankers), cache_root=settings.rankers_cache_path)
 
 
 class EnsembleFolderConfig(Record):

@@ -130,7 +130,7 @@ def connect_label_studio(
 
 
 def review_automatically(config: ReviewConfig) -> StepOutput:
-    """Mode `auto`: the ranker accepts only what its rule for precision `config.target`
+    """Mode `auto`: the ranker accepts only what its rule for precision `config.accept_precision`
     vouches for (a generator without random labels of its own only with
     `selection.pooled_rule`), every record saying that no person reviewed it; it rejects
     nothing, and every other candidate stays pending for people."""
@@ -140,7 +140,7 @@ def review_automatically(config: ReviewConfig) -> StepOutput:
         annotations_path,
         config.calibration_path(),
         top=0.0,
-        target=config.target,
+        target=config.accept_precision,
         note=AUTO_NOTE,
         selection=config.selection,
     )
@@ -149,7 +149,7 @@ def review_automatically(config: ReviewConfig) -> StepOutput:
         "annotation mode auto: the ranker accepted %d candidates under its rules for "
         "precision %.0f%%; %d wait for people",
         len(plan.accepted),
-        100 * config.target,
+        100 * config.accept_precision,
         len(plan.pending),
     )
     return step_output(
@@ -163,7 +163,7 @@ def review_automatically(config: ReviewConfig) -> StepOutput:
 
 
 def push_to_label_studio(config: ReviewConfig, *, studio: LabelStudio) -> StepOutput:
-    """The ranker accepts what its rule for `config.target` vouches for; the top of the
+    """The ranker accepts what its rule for `config.accept_precision` vouches for; the top of the
     rest goes into the Label Studio project (nothing imported twice), shown with the seed
     cases; the remainder stays pending. Every local file is read and checked first. The
     project is the one recorded beside the annotations (found by title, or created, and
@@ -217,7 +217,7 @@ def _people_plan(config: ReviewConfig, ranked: list[RankedCandidate]) -> ReviewP
         config.calibration_path(),
         top=config.people_top(),
         budget=config.budget,
-        target=config.target,
+        target=config.accept_precision,
         selection=config.selection,
     )
 

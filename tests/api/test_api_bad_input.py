@@ -111,6 +111,24 @@ BAD_CALLS: dict[str, tuple[Callable[[Any, Any], Any], str]] = {
         lambda c, t: testaug.review_automatically(t / "ranked.jsonl", targte=0.9),
         "targte: unknown option",
     ),
+    "review of no config": (
+        lambda c, t: testaug.review_automatically(t / "ranked.jsonl", config=3),
+        "config: expected a ReviewConfig (or its fields as keyword arguments), got an int",
+    ),
+    "rank of no config": (
+        lambda c, t: testaug.rank(config="ranked.jsonl"),
+        "config: expected a RankConfig",
+    ),
+    "induction with an unknown option": (
+        lambda c, t: testaug.induce_templates(
+            t / "accepted.jsonl", t / "cases.jsonl", t / "out.yaml", alow_empty=True
+        ),
+        "alow_empty: unknown option",
+    ),
+    "expansion of no config": (
+        lambda c, t: testaug.expand_templates(config=3),
+        "config: expected an ExpandInducedConfig",
+    ),
     "templates of no induction": (
         lambda c, t: testaug.expand_templates("induced", t / "new.jsonl"),
         "templates: expected what induce_templates returned",

@@ -31,7 +31,7 @@ from tests.review.fake_label_studio import FakeLabelStudioClient, connect
 from tests.tiny_models import make_labelled
 
 RUN_FILES = ("cases.jsonl", "candidates.jsonl", "ranked.jsonl", "ranked.calibration.json")
-POOLED = {"target": 0.5, "selection": {"pooled_rule": True}}
+POOLED = {"accept_precision": 0.5, "selection": {"pooled_rule": True}}
 
 
 @pytest.fixture(scope="module")
@@ -93,6 +93,37 @@ def test_rank_returns_and_writes_the_ranking_the_cli_writes(ranked_run, tmp_path
     )
     assert result.returncode == 0, result.stderr
     assert list(read_jsonl(tmp_path / "ranked.jsonl", RankedCandidate)) == ranked
+
+
+def test_rank_takes_its_steps_record_whole_as_the_cli_and_the_flow_build_it(ranked_run, tmp_path):
+    from testaug.steps.rank import RankConfig
+
+    folder, ranked, rankers = ranked_run
+    config = RankConfig(
+        candidates=folder / "candidates.jsonl",
+        rankers=rankers,
+        out=tmp_path / "ranked.jsonl",
+        cases=folder / "cases.jsonl",
+    )
+    assert testaug.rank(config=config) == ranked
+    assert testaug.rank(config=config, out=tmp_path / "again.jsonl", batch_size=2) == ranked
+    assert (tmp_path / "again.jsonl").is_file()
+
+
+def test_a_reviews_precision_is_accept_precision_and_its_old_name_target_still_works(
+    ranked_run, tmp_path
+):
+    from testaug.api.augment import review_config
+    from testaug.review.run_files import ReviewConfig
+
+    ranked = ranked_run[0] / "ranked.jsonl"
+    pooled = {"selection": {"pooled_rule": True}}
+    new = review_config(ranked, accept_precision=0.5, **pooled)
+    assert review_config(ranked, target=0.5, **pooled) == new
+    assert review_config(config=ReviewConfig(ranked=ranked), accept_precision=0.5) == (
+        new.model_copy(update={"selection": ReviewConfig(ranked=ranked).selection})
+    )
+    assert new.accept_precision == 0.5
 
 
 def test_the_rankers_rule_alone_accepts_what_it_vouches_for_and_records_it(ranked_run, tmp_path):

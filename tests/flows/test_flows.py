@@ -184,13 +184,14 @@ def test_a_cached_step_whose_file_was_deleted_runs_again_from_the_response_cache
 
 def test_changing_a_seed_suite_file_invalidates_the_steps_that_read_it(tmp_path):
     from flows.caching import InputFiles
+    from testaug.steps.measure import DiversityConfig
 
-    cases, out = tmp_path / "cases.jsonl", tmp_path / "candidates.jsonl"
+    cases, out = tmp_path / "cases.jsonl", tmp_path / "diversity.json"
     cases.write_text("one\n")
-    policy = InputFiles(outputs=("out",))
+    policy = InputFiles()
 
     def key() -> str | None:
-        return policy.compute_key(None, {"cases": cases, "out": out}, None)
+        return policy.compute_key(None, {"config": DiversityConfig(cases=cases, out=out)}, None)
 
     first = key()
     out.write_text("written by the step\n")

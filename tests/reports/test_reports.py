@@ -239,7 +239,7 @@ def test_the_report_states_what_the_ranker_accepted_at_what_precision_and_what_w
         tmp_path, texts, p_valid=p_valid, calibration=make_calibration(m=VOUCHED_CURVE)
     )
     annotations, ranked = run / "annotations.jsonl", run / "ranked.jsonl"
-    config = ReviewConfig(ranked=ranked, annotations=annotations, target=0.9)
+    config = ReviewConfig(ranked=ranked, annotations=annotations, accept_precision=0.9)
     review_automatically(config)
     first = next(iter(read_jsonl(ranked, RankedCandidate))).candidate.id
     person = Annotation(candidate_id=first, valid=False, annotator="ann", origin="terminal")
@@ -274,7 +274,7 @@ def test_a_generator_without_labels_is_reported_as_a_weak_prior_resting_on_no_la
         [r.model_copy(update={"calibration_group": "any generator", "triage_basis": weak})
          for r in ranked],
     )  # fmt: skip
-    config = ReviewConfig(ranked=run / "ranked.jsonl", target=0.9)
+    config = ReviewConfig(ranked=run / "ranked.jsonl", accept_precision=0.9)
     review_automatically(config)
     merge_reviewed(config.model_copy(update={"out": run}))
     markdown = write_report(run).markdown.read_text()
@@ -291,7 +291,7 @@ def test_a_group_without_a_rule_and_a_run_without_calibration_say_so(tmp_path):
     run = write_ranked_run(
         tmp_path, texts, p_valid=[0.9] * 4, calibration=make_calibration(m=VOUCHED_CURVE)
     )
-    config = ReviewConfig(ranked=run / "ranked.jsonl", target=0.97)
+    config = ReviewConfig(ranked=run / "ranked.jsonl", accept_precision=0.97)
     review_automatically(config)
     merge_reviewed(config.model_copy(update={"out": run}))
     markdown = write_report(run).markdown.read_text()

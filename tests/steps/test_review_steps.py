@@ -45,7 +45,7 @@ def ranks(run_dir: Path) -> dict[str, int]:
 
 def test_auto_mode_accepts_only_what_the_rule_vouches_for_and_rejects_nothing(run_dir):
     paths = run_dir / "ranked.jsonl", run_dir / "annotations.jsonl"
-    config = ReviewConfig(ranked=paths[0], target=0.9)
+    config = ReviewConfig(ranked=paths[0], accept_precision=0.9)
     done = review.review_automatically(config)
 
     records = read_annotations(paths[1])
@@ -129,7 +129,7 @@ def test_push_sends_the_top_of_what_the_ranker_leaves_and_never_accepts_a_judged
     ranker = [a for a in read_annotations(run_dir / "annotations.jsonl") if a.origin == "ranker"]
     assert sorted(rank_of[a.candidate_id] for a in ranker) == [8, 9]
 
-    stricter = push(run_dir, studio, target=0.97)
+    stricter = push(run_dir, studio, accept_precision=0.97)
     assert stricter.summary.acceptance.accepted_by_ranker == 0 and stricter.summary.imported == 0
     assert not [a for a in read_annotations(run_dir / "annotations.jsonl") if a.origin == "ranker"]
 

@@ -118,7 +118,7 @@ def push_command(
         project=project,
         top=top,
         budget=budget,
-        target=accept_precision,
+        accept_precision=accept_precision,
         selection=SelectionConfig(calibration_sample=calibration_sample, pooled_rule=pooled_rule),
     )
     pushed = push_to_label_studio(config, studio=connect_label_studio(url, api_key))
@@ -208,7 +208,7 @@ def terminal_command(
         cases=cases,
         top=top,
         budget=budget,
-        target=accept_precision,
+        accept_precision=accept_precision,
         selection=SelectionConfig(calibration_sample=calibration_sample, pooled_rule=pooled_rule),
         annotator=annotator,
     )
