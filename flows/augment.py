@@ -101,8 +101,7 @@ def generate(config: RunConfig, cases: StepOutput, numbers: RunSize) -> StepOutp
             out=RunFolder(config.run_dir).generated_part(index),
             generation=generation,
             plan=plan,
-            cache=Settings().response_cache_path,
-            capabilities=(capability,),
+            capabilities=(capability,),  # the response cache: the worker's own
             generator=config.generator,
         )
         for index, capability in enumerate(chosen)

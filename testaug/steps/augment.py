@@ -15,6 +15,7 @@ from testaug.core.errors import InputError, Problem
 from testaug.core.jsonl import read_jsonl, write_jsonl
 from testaug.core.records import Candidate, Prompt, Record, Reject, TestCase
 from testaug.core.runs import new_manifest, sibling, write_manifest
+from testaug.core.settings import Settings
 from testaug.generation.backend_config import BackendConfig, backend_arguments
 from testaug.generation.backends import Backend
 from testaug.generation.cache import ResponseCache
@@ -96,7 +97,8 @@ class ExpandConfig(Record):
 
 class GenerateConfig(Record):
     """One generation: the seed cases' file (`cases`), where the candidates go (`out`),
-    the sampling (`generation`) and prompt plan (`plan`), the response cache, the
+    the sampling (`generation`) and prompt plan (`plan`), the response cache (none: the
+    settings' cache where the step runs, so a Dask worker keeps its own), the
     capabilities whose seed cases are used (none: all), a prompt file (default: the task's
     shipped one), the `arguments` recorded in the manifest, and the LLM's record
     (`generator`, recorded without credentials)."""
@@ -107,7 +109,7 @@ class GenerateConfig(Record):
     out: Path
     generation: GenerationConfig
     plan: PromptPlan
-    cache: Path
+    cache: Path | None = None
     capabilities: tuple[str, ...] = ()
     prompt_file: Path | None = None
     arguments: dict[str, Any] | None = None
@@ -272,7 +274,7 @@ def generate_candidates(
         backend=backend,
         generation=config.generation,
         plan=config.plan,
-        cache_path=config.cache,
+        cache_path=config.cache or Settings().response_cache_path,
         capabilities=config.capabilities,
         generator=config.generator,
         arguments=config.arguments,
