@@ -218,6 +218,9 @@ def _write_latest(
     return write_kept(suite, [v for _, v in every], origin=origin)
 
 
+Words = WordsReviewConfig  # in the hooks below
+
+
 class WordsKind(SuggestedKind[WordsReviewConfig, LexiconVerdict]):
     """Suggested words of lexicons: judged best first (less those a target lexicon holds),
     the kept ones written into the suite's lexicon files (every step but the push returns
@@ -238,13 +241,13 @@ class WordsKind(SuggestedKind[WordsReviewConfig, LexiconVerdict]):
     save_verdicts = staticmethod(save_verdicts)
     judged_by = staticmethod(judged_by)
 
-    def to_review(self, config: WordsReviewConfig, suggestions: Path, step: str) -> WordsToReview:
+    def to_review(self, config: Words, suggestions: Path, step: str) -> WordsToReview:
         return words_to_review(suggestions, config.suite, config.lexicons)
 
     def items(self, todo: WordsToReview) -> list[ReviewWord]:
         return todo.words
 
-    def session(self, config: WordsReviewConfig, todo: WordsToReview, **session: Any) -> Any:
+    def session(self, config: Words, todo: WordsToReview, **session: Any) -> Any:
         def present(word: str) -> list[str]:
             return [name for name, words in todo.contents.items() if word in words]
 
@@ -254,20 +257,20 @@ class WordsKind(SuggestedKind[WordsReviewConfig, LexiconVerdict]):
 
     def after_session(
         self,
-        config: WordsReviewConfig,
+        config: Words,
         todo: WordsToReview,
-        verdicts_path: Path,
+        verdicts: Path,
         made: list[LexiconVerdict],
     ) -> dict[str, Any]:
         origin = config.suggestions_file(self.steps.terminal).name
-        written = _write_latest(config.suite, verdicts_path, made, origin=origin)
+        written = _write_latest(config.suite, verdicts, made, origin=origin)
         return {"already_in": todo.already_in, "written": written}
 
     def push_items(
         self,
         studio: LabelStudio,
         project: str,
-        config: WordsReviewConfig,
+        config: Words,
         todo: WordsToReview,
         record: Path,
     ) -> Pushed:
@@ -281,28 +284,28 @@ class WordsKind(SuggestedKind[WordsReviewConfig, LexiconVerdict]):
 
     def after_pull(
         self,
-        config: WordsReviewConfig,
-        verdicts_path: Path,
+        config: Words,
+        verdicts: Path,
         project: str,
         reading: Reading,
         update: VerdictUpdate,
     ) -> dict[str, Any]:
         origin = f"Label Studio project {project!r}"
-        written = _write_latest(config.suite, verdicts_path, update.fresh, origin=origin)
+        written = _write_latest(config.suite, verdicts, update.fresh, origin=origin)
         return {"fresh": len(update.fresh), "written": written}
 
-    def applied(self, config: WordsReviewConfig, verdicts_path: Path, step: str) -> dict[str, Any]:
+    def applied(self, config: Words, verdicts: Path, step: str) -> dict[str, Any]:
         """Every word the file keeps (those already there are left out): after a hand-edited
         verdicts file, or to redo a write. An error naming the file when it is not there."""
-        if not verdicts_path.is_file():
-            raise InputError(Problem("no such verdicts file", file=verdicts_path))
-        numbered = read_numbered_verdicts(verdicts_path)
-        check_kept_lexicons(verdicts_path, numbered)
-        origin = verdicts_path.name
+        if not verdicts.is_file():
+            raise InputError(Problem("no such verdicts file", file=verdicts))
+        numbered = read_numbered_verdicts(verdicts)
+        check_kept_lexicons(verdicts, numbered)
+        origin = verdicts.name
         return {"written": write_kept(config.suite, [v for _, v in numbered], origin=origin)}
 
-    def output(self, name: str, verdicts_path: Path, summary: Any) -> StepOutput:
-        return _verdicts_output(name, verdicts_path, summary.written, summary)
+    def output(self, name: str, verdicts: Path, summary: Any) -> StepOutput:
+        return _verdicts_output(name, verdicts, summary.written, summary)
 
 
 WORDS = WordsKind()

@@ -40,7 +40,6 @@ from testaug.review.run_files import (
 )
 from testaug.review.verdicts import check_corrections, merge_verdicts, status_counts
 from testaug.steps.contract import StepOutput, StepSummary, step_output
-from testaug.steps.review_kinds import StepsOf
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -384,14 +383,3 @@ def _merge(
         added=merge.added if config.suite is not None else None,
     )
     return step_output("merge", accepted_path, len(merge.accepted), files=files, summary=summary)
-
-
-# Candidates behind the verbs every kind of review has (see testaug.steps.review_kinds).
-CANDIDATES = StepsOf(
-    "candidates",
-    ReviewConfig,
-    review_in_terminal,
-    push_to_label_studio,
-    pull_and_merge,
-    merge_reviewed,
-)

@@ -83,10 +83,12 @@ class StepsOf:
 
 def kinds() -> dict[ReviewKind, KindSteps]:
     """Every kind of review by its name (imported on first use: the kinds import this)."""
+    from testaug.steps import review
     from testaug.steps.lexicon_review import WORDS
-    from testaug.steps.review import CANDIDATES
     from testaug.steps.suggestion_review import TESTS
 
+    candidates = (review.review_in_terminal, review.push_to_label_studio, review.pull_and_merge)
+    CANDIDATES = StepsOf("candidates", review.ReviewConfig, *candidates, review.merge_reviewed)
     return {kind.kind: kind for kind in (CANDIDATES, TESTS, WORDS)}
 
 

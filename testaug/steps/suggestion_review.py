@@ -157,6 +157,9 @@ def add_to_tree(
     )
 
 
+Trees = SuggestionReviewConfig  # in the hooks below
+
+
 class TestsKind(SuggestedKind[SuggestionReviewConfig, SuggestionVerdict]):
     """Suggested tests of a tree: judged in failure order, the accepted ones added to the
     tree file (every step but the push returns the tree as its main file)."""
@@ -176,38 +179,34 @@ class TestsKind(SuggestedKind[SuggestionReviewConfig, SuggestionVerdict]):
     save_verdicts = staticmethod(save_verdicts)
     judged_by = staticmethod(judged_by)
 
-    def check(self, config: SuggestionReviewConfig, step: str) -> None:
+    def check(self, config: Trees, step: str) -> None:
         config.tree_file(step)
 
-    def to_review(
-        self, config: SuggestionReviewConfig, suggestions: Path, step: str
-    ) -> list[Suggestion]:
+    def to_review(self, config: Trees, suggestions: Path, step: str) -> list[Suggestion]:
         return read_suggestions(suggestions)
 
     def items(self, todo: list[Suggestion]) -> list[Suggestion]:
         return todo
 
-    def session(
-        self, config: SuggestionReviewConfig, todo: list[Suggestion], **session: Any
-    ) -> Any:
+    def session(self, config: Trees, todo: list[Suggestion], **session: Any) -> Any:
         topics = read_tree(config.tree_file(self.steps.terminal)).topics()
         return review_suggestions(todo, topics=topics, **session)
 
     def after_session(
         self,
-        config: SuggestionReviewConfig,
+        config: Trees,
         todo: list[Suggestion],
-        verdicts_path: Path,
+        verdicts: Path,
         made: list[SuggestionVerdict],
     ) -> dict[str, Any]:
         tree_path = config.tree_file(self.steps.terminal)
-        return {"tree": add_to_tree(tree_path, todo, read_verdicts(verdicts_path))}
+        return {"tree": add_to_tree(tree_path, todo, read_verdicts(verdicts))}
 
     def push_items(
         self,
         studio: LabelStudio,
         project: str,
-        config: SuggestionReviewConfig,
+        config: Trees,
         todo: list[Suggestion],
         record: Path,
     ) -> Pushed:
@@ -218,8 +217,8 @@ class TestsKind(SuggestedKind[SuggestionReviewConfig, SuggestionVerdict]):
 
     def after_pull(
         self,
-        config: SuggestionReviewConfig,
-        verdicts_path: Path,
+        config: Trees,
+        verdicts: Path,
         project: str,
         reading: Reading,
         update: VerdictUpdate,
@@ -233,16 +232,12 @@ class TestsKind(SuggestedKind[SuggestionReviewConfig, SuggestionVerdict]):
         tree = add_to_tree(tree_path, list(known.values()), update.verdicts)
         return {"added": update.added, "changed": update.changed, "tree": tree}
 
-    def applied(
-        self, config: SuggestionReviewConfig, verdicts_path: Path, step: str
-    ) -> dict[str, Any]:
+    def applied(self, config: Trees, verdicts: Path, step: str) -> dict[str, Any]:
         suggestions = read_suggestions(config.suggestions_file(step))
-        return {
-            "tree": add_to_tree(config.tree_file(step), suggestions, read_verdicts(verdicts_path))
-        }
+        return {"tree": add_to_tree(config.tree_file(step), suggestions, read_verdicts(verdicts))}
 
-    def output(self, name: str, verdicts_path: Path, summary: Any) -> StepOutput:
-        return _tree_output(name, summary.tree, summary, verdicts=verdicts_path)
+    def output(self, name: str, verdicts: Path, summary: Any) -> StepOutput:
+        return _tree_output(name, summary.tree, summary, verdicts=verdicts)
 
 
 TESTS = TestsKind()
