@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from testaug.core.errors import InputError, Problem
 from testaug.core.jsonl import write_jsonl
@@ -17,6 +17,7 @@ from testaug.core.records import Record
 from testaug.editor.lexicon_verdicts import (
     LexiconVerdict,
     ReviewWord,
+    VerdictUpdate,
     check_kept_lexicons,
     check_lexicon_names,
     judged_by,
@@ -39,12 +40,10 @@ from testaug.editor.review_terminal import review_words_in_terminal
 from testaug.review.naming import project_title, verdicts_file
 from testaug.review.run_files import SuggestionsReview
 from testaug.steps.contract import StepOutput, StepSummary, step_output
+from testaug.steps.review_kinds import Pushed, Reading, SuggestedKind, Verbs
 
 if TYPE_CHECKING:
-    from rich.console import Console
-
     from testaug.review.label_studio import LabelStudio
-    from testaug.review.terminal import KeyReader
 
 # The public functions that are not steps (see tests/steps/test_step_contract.py).
 HELPERS = frozenset({"default_project", "default_verdicts", "words_to_review", "write_kept"})
@@ -207,54 +206,6 @@ def words_to_review(suggestions_path: Path, suite: Path, lexicons: Sequence[str]
     return WordsToReview(left, len(every) - len(left), contents)
 
 
-def review_in_terminal(
-    config: WordsReviewConfig, *, read_key: KeyReader, console: Console
-) -> StepOutput:
-    """Ask a person (`config.annotator`) about each suggested word they have not judged yet
-    (best first), saving every verdict at once; the words kept in this session go into the
-    lexicon files when it ends (an interrupted session included)."""
-    step = "review_in_terminal"
-    if config.annotator is None:
-        raise ValueError(f"{step} needs config.annotator, who judges")
-    annotator = config.annotator
-    suggestions_path = config.suggestions_file(step)
-    verdicts_path = config.verdicts_file(step)
-    suite, lexicons = config.suite, config.lexicons
-    todo = words_to_review(suggestions_path, suite, lexicons)
-    made: list[LexiconVerdict] = []
-
-    def save(verdict: LexiconVerdict) -> None:
-        save_verdicts(verdicts_path, [verdict])
-        made.append(verdict)
-
-    def present(word: str) -> list[str]:
-        return [name for name, words in todo.contents.items() if word in words]
-
-    try:
-        session = review_words_in_terminal(
-            todo.words,
-            lexicons=lexicons,
-            annotator=annotator,
-            done=judged_by(read_verdicts(verdicts_path), annotator),
-            read_key=read_key,
-            console=console,
-            save=save,
-            present=present,
-        )
-    finally:
-        written = _write_latest(suite, verdicts_path, made, origin=suggestions_path.name)
-    summary = LexiconReviewSummary(
-        judged=session.judged,
-        kept=session.kept,
-        dropped=session.dropped,
-        skipped=session.skipped,
-        remaining=session.remaining,
-        already_in=todo.already_in,
-        written=written,
-    )
-    return _verdicts_output("lexicon-review", verdicts_path, written, summary)
-
-
 def _write_latest(
     suite: Path, verdicts_path: Path, fresh: Sequence[LexiconVerdict], *, origin: str
 ) -> LexiconWrite:
@@ -267,57 +218,100 @@ def _write_latest(
     return write_kept(suite, [v for _, v in every], origin=origin)
 
 
-def push_words_file(config: WordsReviewConfig, *, studio: LabelStudio) -> StepOutput:
-    """Push a suggestions file's words (less those the target lexicons hold) into a Label
-    Studio project: the one recorded in `config.record` (default: beside the suggestions),
-    else found by title or created, and recorded there. The summary says how many were
-    left out as already in the lexicons."""
-    suggestions_path, project, record = config.push_target("push_words_file")
-    todo = words_to_review(suggestions_path, config.suite, config.lexicons)
-    pushed = push_words(studio, project, todo.words, config.lexicons, record=record)
-    summary = LexiconPushSummary(
-        project=project,
-        project_id=pushed.project_id,
-        created=pushed.created,
-        imported=pushed.imported,
-        already_present=pushed.already_present,
-        already_in=todo.already_in,
+Words = WordsReviewConfig  # in the hooks below
+
+
+class WordsKind(SuggestedKind[WordsReviewConfig, LexiconVerdict]):
+    """Suggested words of lexicons: judged best first (less those a target lexicon holds),
+    the kept ones written into the suite's lexicon files (every step but the push returns
+    the verdicts file as its main file). A session writes the words it kept when it ends,
+    an interrupted one included; a pull, those its new or changed verdicts keep."""
+
+    kind = "words"
+    config = WordsReviewConfig
+    steps = Verbs("review_in_terminal", "push_words_file", "pull_into_lexicons", "apply_verdicts")
+    outputs = Verbs("lexicon-review", "lexicon-push", "lexicon-pull", "lexicon-apply")
+    summaries = Verbs(
+        LexiconReviewSummary, LexiconPushSummary, LexiconPullSummary, LexiconApplySummary
     )
-    return step_output("lexicon-push", suggestions_path, len(todo.words), summary=summary)
+    session_counts = ("judged", "kept", "dropped", "skipped", "remaining")
+    apply_if_stopped = True
+
+    read_verdicts = staticmethod(read_verdicts)
+    save_verdicts = staticmethod(save_verdicts)
+    judged_by = staticmethod(judged_by)
+
+    def to_review(self, config: Words, suggestions: Path, step: str) -> WordsToReview:
+        return words_to_review(suggestions, config.suite, config.lexicons)
+
+    def items(self, todo: WordsToReview) -> list[ReviewWord]:
+        return todo.words
+
+    def session(self, config: Words, todo: WordsToReview, **session: Any) -> Any:
+        def present(word: str) -> list[str]:
+            return [name for name, words in todo.contents.items() if word in words]
+
+        return review_words_in_terminal(
+            todo.words, lexicons=config.lexicons, present=present, **session
+        )
+
+    def after_session(
+        self,
+        config: Words,
+        todo: WordsToReview,
+        verdicts: Path,
+        made: list[LexiconVerdict],
+    ) -> dict[str, Any]:
+        origin = config.suggestions_file(self.steps.terminal).name
+        written = _write_latest(config.suite, verdicts, made, origin=origin)
+        return {"already_in": todo.already_in, "written": written}
+
+    def push_items(
+        self,
+        studio: LabelStudio,
+        project: str,
+        config: Words,
+        todo: WordsToReview,
+        record: Path,
+    ) -> Pushed:
+        return push_words(studio, project, todo.words, config.lexicons, record=record)
+
+    def pushed_fields(self, todo: WordsToReview) -> dict[str, Any]:
+        return {"already_in": todo.already_in}
+
+    def pull_reading(self, studio: LabelStudio, project: str, record: Path) -> Reading:
+        return pull_word_verdicts(studio, project, record=record)
+
+    def after_pull(
+        self,
+        config: Words,
+        verdicts: Path,
+        project: str,
+        reading: Reading,
+        update: VerdictUpdate,
+    ) -> dict[str, Any]:
+        origin = f"Label Studio project {project!r}"
+        written = _write_latest(config.suite, verdicts, update.fresh, origin=origin)
+        return {"fresh": len(update.fresh), "written": written}
+
+    def applied(self, config: Words, verdicts: Path, step: str) -> dict[str, Any]:
+        """Every word the file keeps (those already there are left out): after a hand-edited
+        verdicts file, or to redo a write. An error naming the file when it is not there."""
+        if not verdicts.is_file():
+            raise InputError(Problem("no such verdicts file", file=verdicts))
+        numbered = read_numbered_verdicts(verdicts)
+        check_kept_lexicons(verdicts, numbered)
+        origin = verdicts.name
+        return {"written": write_kept(config.suite, [v for _, v in numbered], origin=origin)}
+
+    def output(self, name: str, verdicts: Path, summary: Any) -> StepOutput:
+        return _verdicts_output(name, verdicts, summary.written, summary)
 
 
-def pull_into_lexicons(config: WordsReviewConfig, *, studio: LabelStudio) -> StepOutput:
-    """Bring people's verdicts from a words project (the one recorded in `config.record`,
-    default: beside the suggestions, else beside the verdicts) into the verdicts file and
-    write the words that new or changed verdicts keep into the suite's lexicon files."""
-    verdicts_path, project, record = config.pull_target("pull_into_lexicons")
-    reading = pull_word_verdicts(studio, project, record=record)
-    update = save_verdicts(verdicts_path, reading.verdicts)
-    written = _write_latest(
-        config.suite, verdicts_path, update.fresh, origin=f"Label Studio project {project!r}"
-    )
-    summary = LexiconPullSummary(
-        project=project,
-        verdicts=len(reading.verdicts),
-        fresh=len(update.fresh),
-        cancelled=reading.cancelled,
-        unanswered=reading.unanswered,
-        problems=tuple(reading.problems),
-        written=written,
-    )
-    return _verdicts_output("lexicon-pull", verdicts_path, written, summary)
+WORDS = WordsKind()
 
-
-def apply_verdicts(config: WordsReviewConfig) -> StepOutput:
-    """Write every word a verdicts file keeps into the suite's lexicon files (those already
-    there are left out): after a hand-edited verdicts file, or to redo a write. An error
-    naming the file when it is not there."""
-    verdicts_path = config.verdicts_file("apply_verdicts")
-    suite = config.suite
-    if not verdicts_path.is_file():
-        raise InputError(Problem("no such verdicts file", file=verdicts_path))
-    numbered = read_numbered_verdicts(verdicts_path)
-    check_kept_lexicons(verdicts_path, numbered)
-    written = write_kept(suite, [v for _, v in numbered], origin=verdicts_path.name)
-    summary = LexiconApplySummary(written=written)
-    return _verdicts_output("lexicon-apply", verdicts_path, written, summary)
+# The steps of suggested words, by their names here (see testaug.steps.review_kinds).
+review_in_terminal = WORDS.terminal
+push_words_file = WORDS.push
+pull_into_lexicons = WORDS.pull
+apply_verdicts = WORDS.apply

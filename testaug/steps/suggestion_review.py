@@ -9,13 +9,14 @@ import logging
 from collections.abc import Iterator, Sequence
 from contextlib import ExitStack, contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from testaug.adaptive.review_label_studio import pull_suggestion_verdicts, push_suggestions
 from testaug.adaptive.review_terminal import review_suggestions
 from testaug.adaptive.suggestion import Suggestion, SuggestionVerdict
 from testaug.adaptive.tree_files import read_tree
 from testaug.adaptive.verdicts import (
+    VerdictUpdate,
     add_accepted_to_file,
     judged_by,
     read_suggestions,
@@ -31,6 +32,7 @@ from testaug.review.project_record import PROJECT_RECORD
 from testaug.review.run_files import SuggestionsReview
 from testaug.steps.adapt import AdaptConfig
 from testaug.steps.contract import StepOutput, StepSummary, step_output
+from testaug.steps.review_kinds import Pushed, Reading, SuggestedKind, Verbs
 
 logger = logging.getLogger(__name__)
 
@@ -48,10 +50,7 @@ HELPERS = frozenset(
 )
 
 if TYPE_CHECKING:
-    from rich.console import Console
-
     from testaug.review.label_studio import LabelStudio
-    from testaug.review.terminal import KeyReader
 
 
 def default_verdicts(suggestions_path: Path) -> Path:
@@ -158,100 +157,96 @@ def add_to_tree(
     )
 
 
-def add_verdicts_file(config: SuggestionReviewConfig) -> StepOutput:
-    """Add to the tree what a verdicts file (written by `testaug review tests terminal`, a pull,
-    or by hand) accepts of a suggestions file."""
-    step = "add_verdicts_file"
-    suggestions_path = config.suggestions_file(step)
-    verdicts_path = config.verdicts_file(step)
-    update = add_to_tree(
-        config.tree_file(step), read_suggestions(suggestions_path), read_verdicts(verdicts_path)
+Trees = SuggestionReviewConfig  # in the hooks below
+
+
+class TestsKind(SuggestedKind[SuggestionReviewConfig, SuggestionVerdict]):
+    """Suggested tests of a tree: judged in failure order, the accepted ones added to the
+    tree file (every step but the push returns the tree as its main file)."""
+
+    kind = "tests"
+    config = SuggestionReviewConfig
+    steps = Verbs(
+        "review_in_terminal", "push_suggestions_file", "pull_into_tree", "add_verdicts_file"
     )
-    summary = SuggestionAddSummary(tree=update)
-    return _tree_output("suggestion-add", update, summary, verdicts=verdicts_path)
-
-
-def review_in_terminal(
-    config: SuggestionReviewConfig, *, read_key: KeyReader, console: Console
-) -> StepOutput:
-    """Ask a person (`config.annotator`) in the terminal about each suggestion they have not
-    judged yet (failure order), saving every verdict at once, then add what the verdicts
-    accept to the tree."""
-    step = "review_in_terminal"
-    if config.annotator is None:
-        raise ValueError(f"{step} needs config.annotator, who judges")
-    annotator = config.annotator
-    suggestions_path = config.suggestions_file(step)
-    tree_path = config.tree_file(step)
-    verdicts_path = config.verdicts_file(step)
-    suggestions = read_suggestions(suggestions_path)
-    tree = read_tree(tree_path)
-    session = review_suggestions(
-        suggestions,
-        topics=tree.topics(),
-        annotator=annotator,
-        done=judged_by(read_verdicts(verdicts_path), annotator),
-        read_key=read_key,
-        console=console,
-        save=lambda verdict: save_verdicts(verdicts_path, [verdict]),
+    outputs = Verbs("suggestion-review", "suggestion-push", "suggestion-pull", "suggestion-add")
+    summaries = Verbs(
+        SuggestionReviewSummary, SuggestionPushSummary, SuggestionPullSummary, SuggestionAddSummary
     )
-    update = add_to_tree(tree_path, suggestions, read_verdicts(verdicts_path))
-    summary = SuggestionReviewSummary(
-        judged=session.judged,
-        accepted=session.accepted,
-        invalid=session.invalid,
-        off_topic=session.off_topic,
-        skipped=session.skipped,
-        remaining=session.remaining,
-        tree=update,
-    )
-    return _tree_output("suggestion-review", update, summary, verdicts=verdicts_path)
+    session_counts = ("judged", "accepted", "invalid", "off_topic", "skipped", "remaining")
+
+    read_verdicts = staticmethod(read_verdicts)
+    save_verdicts = staticmethod(save_verdicts)
+    judged_by = staticmethod(judged_by)
+
+    def check(self, config: Trees, step: str) -> None:
+        config.tree_file(step)
+
+    def to_review(self, config: Trees, suggestions: Path, step: str) -> list[Suggestion]:
+        return read_suggestions(suggestions)
+
+    def items(self, todo: list[Suggestion]) -> list[Suggestion]:
+        return todo
+
+    def session(self, config: Trees, todo: list[Suggestion], **session: Any) -> Any:
+        topics = read_tree(config.tree_file(self.steps.terminal)).topics()
+        return review_suggestions(todo, topics=topics, **session)
+
+    def after_session(
+        self,
+        config: Trees,
+        todo: list[Suggestion],
+        verdicts: Path,
+        made: list[SuggestionVerdict],
+    ) -> dict[str, Any]:
+        tree_path = config.tree_file(self.steps.terminal)
+        return {"tree": add_to_tree(tree_path, todo, read_verdicts(verdicts))}
+
+    def push_items(
+        self,
+        studio: LabelStudio,
+        project: str,
+        config: Trees,
+        todo: list[Suggestion],
+        record: Path,
+    ) -> Pushed:
+        return push_suggestions(studio, project, todo, record=record)
+
+    def pull_reading(self, studio: LabelStudio, project: str, record: Path) -> Reading:
+        return pull_suggestion_verdicts(studio, project, record=record)
+
+    def after_pull(
+        self,
+        config: Trees,
+        verdicts: Path,
+        project: str,
+        reading: Reading,
+        update: VerdictUpdate,
+    ) -> dict[str, Any]:
+        """The suggestions are those the project's tasks carry, and those of
+        `config.suggestions` when given."""
+        known = dict(reading.contexts)
+        if config.suggestions is not None:
+            known.update({s.id: s for s in read_suggestions(config.suggestions)})
+        tree_path = config.tree_file(self.steps.pull)
+        tree = add_to_tree(tree_path, list(known.values()), update.verdicts)
+        return {"added": update.added, "changed": update.changed, "tree": tree}
+
+    def applied(self, config: Trees, verdicts: Path, step: str) -> dict[str, Any]:
+        suggestions = read_suggestions(config.suggestions_file(step))
+        return {"tree": add_to_tree(config.tree_file(step), suggestions, read_verdicts(verdicts))}
+
+    def output(self, name: str, verdicts: Path, summary: Any) -> StepOutput:
+        return _tree_output(name, summary.tree, summary, verdicts=verdicts)
 
 
-def push_suggestions_file(config: SuggestionReviewConfig, *, studio: LabelStudio) -> StepOutput:
-    """Push a suggestions file into a Label Studio project (nothing imported twice): the
-    one recorded in `config.record` (default: beside the suggestions), else found by title
-    or created, and recorded there."""
-    suggestions_path, project, record = config.push_target("push_suggestions_file")
-    suggestions = read_suggestions(suggestions_path)
-    pushed = push_suggestions(studio, project, suggestions, record=record)
-    summary = SuggestionPushSummary(
-        project=project,
-        project_id=pushed.project_id,
-        created=pushed.created,
-        imported=pushed.imported,
-        already_present=pushed.already_present,
-    )
-    return step_output("suggestion-push", suggestions_path, len(suggestions), summary=summary)
+TESTS = TestsKind()
 
-
-def pull_into_tree(config: SuggestionReviewConfig, *, studio: LabelStudio) -> StepOutput:
-    """Bring people's verdicts from a suggestions project into the verdicts file, then add
-    what every verdict so far accepts to the tree. The suggestions are those the project's
-    tasks carry, and those of `config.suggestions` when given. The project is the one
-    recorded in `config.record` (default: beside the suggestions, else beside the
-    verdicts)."""
-    step = "pull_into_tree"
-    tree_path = config.tree_file(step)
-    verdicts_path, project, record = config.pull_target(step)
-    suggestions_path = config.suggestions
-    reading = pull_suggestion_verdicts(studio, project, record=record)
-    update = save_verdicts(verdicts_path, reading.verdicts)
-    known = dict(reading.contexts)
-    if suggestions_path is not None:
-        known.update({s.id: s for s in read_suggestions(suggestions_path)})
-    tree = add_to_tree(tree_path, list(known.values()), update.verdicts)
-    summary = SuggestionPullSummary(
-        project=project,
-        verdicts=len(reading.verdicts),
-        added=update.added,
-        changed=update.changed,
-        cancelled=reading.cancelled,
-        unanswered=reading.unanswered,
-        problems=tuple(reading.problems),
-        tree=tree,
-    )
-    return _tree_output("suggestion-pull", tree, summary, verdicts=verdicts_path)
+# The steps of suggested tests, by their names here (see testaug.steps.review_kinds).
+review_in_terminal = TESTS.terminal
+push_suggestions_file = TESTS.push
+pull_into_tree = TESTS.pull
+add_verdicts_file = TESTS.apply
 
 
 # Rounds of the adapt flow: <work_dir>/round-001/, round-002/, ... each with the round's

@@ -34,11 +34,14 @@ NOT_CONFIG = frozenset(
 
 
 def config_class(function: Callable[..., Any], module: ModuleType | None) -> type | None:
-    """The class a parameter `config` is annotated with, looked up in the step's module."""
+    """The class a parameter `config` is annotated with, looked up in the step's module (a
+    kind of review's verb: the kind's config class)."""
     parameter = inspect.signature(function).parameters.get("config")
     if parameter is None:
         return None
     annotation = parameter.annotation
+    if inspect.ismethod(function) and annotation == "Config":
+        annotation = function.__self__.config
     if isinstance(annotation, str):
         annotation = getattr(module, annotation, None) if module is not None else None
     return annotation if inspect.isclass(annotation) else None

@@ -84,13 +84,20 @@ def step_modules() -> list[ModuleType]:
 
 
 def public_functions(module: ModuleType) -> dict[str, object]:
-    """The public functions defined in the module itself (not those it imports)."""
+    """The public functions defined in the module itself (not those it imports), and the
+    verbs of a kind of review it defines, offered by name (`TESTS.push` as
+    `push_suggestions_file`)."""
     return {
         name: value
         for name, value in vars(module).items()
-        if inspect.isfunction(value) and value.__module__ == module.__name__
-        if not name.startswith("_")
+        if defined_in(value, module.__name__) and not name.startswith("_")
     }
+
+
+def defined_in(value: object, module: str) -> bool:
+    if inspect.ismethod(value):
+        return type(value.__self__).__module__ == module
+    return inspect.isfunction(value) and value.__module__ == module
 
 
 def returns_step_output(function: object) -> bool:

@@ -69,6 +69,11 @@ def old_verb(callback: Callable[..., Any], old: str, new: str) -> Callable[..., 
     return renamed
 
 
+def verbs(*callbacks: Callable[..., Any]) -> dict[str, Callable[..., Any]]:
+    """The commands of a kind's verbs by name, the callbacks given in the order of `VERBS`."""
+    return dict(zip(VERBS, callbacks, strict=True))
+
+
 def kind_door(
     help: str,
     short_help: str | None,

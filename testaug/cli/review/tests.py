@@ -114,12 +114,7 @@ def apply_command(
     _print_tree(summary.tree)
 
 
-COMMANDS = {
-    "terminal": terminal_command,
-    "push": push_command,
-    "pull": pull_command,
-    "apply": apply_command,
-}
+COMMANDS = common.verbs(terminal_command, push_command, pull_command, apply_command)
 
 
 def tests_door() -> typer.Typer:

@@ -144,12 +144,7 @@ def apply_command(
     _print_written(apply_verdicts(config).summary.written)
 
 
-COMMANDS = {
-    "terminal": terminal_command,
-    "push": push_command,
-    "pull": pull_command,
-    "apply": apply_command,
-}
+COMMANDS = common.verbs(terminal_command, push_command, pull_command, apply_command)
 
 
 def words_door() -> typer.Typer:
