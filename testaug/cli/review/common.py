@@ -11,7 +11,7 @@ import functools
 import getpass
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol, TypedDict
+from typing import TYPE_CHECKING, Any, NamedTuple, Protocol, TypedDict
 
 import typer
 from rich.console import Console
@@ -127,6 +127,26 @@ def terminal_reviewer(annotator: str | None) -> TerminalReviewer:
         read_key=key_reader(sys.stdin),
         console=console,
     )
+
+
+def judge_in_terminal(annotator: str | None, config_for: Callable[[str], Any]) -> Any:
+    """A person judges in the terminal (`annotator`, else the login) through the review
+    step of the kind of `config_for(annotator)`'s record; the step's summary, with the
+    verdicts file it saved to as `saved_to`."""
+    from testaug.steps.review_kinds import review_in_terminal
+
+    reviewer = terminal_reviewer(annotator)
+    config = config_for(reviewer["annotator"])
+    saved_to = config.verdicts_file("review")
+    done = review_in_terminal(config, read_key=reviewer["read_key"], console=reviewer["console"])
+    return JudgedInTerminal(done.summary, saved_to)
+
+
+class JudgedInTerminal(NamedTuple):
+    """What a terminal session gave: the step's summary and the verdicts file."""
+
+    summary: Any
+    saved_to: Path
 
 
 class PushCounts(Protocol):

@@ -32,18 +32,12 @@ def terminal_command(
     """Judge suggestions in the terminal, likeliest failures first: Enter/a accept into the
     focus topic, t accept into another topic, i invalid, o off-topic, s skip, q quit.
     Verdicts are saved one by one (run it again to go on); accepted ones join the tree."""
-    from testaug.steps.suggestion_review import review_in_terminal
-
-    reviewer = common.terminal_reviewer(annotator)
-    config = SuggestionReviewConfig(
-        suggestions=suggestions_path,
-        tree=tree,
-        verdicts=verdicts,
-        annotator=reviewer["annotator"],
+    session, saved_to = common.judge_in_terminal(
+        annotator,
+        lambda person: SuggestionReviewConfig(
+            suggestions=suggestions_path, tree=tree, verdicts=verdicts, annotator=person
+        ),
     )
-    verdicts = config.verdicts_file("review")
-    done = review_in_terminal(config, read_key=reviewer["read_key"], console=reviewer["console"])
-    session = done.summary
     console.print(
         styled(
             "[green]{:,} judged[/] ({:,} accepted, {:,} invalid, {:,} off-topic), {:,} "
@@ -54,7 +48,7 @@ def terminal_command(
             session.off_topic,
             session.skipped,
             session.remaining,
-            verdicts,
+            saved_to,
         )
     )
     _print_tree(session.tree)

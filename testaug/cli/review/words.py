@@ -45,20 +45,17 @@ def terminal_command(
     """Judge suggested words in the terminal, best first: Enter/k keeps a word in the one
     --into lexicon (1-9 picks one of several), d drops it, s skips, q quits. Verdicts are
     saved one by one (run it again to go on); kept words are written when the session ends."""
-    from testaug.steps.lexicon_review import review_in_terminal
-
     suite_path = _writable_suite(suite)
-    reviewer = common.terminal_reviewer(annotator)
-    config = WordsReviewConfig(
-        suite=suite_path,
-        suggestions=suggestions_path,
-        lexicons=tuple(into),
-        verdicts=verdicts,
-        annotator=reviewer["annotator"],
+    session, saved_to = common.judge_in_terminal(
+        annotator,
+        lambda person: WordsReviewConfig(
+            suite=suite_path,
+            suggestions=suggestions_path,
+            lexicons=tuple(into),
+            verdicts=verdicts,
+            annotator=person,
+        ),
     )
-    verdicts = config.verdicts_file("review")
-    done = review_in_terminal(config, read_key=reviewer["read_key"], console=reviewer["console"])
-    session = done.summary
     console.print(
         styled(
             "[green]{:,} judged[/] ({:,} kept, {:,} dropped), {:,} skipped, {:,} left, {:,} "
@@ -69,7 +66,7 @@ def terminal_command(
             session.skipped,
             session.remaining,
             session.already_in,
-            verdicts,
+            saved_to,
         )
     )
     _print_written(session.written)
